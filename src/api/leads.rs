@@ -1,0 +1,102 @@
+//! `POST /v1/leads`: capture a visitor's contact. Once this answers 202 the lead is on disk with its
+//! `lead.captured` outbox event (same transaction); forwarding to the CRM is the outbox worker's job.
+
+use std::sync::Arc;
+
+use poem::http::{HeaderValue, StatusCode};
+use poem::web::Data;
+use poem::{Request, Response, handler};
+use serde::Deserialize;
+
+use crate::app::AppState;
+use crate::domain::Email;
+use crate::http::error::{ApiError, FieldError};
+use crate::http::json::{Json, Validate};
+use crate::http::scope::Tenant;
+use crate::store::leads::{self, Capture, NewLead, StoredResponse};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeadRequest {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub email: String,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub page_url: Option<String>,
+}
+
+impl Validate for LeadRequest {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if self.name.as_deref().is_some_and(|n| n.chars().count() > 200) {
+            errors.push(FieldError::new("name", "must be at most 200 characters"));
+        }
+        if let Err(e) = Email::parse(&self.email) {
+            errors.push(FieldError::new("email", e.0));
+        }
+        if self.message.as_deref().is_some_and(|m| m.chars().count() > 5000) {
+            errors.push(FieldError::new("message", "must be at most 5000 characters"));
+        }
+        if let Some(url) = &self.page_url {
+            let ok = url.len() <= 2048 && url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+            if !ok {
+                errors.push(FieldError::new("pageUrl", "must be an http(s) URL of at most 2048 characters"));
+            }
+        }
+        errors
+    }
+}
+
+fn idempotency_key(req: &Request) -> Result<Option<String>, ApiError> {
+    let Some(v) = req.headers().get("idempotency-key") else { return Ok(None) };
+    let v = v.to_str().map_err(|_| ApiError::validation("Idempotency-Key", "must be printable ASCII"))?.trim();
+    if v.is_empty() || v.len() > 255 || !v.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(ApiError::validation("Idempotency-Key", "must be 1 to 255 printable ASCII characters"));
+    }
+    Ok(Some(v.to_owned()))
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+#[handler]
+pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<LeadRequest>) -> poem::Result<Response> {
+    let key = idempotency_key(req)?;
+    let new = NewLead {
+        name: non_empty(body.name),
+        email: Email::parse(&body.email).map_err(|e| ApiError::validation("email", e.0))?,
+        message: non_empty(body.message),
+        page_url: non_empty(body.page_url),
+    };
+    let site = tenant.site.clone();
+    let outcome = state
+        .store
+        .write(move |tx| {
+            leads::capture(tx, &site, new, key.as_deref(), |lead| StoredResponse {
+                status: 202,
+                body: serde_json::json!({"id": lead.lead_id, "status": "accepted"}).to_string(),
+            })
+        })
+        .await
+        .map_err(ApiError::from)?;
+    let (body, replayed) = match outcome {
+        Capture::Stored { lead, message_id } => {
+            tracing::info!(site = %lead.site_id, lead = %lead.lead_id, message = ?message_id, "lead captured");
+            if message_id.is_some() {
+                if let Some(w) = state.outbox_wake.as_ref() {
+                    w.notify_one();
+                }
+            }
+            (serde_json::json!({"id": lead.lead_id, "status": "accepted"}).to_string(), false)
+        }
+        Capture::Replayed(StoredResponse { body, .. }) => (body, true),
+    };
+    let mut resp = Response::builder().status(StatusCode::ACCEPTED).content_type("application/json").body(body);
+    if replayed {
+        resp.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    Ok(resp)
+}

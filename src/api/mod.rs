@@ -1,0 +1,6 @@
+//! Handlers of the public API, one module per resource. Each reads its inputs through the extractors
+//! of `http` (parsed, validated) and its tenant through `Data<&Tenant>`.
+
+pub mod health;
+pub mod leads;
+pub mod multimodal;

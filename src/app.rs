@@ -1,0 +1,72 @@
+//! `AppState`: everything a request handler or worker needs, built once at start-up and shared in an
+//! `Arc`. No globals.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::config::Config;
+use crate::ratelimit::{Clock, RateLimiter, SystemClock};
+use crate::secrets::Keyring;
+use crate::store::{DB_FILE, Store};
+
+pub struct AppState {
+    pub config: Config,
+    pub data_dir: PathBuf,
+    pub store: Store,
+    pub limiter: RateLimiter,
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    /// Wakes the webhook worker when an event is enqueued (set when a worker runs in this process).
+    pub outbox_wake: Option<Arc<tokio::sync::Notify>>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState").field("data_dir", &self.data_dir).field("store", &self.store).finish_non_exhaustive()
+    }
+}
+
+/// Creates the data directory (mode 0700) if needed.
+pub fn ensure_data_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create data directory {}", dir.display()))?;
+    }
+    let meta = std::fs::metadata(dir).with_context(|| format!("cannot read data directory {}", dir.display()))?;
+    if !meta.is_dir() {
+        anyhow::bail!("data directory {} is not a directory", dir.display());
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        tracing::warn!(dir = %dir.display(), "data directory is readable by other users; chmod 700 recommended");
+    }
+    Ok(())
+}
+
+/// Opens the store of a data directory (creating both on first use) with its keyring.
+pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
+    ensure_data_dir(data_dir)?;
+    let keyring = match &config.secrets.master_key {
+        Some(k) => Keyring::from_base64(k.expose())?,
+        None => Keyring::load_or_create(&data_dir.join("master.key"))?,
+    };
+    let path = data_dir.join(DB_FILE);
+    Store::open(&path, keyring).with_context(|| format!("cannot open the database {}", path.display()))
+}
+
+impl AppState {
+    pub fn build(config: Config, data_dir: PathBuf) -> anyhow::Result<Arc<AppState>> {
+        Self::build_with_clock(config, data_dir, Arc::new(SystemClock::default()))
+    }
+
+    /// As `build`, with the rate limiter's clock chosen by the caller (tests advance a manual one).
+    pub fn build_with_clock(config: Config, data_dir: PathBuf, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<AppState>> {
+        let store = open_store(&config, &data_dir)?;
+        let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
+        Ok(Arc::new(AppState { config, data_dir, store, limiter, started_at: chrono::Utc::now(), outbox_wake: Some(Arc::new(tokio::sync::Notify::new())) }))
+    }
+}

@@ -1,0 +1,142 @@
+//! The command line: one clap-derive enum of commands, shared options flattened in, every flag also
+//! settable through a `SITEBOT_*` environment variable. Each command group has its own module.
+
+mod serve;
+mod site;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Config, LogFormat, Overrides};
+
+#[derive(Debug, Parser)]
+#[command(name = "sitebot", version, about = "Self-hosted AI assistant service for websites")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Directory holding the database, certificates, keys and indexes
+    /// [default: /var/lib/sitebot as root, else ~/.local/share/sitebot]
+    #[arg(long, global = true, env = "SITEBOT_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// TOML configuration file
+    #[arg(long, global = true, env = "SITEBOT_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl GlobalArgs {
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(crate::config::default_data_dir)
+    }
+
+    pub fn load_config(&self, overrides: &Overrides) -> anyhow::Result<Config> {
+        Ok(Config::load(self.config.as_deref(), std::env::vars(), overrides)?)
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the HTTPS API
+    Serve(serve::ServeArgs),
+    /// Create a demo site once, then serve it
+    Demo(serve::ServeArgs),
+    /// Manage sites (tenants)
+    Site {
+        #[command(subcommand)]
+        command: site::SiteCommand,
+    },
+    /// Show the configuration
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Write an online, consistent copy of the live database to PATH
+    Backup {
+        /// Destination file; must not exist
+        #[arg(env = "SITEBOT_BACKUP_PATH")]
+        path: PathBuf,
+    },
+    /// Apply pending database migrations and print the schema version
+    Migrate,
+    /// Exit 0 when a local server answers /healthz
+    Healthcheck {
+        /// Base URL to check [default: from server.listen]
+        #[arg(long, env = "SITEBOT_HEALTHCHECK_URL")]
+        url: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the effective configuration (defaults, file, environment), secrets redacted
+    Print,
+    /// Print a commented example configuration with every key
+    Example,
+}
+
+fn init_tracing(level: &str, format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+/// Runs one command to completion.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let overrides = match &cli.command {
+        Command::Serve(a) | Command::Demo(a) => Overrides { listen: a.listen },
+        _ => Overrides::default(),
+    };
+    let config = cli.global.load_config(&overrides)?;
+    let data_dir = cli.global.data_dir();
+    match cli.command {
+        Command::Serve(_) => {
+            init_tracing(&config.log.level, config.log.format);
+            runtime()?.block_on(serve::serve(config, data_dir, None))
+        }
+        Command::Demo(_) => {
+            init_tracing(&config.log.level, config.log.format);
+            runtime()?.block_on(serve::demo(config, data_dir))
+        }
+        Command::Site { command } => {
+            init_tracing("warn", config.log.format);
+            site::run(command, &config, &data_dir)
+        }
+        Command::Config { command: ConfigCommand::Print } => {
+            println!("# data_dir = {:?} (flag --data-dir / SITEBOT_DATA_DIR)", data_dir.display().to_string());
+            print!("{}", config.to_toml());
+            Ok(())
+        }
+        Command::Config { command: ConfigCommand::Example } => {
+            print!("{}", crate::config::EXAMPLE);
+            Ok(())
+        }
+        Command::Backup { path } => {
+            init_tracing("warn", config.log.format);
+            serve::backup(&config, &data_dir, &path)
+        }
+        Command::Migrate => {
+            init_tracing("info", config.log.format);
+            let store = crate::app::open_store(&config, &data_dir)?;
+            println!("schema version {}", store.schema_version()?);
+            Ok(())
+        }
+        Command::Healthcheck { url } => {
+            init_tracing("warn", config.log.format);
+            runtime()?.block_on(serve::healthcheck(&config, &data_dir, url))
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! `serve`, `demo`, `backup` and `healthcheck`.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use tokio::net::TcpListener;
+
+use crate::app::AppState;
+use crate::config::Config;
+use crate::domain::{Currency, Lang, Tier};
+use crate::http::{self, tls};
+use crate::store::{NewSite, sites};
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on for HTTPS; port 0 picks a free port [default: server.listen, 0.0.0.0:8443]
+    #[arg(long, env = "SITEBOT_LISTEN", value_name = "ADDR:PORT")]
+    pub listen: Option<SocketAddr>,
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received; shutting down"),
+        _ = term => tracing::info!("SIGTERM received; shutting down"),
+    }
+}
+
+/// Builds the state, binds, prints `listening on https://ADDR:PORT` on stdout, serves until a signal.
+pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) -> anyhow::Result<()> {
+    let tls_files = config.server.tls_cert.as_deref().zip(config.server.tls_key.as_deref());
+    let identity = tls::load_identity(&data_dir, &config.server.hostnames, tls_files).context("cannot set up TLS")?;
+    tracing::info!(fingerprint = %identity.fingerprint, cert = %identity.cert_path.display(), self_signed = identity.self_signed, "TLS certificate");
+    let listen = config.server.listen;
+    let plain_listen = config.server.plain_listen;
+    let state = AppState::build(config, data_dir)?;
+    let listener = TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let plain = match plain_listen {
+        Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?),
+        None => None,
+    };
+    let local = listener.local_addr()?;
+    if let Some(b) = banner {
+        println!("{b}");
+    }
+    println!("listening on https://{local}");
+    if let Some(p) = &plain {
+        println!("refusing plain HTTP on http://{}", p.local_addr()?);
+    }
+    use std::io::Write;
+    std::io::stdout().flush().ok();
+    http::serve(listener, plain, &identity, state, shutdown_signal()).await.context("server failed")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+const DEMO_KEY: &str = "demo_site_id";
+
+/// Creates the demo site on first run (remembered in the database), then serves.
+pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
+    let store = crate::app::open_store(&config, &data_dir)?;
+    let existing = store.read(|c| sites::meta_get(c, DEMO_KEY)).await?;
+    let banner = match existing {
+        Some(id) => format!("demo site {id} (created earlier; its token was shown then)"),
+        None => {
+            let keyring = store.keyring().clone();
+            let (site, creds) = store
+                .write(move |tx| {
+                    let out = sites::create(
+                        tx,
+                        &keyring,
+                        NewSite {
+                            name: "Bright Smile Dental (demo)".into(),
+                            vertical: "dental".into(),
+                            tier: Tier::Pro,
+                            currency: Currency::parse("EUR").expect("EUR is known"),
+                            lang: Lang::parse("en").expect("en is a tag"),
+                            allowed_origins: vec![],
+                            webhook_url: None,
+                            webhook_events: vec!["lead.captured".into()],
+                        },
+                    )?;
+                    sites::meta_set(tx, DEMO_KEY, &out.0.id.to_string())?;
+                    Ok(out)
+                })
+                .await?;
+            format!(
+                "demo site {} created\n  bearer token (shown once): {}\n  try: curl -k -H 'X-Site-Id: {}' -H 'Content-Type: application/json' \
+                 -d '{{\"email\":\"ada@example.com\"}}' https://localhost:PORT/v1/leads",
+                site.id,
+                creds.bearer_token.unwrap_or_default(),
+                site.id
+            )
+        }
+    };
+    drop(store);
+    serve(config, data_dir, Some(banner)).await
+}
+
+pub fn backup(config: &Config, data_dir: &Path, dest: &Path) -> anyhow::Result<()> {
+    let store = crate::app::open_store(config, data_dir)?;
+    store.backup_to(dest).with_context(|| format!("backup to {} failed", dest.display()))?;
+    let size = std::fs::metadata(dest).map(|m| m.len()).unwrap_or(0);
+    println!("backup written to {} ({size} bytes, schema version {})", dest.display(), store.schema_version()?);
+    if config.secrets.master_key.is_none() {
+        println!("note: webhook secrets in it are sealed with {}; keep a copy of that file too", data_dir.join("master.key").display());
+    }
+    Ok(())
+}
+
+pub async fn healthcheck(config: &Config, data_dir: &Path, url: Option<String>) -> anyhow::Result<()> {
+    let listen = config.server.listen;
+    let port = listen.port();
+    let mut client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).use_rustls_tls();
+    let tls_files = config.server.tls_cert.as_deref().zip(config.server.tls_key.as_deref());
+    let base = match (url, tls_files) {
+        (Some(u), _) => u,
+        (None, None) => {
+            let pem = std::fs::read(tls::self_signed_paths(data_dir).0).context("no self-signed certificate in the data directory; is the server set up?")?;
+            client = client.tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?);
+            let ip = if listen.ip().is_unspecified() { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { listen.ip() };
+            format!("https://{}", SocketAddr::new(ip, port))
+        }
+        (None, Some(_)) => {
+            // A CA-issued certificate names public hosts: ask for the first one, at this machine.
+            let host = config.server.hostnames.first().cloned().unwrap_or_else(|| "localhost".into());
+            client = client.resolve(&host, SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+            format!("https://{host}:{port}")
+        }
+    };
+    let client = client.build()?;
+    let resp = client.get(format!("{}/healthz", base.trim_end_matches('/'))).send().await.with_context(|| format!("no answer from {base}"))?;
+    if !resp.status().is_success() {
+        anyhow::bail!("{base}/healthz answered {}", resp.status());
+    }
+    println!("ok: {base} answers");
+    Ok(())
+}

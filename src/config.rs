@@ -1,0 +1,416 @@
+//! Configuration: compiled-in defaults, then a TOML file, then `SITEBOT_<SECTION>__<KEY>` environment
+//! variables, then command-line flags. Loaded once, validated, and passed around inside `AppState`;
+//! there is no global.
+//!
+//! Unknown keys are an error that names the key, wherever they come from, so a typo never silently
+//! falls back to a default.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The example configuration shipped in `assets/`, printed by `sitebot config example`.
+pub const EXAMPLE: &str = include_str!("../assets/sitebot.example.toml");
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub limits: LimitsConfig,
+    pub webhooks: WebhooksConfig,
+    pub knowledge: KnowledgeConfig,
+    pub pricing: PricingConfig,
+    pub secrets: SecretsConfig,
+    pub log: LogConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// TLS listen address; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Optional plain-HTTP port whose every request is refused with `403 https_required`.
+    pub plain_listen: Option<SocketAddr>,
+    /// Host names put into the self-signed certificate besides `localhost` and `127.0.0.1`.
+    pub hostnames: Vec<String>,
+    /// PEM certificate chain and private key that replace the self-signed certificate.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// How long in-flight requests may run after SIGTERM before they are cut.
+    pub shutdown_grace_secs: u64,
+    /// Connections idle for longer than this are closed.
+    pub idle_timeout_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: "0.0.0.0:8443".parse().expect("valid default address"),
+            plain_listen: None,
+            hostnames: Vec::new(),
+            tls_cert: None,
+            tls_key: None,
+            shutdown_grace_secs: 10,
+            idle_timeout_secs: 75,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Requests a minute per client IP on routes without a site (landing, pricing, stats, multimodal).
+    pub ip_per_minute: u32,
+    /// Bucket capacity as a multiple of the per-minute rate, for sites and IPs alike.
+    pub burst_multiplier: u32,
+    /// Most rate-limit keys kept in memory; idle keys are pruned first.
+    pub max_tracked_keys: usize,
+    /// Largest JSON body read, in bytes.
+    pub json_body_bytes: usize,
+    /// Largest multipart body read, in bytes.
+    pub multipart_body_bytes: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            ip_per_minute: 600,
+            burst_multiplier: 2,
+            max_tracked_keys: 100_000,
+            json_body_bytes: 64 * 1024,
+            multipart_body_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhooksConfig {
+    /// Accept `http://` webhook URLs (on-premises CRMs without TLS).
+    pub allow_http: bool,
+    /// Accept webhook URLs on loopback and private networks (on-premises CRMs).
+    pub allow_private_networks: bool,
+    /// Delays after the first attempt, e.g. `["5s", "5m", "30m", "2h", "5h", "10h"]`.
+    pub retry_schedule: Vec<String>,
+    /// Per-attempt timeout in seconds.
+    pub timeout_secs: u64,
+    /// Concurrent deliveries.
+    pub workers: usize,
+}
+
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        Self {
+            allow_http: false,
+            allow_private_networks: false,
+            retry_schedule: ["5s", "5m", "30m", "2h", "5h", "10h"].map(String::from).to_vec(),
+            timeout_secs: 15,
+            workers: 4,
+        }
+    }
+}
+
+impl WebhooksConfig {
+    pub fn policy(&self) -> crate::domain::WebhookPolicy {
+        crate::domain::WebhookPolicy { allow_http: self.allow_http, allow_private_networks: self.allow_private_networks }
+    }
+
+    pub fn retry_delays(&self) -> Result<Vec<Duration>, ConfigError> {
+        self.retry_schedule
+            .iter()
+            .map(|s| parse_duration(s).ok_or_else(|| ConfigError::Invalid(format!("webhooks.retry_schedule: `{s}` is not a duration such as 500ms, 5s, 5m or 2h"))))
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KnowledgeConfig {
+    /// Path to `libonnxruntime.so`; found next to the installed binary when unset.
+    pub ort_library: Option<PathBuf>,
+    /// Directory with `model.onnx` and its tokenizer files; found next to the installed binary when unset.
+    pub model_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PricingConfig {
+    /// The currency that `sitebot rates set CUR RATE` is relative to.
+    pub reference_currency: String,
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        Self { reference_currency: "EUR".into() }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecretsConfig {
+    /// Base64 of 32 bytes that encrypt webhook signing secrets at rest. When unset, a key is generated
+    /// once into `DATA_DIR/master.key` (mode 0600).
+    pub master_key: Option<Secret>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// A tracing filter such as `info` or `sitebot=debug,info`; `RUST_LOG` overrides it.
+    pub level: String,
+    /// `text` or `json`.
+    pub format: LogFormat,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self { level: "info".into(), format: LogFormat::Text }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// A configuration value that never prints: `Debug` and serialization show `[redacted]`.
+#[derive(Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("[redacted]")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{origin}: {message}")]
+    Syntax { origin: String, message: String },
+    #[error("unknown configuration key `{key}`{origin}")]
+    UnknownKey { key: String, origin: String },
+    #[error("configuration key `{key}`: {message}")]
+    BadValue { key: String, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Values given as command-line flags, applied last.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub listen: Option<SocketAddr>,
+}
+
+impl Config {
+    /// Loads the layers in order. `env` is passed in (rather than read here) so tests stay hermetic.
+    pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>, overrides: &Overrides) -> Result<Config, ConfigError> {
+        let mut table = toml::Table::new();
+        let mut origins: BTreeMap<String, String> = BTreeMap::new();
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+            let file_table: toml::Table = toml::from_str(&text)
+                .map_err(|e| ConfigError::Syntax { origin: path.display().to_string(), message: e.message().to_owned() })?;
+            merge(&mut table, file_table);
+        }
+        for (name, value) in env {
+            let Some(rest) = name.strip_prefix("SITEBOT_") else { continue };
+            // Only SECTION__KEY names are configuration; single-word ones (SITEBOT_DATA_DIR) are flags.
+            let Some((section, key)) = rest.split_once("__") else { continue };
+            let (section, key) = (section.to_ascii_lowercase(), key.to_ascii_lowercase());
+            origins.insert(format!("{section}.{key}"), name.clone());
+            let parsed = parse_env_value(&value);
+            let entry = table.entry(section).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            match entry {
+                toml::Value::Table(t) => {
+                    t.insert(key, parsed);
+                }
+                _ => return Err(ConfigError::BadValue { key: name, message: "is not a section".into() }),
+            }
+        }
+        let mut config: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let path = e.path().to_string();
+            let message = e.inner().to_string();
+            if let Some(field) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
+                let key = if path == "." || path.is_empty() { field.to_owned() } else { format!("{path}.{field}") };
+                let key = key.trim_start_matches('.').to_owned();
+                let origin = origins.get(&key).map(|v| format!(" (from environment variable {v})")).unwrap_or_default();
+                ConfigError::UnknownKey { key, origin }
+            } else {
+                ConfigError::BadValue { key: path, message: message.lines().next().unwrap_or_default().to_owned() }
+            }
+        })?;
+        if let Some(listen) = overrides.listen {
+            config.server.listen = listen;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.server.tls_cert.is_some() != self.server.tls_key.is_some() {
+            return Err(ConfigError::Invalid("server.tls_cert and server.tls_key go together: set both or neither".into()));
+        }
+        if self.limits.ip_per_minute == 0 || self.limits.burst_multiplier == 0 {
+            return Err(ConfigError::Invalid("limits.ip_per_minute and limits.burst_multiplier must be at least 1".into()));
+        }
+        if self.limits.json_body_bytes == 0 || self.limits.multipart_body_bytes == 0 {
+            return Err(ConfigError::Invalid("limits.*_body_bytes must be at least 1".into()));
+        }
+        self.webhooks.retry_delays()?;
+        if self.webhooks.workers == 0 || self.webhooks.timeout_secs == 0 {
+            return Err(ConfigError::Invalid("webhooks.workers and webhooks.timeout_secs must be at least 1".into()));
+        }
+        crate::domain::Currency::parse(&self.pricing.reference_currency)
+            .map_err(|e| ConfigError::BadValue { key: "pricing.reference_currency".into(), message: e.to_string() })?;
+        if let Some(key) = &self.secrets.master_key {
+            crate::secrets::Keyring::from_base64(key.expose())
+                .map_err(|_| ConfigError::BadValue { key: "secrets.master_key".into(), message: "must be base64 of 32 bytes".into() })?;
+        }
+        Ok(())
+    }
+
+    /// The effective configuration as TOML, secrets redacted.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot print configuration: {e}\n"))
+    }
+}
+
+fn merge(into: &mut toml::Table, from: toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(&k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
+/// An environment value is read as a TOML value when it parses as one (`true`, `15`, `["a", "b"]`),
+/// else as a plain string, so `SITEBOT_SERVER__LISTEN=127.0.0.1:9443` needs no quotes.
+fn parse_env_value(value: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_owned()))
+}
+
+/// `500ms`, `5s`, `5m`, `2h`, `1d`.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit())?;
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let ms = match unit {
+        "ms" => n,
+        "s" => n.checked_mul(1_000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        "d" => n.checked_mul(86_400_000)?,
+        _ => return None,
+    };
+    Some(Duration::from_millis(ms))
+}
+
+/// `/var/lib/sitebot` for root, else `$XDG_DATA_HOME/sitebot` or `~/.local/share/sitebot`.
+pub fn default_data_dir() -> PathBuf {
+    if is_root() {
+        return PathBuf::from("/var/lib/sitebot");
+    }
+    if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(xdg).join("sitebot");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".local/share/sitebot")
+}
+
+/// `/proc/self` belongs to the effective user, which tells root apart without `unsafe` libc calls.
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "[server]\nlisten = \"127.0.0.1:1000\"\nhostnames = [\"a.example\"]\n[webhooks]\nallow_http = true\n").unwrap();
+        let c = Config::load(Some(&file), env(&[("SITEBOT_SERVER__LISTEN", "127.0.0.1:2000"), ("SITEBOT_DATA_DIR", "/x")]), &Overrides::default()).unwrap();
+        assert_eq!(c.server.listen.port(), 2000);
+        assert_eq!(c.server.hostnames, vec!["a.example"]);
+        assert!(c.webhooks.allow_http);
+        assert_eq!(c.limits.ip_per_minute, 600);
+        let o = Overrides { listen: Some("127.0.0.1:3000".parse().unwrap()) };
+        let c = Config::load(Some(&file), env(&[("SITEBOT_SERVER__LISTEN", "127.0.0.1:2000")]), &o).unwrap();
+        assert_eq!(c.server.listen.port(), 3000);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "[server]\nlisen = \"127.0.0.1:1000\"\n").unwrap();
+        let err = Config::load(Some(&file), env(&[]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("server.lisen"), "{err}");
+        let err = Config::load(None, env(&[("SITEBOT_WEBHOOKS__ALLOW_HTTPS", "true")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("webhooks.allow_https") && err.contains("SITEBOT_WEBHOOKS__ALLOW_HTTPS"), "{err}");
+        let err = Config::load(None, env(&[("SITEBOT_NOPE__X", "1")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("nope"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let err = Config::load(None, env(&[("SITEBOT_LIMITS__IP_PER_MINUTE", "lots")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("limits.ip_per_minute"), "{err}");
+        let err = Config::load(None, env(&[("SITEBOT_WEBHOOKS__RETRY_SCHEDULE", "[\"5 parsecs\"]")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("retry_schedule"), "{err}");
+    }
+
+    #[test]
+    fn secrets_are_redacted() {
+        let key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+        let c = Config::load(None, env(&[("SITEBOT_SECRETS__MASTER_KEY", key)]), &Overrides::default()).unwrap();
+        assert_eq!(c.secrets.master_key.as_ref().unwrap().expose(), key);
+        assert!(!c.to_toml().contains(key));
+        assert!(c.to_toml().contains("[redacted]"));
+        assert!(!format!("{c:?}").contains(key));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5s"), Some(Duration::from_secs(5)));
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2h"), Some(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("2 h"), None);
+        assert_eq!(parse_duration("h"), None);
+    }
+}

@@ -1,0 +1,225 @@
+//! The edge: the outermost layer every request passes. It assigns the request id, answers CORS
+//! preflights, renders every error as problem+json, and puts `X-Request-Id`, the rate-limit headers and
+//! the CORS response headers on every response, errors and 429 included.
+//!
+//! Rate limiting itself happens in the route scopes (`scope.rs`), which know whether a route is counted
+//! per site or per client IP; they record their decision in the request's [`RequestMeta`]. A request
+//! no scope saw (an unknown route, a wrong method, a preflight) is counted per client IP here.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
+
+use poem::error::{MethodNotAllowedError, NotFoundError};
+use poem::http::{HeaderValue, Method, StatusCode, header};
+use poem::{Endpoint, IntoResponse, Request, Response};
+
+use super::error::ApiError;
+use crate::app::AppState;
+use crate::ratelimit::{Decision, Key};
+
+/// Per-request facts shared between the edge and the scopes.
+#[derive(Debug)]
+pub struct RequestMeta {
+    pub request_id: String,
+    decision: Mutex<Option<Decision>>,
+    origin_refused: Mutex<bool>,
+}
+
+impl RequestMeta {
+    fn new(request_id: String) -> Self {
+        Self { request_id, decision: Mutex::new(None), origin_refused: Mutex::new(false) }
+    }
+
+    pub fn record(&self, d: Decision) {
+        *self.decision.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        *self.decision.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn refuse_origin(&self) {
+        *self.origin_refused.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    }
+
+    fn origin_refused(&self) -> bool {
+        *self.origin_refused.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A client-sent `X-Request-Id` is echoed when it is 1 to 128 characters of `[A-Za-z0-9._:-]`.
+fn sane_request_id(v: &str) -> bool {
+    (1..=128).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
+pub fn new_request_id() -> String {
+    format!("req_{}", ulid::Ulid::new())
+}
+
+pub fn client_ip(req: &Request) -> IpAddr {
+    req.remote_addr().as_socket_addr().map(|a| a.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+}
+
+pub const ALLOW_HEADERS: &str = "Authorization, Content-Type, Idempotency-Key, X-Site-Id, X-Request-Id, Last-Event-ID, Accept-Language";
+pub const EXPOSE_HEADERS: &str = "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Last-Modified, Content-Language";
+
+pub struct Edge<E> {
+    inner: E,
+    state: Arc<AppState>,
+}
+
+impl<E> Edge<E> {
+    pub fn new(inner: E, state: Arc<AppState>) -> Self {
+        Self { inner, state }
+    }
+}
+
+/// Renders an error as problem+json; logs 5xx causes (never sent).
+pub fn render(err: &ApiError, request_id: &str) -> Response {
+    let problem = err.problem(request_id);
+    let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED {
+        tracing::error!(request_id, error = %err, "request failed");
+    }
+    let body = serde_json::to_vec(&problem).unwrap_or_default();
+    let mut resp = Response::builder().status(status).content_type("application/problem+json").body(body);
+    match err {
+        ApiError::InvalidToken => {
+            resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
+        }
+        ApiError::RateLimited { retry_after_secs } => {
+            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+        _ => {}
+    }
+    resp
+}
+
+/// Maps whatever the router or an extractor produced to an `ApiError`.
+fn classify(err: poem::Error) -> ApiError {
+    let err = match err.downcast::<ApiError>() {
+        Ok(api) => return api,
+        Err(other) => other,
+    };
+    if err.is::<NotFoundError>() {
+        return ApiError::NotFound;
+    }
+    if err.is::<MethodNotAllowedError>() {
+        return ApiError::MethodNotAllowed;
+    }
+    match err.status() {
+        StatusCode::NOT_FOUND => ApiError::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge { limit: 0 },
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType(err.to_string()),
+        s if s.is_client_error() => ApiError::BadRequest(err.to_string()),
+        _ => ApiError::Internal(err.to_string()),
+    }
+}
+
+pub fn set_rate_headers(resp: &mut Response, d: &Decision) {
+    let h = resp.headers_mut();
+    h.insert("x-ratelimit-limit", HeaderValue::from(d.limit));
+    h.insert("x-ratelimit-remaining", HeaderValue::from(d.remaining));
+    h.insert("x-ratelimit-reset", HeaderValue::from(d.reset_secs));
+    if !d.allowed {
+        h.insert(header::RETRY_AFTER, HeaderValue::from(d.retry_after_secs));
+    }
+}
+
+fn is_preflight(req: &Request) -> bool {
+    req.method() == Method::OPTIONS && req.headers().contains_key(header::ORIGIN) && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+}
+
+impl<E: Endpoint> Edge<E> {
+    /// Preflights carry no `X-Site-Id`, so one is allowed when any enabled site accepts the origin; the
+    /// real request is then checked against its own site's list.
+    async fn preflight(&self, req: &Request, origin: &str) -> Result<Response, ApiError> {
+        if !req.uri().path().starts_with("/v1/") {
+            return Err(ApiError::NotFound);
+        }
+        let o = origin.to_owned();
+        let allowed = self.state.store.read(move |c| crate::store::sites::origin_allowed_by_any(c, &o)).await?;
+        if !allowed {
+            return Err(ApiError::OriginNotAllowed(origin.to_owned()));
+        }
+        let mut resp = Response::builder().status(StatusCode::NO_CONTENT).finish();
+        let h = resp.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
+        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static(ALLOW_HEADERS));
+        h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+        Ok(resp)
+    }
+}
+
+impl<E: Endpoint> Endpoint for Edge<E> {
+    type Output = Response;
+
+    async fn call(&self, mut req: Request) -> poem::Result<Response> {
+        let request_id = req
+            .headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| sane_request_id(v))
+            .map(String::from)
+            .unwrap_or_else(new_request_id);
+        let meta = Arc::new(RequestMeta::new(request_id.clone()));
+        req.extensions_mut().insert(meta.clone());
+        let ip = client_ip(&req);
+        let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(String::from);
+        let preflight = is_preflight(&req);
+
+        let result = match (&origin, preflight) {
+            (Some(o), true) => self.preflight(&req, o).await.map_err(poem::Error::from),
+            _ => self.inner.call(req).await.map(IntoResponse::into_response),
+        };
+        let mut resp = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let api = classify(e);
+                if matches!(api, ApiError::OriginNotAllowed(_)) {
+                    meta.refuse_origin();
+                }
+                render(&api, &request_id)
+            }
+        };
+
+        let decision = match meta.decision() {
+            Some(d) => d,
+            None => {
+                let d = self.state.limiter.check(Key::Ip(ip), self.state.config.limits.ip_per_minute);
+                if !d.allowed {
+                    resp = render(&ApiError::RateLimited { retry_after_secs: d.retry_after_secs }, &request_id);
+                }
+                d
+            }
+        };
+        set_rate_headers(&mut resp, &decision);
+        let h = resp.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&request_id) {
+            h.insert("x-request-id", v);
+        }
+        if let Some(origin) = origin.filter(|_| !meta.origin_refused()) {
+            if let Ok(v) = HeaderValue::from_str(&origin) {
+                h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+                h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
+            }
+        }
+        h.append(header::VARY, HeaderValue::from_static("Origin"));
+        Ok(resp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids() {
+        assert!(sane_request_id("abc-123_X.y:z"));
+        assert!(!sane_request_id(""));
+        assert!(!sane_request_id("has space"));
+        assert!(!sane_request_id(&"a".repeat(129)));
+        assert!(new_request_id().starts_with("req_"));
+    }
+}

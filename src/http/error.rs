@@ -1,0 +1,154 @@
+//! `ApiError`: every error the public API can answer, mapped to RFC 9457 problem+json by one exhaustive
+//! `match` (no `_` arm), so a new variant cannot reach a client unmapped.
+//!
+//! 5xx bodies carry generic text only; the cause is logged with the request id, never sent.
+
+use poem::http::StatusCode;
+use serde::Serialize;
+
+/// One field-level validation failure (422).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { field: field.into(), message: message.into() }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("X-Site-Id header required")]
+    SiteIdRequired,
+    #[error("invalid site id: {0}")]
+    InvalidSiteId(String),
+    #[error("invalid JSON: {0}")]
+    InvalidJson(String),
+    #[error("invalid or revoked token")]
+    InvalidToken,
+    #[error("plain HTTP refused")]
+    HttpsRequired,
+    #[error("token belongs to another site")]
+    TokenSiteMismatch,
+    #[error("origin not allowed: {0}")]
+    OriginNotAllowed(String),
+    #[error("site disabled")]
+    SiteDisabled,
+    #[error("site not found")]
+    SiteNotFound,
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("payload too large (limit {limit} bytes)")]
+    PayloadTooLarge { limit: usize },
+    #[error("unsupported media type: {0}")]
+    UnsupportedMediaType(String),
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("rate limited")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("not implemented")]
+    NotImplemented { expected: serde_json::Value },
+    #[error("internal error: {0}")]
+    Internal(String),
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// The problem document as sent.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub title: &'static str,
+    pub status: u16,
+    pub detail: String,
+    pub code: &'static str,
+    pub request_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<serde_json::Value>,
+}
+
+impl ApiError {
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Validation(vec![FieldError::new(field, message)])
+    }
+
+    /// Status, stable code, title and the detail a client may read.
+    pub fn parts(&self) -> (StatusCode, &'static str, &'static str, String) {
+        use ApiError::*;
+        match self {
+            SiteIdRequired => (StatusCode::BAD_REQUEST, "site_id_required", "Site id required", "Send the site's id in the X-Site-Id header, or a bearer token.".into()),
+            InvalidSiteId(why) => (StatusCode::BAD_REQUEST, "invalid_site_id", "Invalid site id", why.clone()),
+            InvalidJson(why) => (StatusCode::BAD_REQUEST, "invalid_json", "Invalid JSON", format!("The body is not valid JSON: {why}")),
+            InvalidToken => (StatusCode::UNAUTHORIZED, "invalid_token", "Invalid token", "The bearer token is unknown or has been revoked.".into()),
+            HttpsRequired => (StatusCode::FORBIDDEN, "https_required", "HTTPS required", "This service only answers over HTTPS.".into()),
+            TokenSiteMismatch => (StatusCode::FORBIDDEN, "token_site_mismatch", "Token and site disagree", "The bearer token belongs to another site than X-Site-Id.".into()),
+            OriginNotAllowed(origin) => (StatusCode::FORBIDDEN, "origin_not_allowed", "Origin not allowed", format!("The origin {origin} is not in this site's allowed origins.")),
+            SiteDisabled => (StatusCode::FORBIDDEN, "site_disabled", "Site disabled", "This site is disabled.".into()),
+            SiteNotFound => (StatusCode::NOT_FOUND, "site_not_found", "Site not found", "No site has this id.".into()),
+            NotFound => (StatusCode::NOT_FOUND, "not_found", "Not found", "Nothing is published at this address.".into()),
+            MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed", "This route does not accept this method.".into()),
+            BadRequest(why) => (StatusCode::BAD_REQUEST, "bad_request", "Bad request", why.clone()),
+            PayloadTooLarge { limit } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "Payload too large", format!("The body is larger than {limit} bytes.")),
+            UnsupportedMediaType(why) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "Unsupported media type", why.clone()),
+            Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed", "Validation failed", "Some fields are missing or invalid; see errors.".into()),
+            RateLimited { retry_after_secs } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited", "Too many requests", format!("Rate limit exceeded; retry in {retry_after_secs} s.")),
+            NotImplemented { .. } => (StatusCode::NOT_IMPLEMENTED, "not_implemented", "Not implemented", "Multimodal questions are not available yet; see expected, or ask through the fallback route.".into()),
+            Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", "Something went wrong on our side. Quote the request id when reporting it.".into()),
+            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", "The service is temporarily unavailable; retry shortly.".into()),
+        }
+    }
+
+    pub fn problem(&self, request_id: &str) -> Problem {
+        let (status, code, title, detail) = self.parts();
+        Problem {
+            type_: format!("urn:sitebot:problem:{code}"),
+            title,
+            status: status.as_u16(),
+            detail,
+            code,
+            request_id: request_id.to_owned(),
+            errors: match self {
+                ApiError::Validation(errors) => Some(errors.clone()),
+                _ => None,
+            },
+            expected: match self {
+                ApiError::NotImplemented { expected } => Some(expected.clone()),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// Handlers return `poem::Result`; this carries an `ApiError` through it for the edge to render.
+impl poem::error::ResponseError for ApiError {
+    fn status(&self) -> StatusCode {
+        self.parts().0
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> Self {
+        use crate::store::StoreError;
+        match e {
+            StoreError::NotFound => ApiError::NotFound,
+            StoreError::Invalid(msg) => ApiError::validation("body", msg),
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) =>
+            {
+                ApiError::Unavailable("database busy".into())
+            }
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! `Json<T>`: the body extractor for JSON routes. In order: `Content-Type` must be JSON (415); the body
+//! is read no further than the limit (413, checked against `Content-Length` first and again while
+//! reading, so a chunked body cannot sneak past); it must parse (400 `invalid_json`); it must fit `T`
+//! (422 naming the field) and pass `T::validate` (422 with every field error at once). Unknown fields
+//! are ignored.
+
+use futures_util::StreamExt;
+use poem::{FromRequest, Request, RequestBody};
+use serde::de::DeserializeOwned;
+
+use super::error::{ApiError, FieldError};
+
+/// Checks beyond what the type expresses: lengths, ranges, formats.
+pub trait Validate {
+    fn validate(&self) -> Vec<FieldError>;
+}
+
+pub struct Json<T>(pub T);
+
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// Reads at most `limit` bytes of the body.
+pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize) -> Result<Vec<u8>, ApiError> {
+    if let Some(len) = req.headers().get(poem::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()) {
+        if len > limit as u64 {
+            return Err(ApiError::PayloadTooLarge { limit });
+        }
+    }
+    let body = body.take().map_err(|_| ApiError::InvalidJson("the body was already read".into()))?;
+    let mut stream = body.into_bytes_stream();
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| ApiError::InvalidJson("the body could not be read to the end".into()))?;
+        if out.len() + chunk.len() > limit {
+            return Err(ApiError::PayloadTooLarge { limit });
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// Turns a serde error message into something a form can show.
+fn humanize(msg: &str) -> String {
+    let msg = msg.split(" at line ").next().unwrap_or(msg);
+    if let Some(rest) = msg.strip_prefix("missing field `") {
+        return format!("{} is required", rest.trim_end_matches('`'));
+    }
+    msg.replace("invalid type: ", "wrong type: ")
+}
+
+pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
+    if !value.is_object() {
+        return Err(ApiError::validation("", "the body must be a JSON object"));
+    }
+    let parsed: T = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.inner().to_string();
+        // serde reports a missing field at its parent's path; name the field itself.
+        let field = match inner.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+            Some(f) if path == "." => f.to_owned(),
+            Some(f) => format!("{path}.{f}"),
+            None => path,
+        };
+        ApiError::Validation(vec![FieldError::new(field, humanize(&inner))])
+    })?;
+    let errors = parsed.validate();
+    if errors.is_empty() { Ok(parsed) } else { Err(ApiError::Validation(errors)) }
+}
+
+impl<'a, T: DeserializeOwned + Validate> FromRequest<'a> for Json<T> {
+    async fn from_request(req: &'a Request, body: &mut RequestBody) -> poem::Result<Self> {
+        let content_type = req.headers().get(poem::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+        if !is_json(content_type) {
+            let why = if content_type.is_empty() { "Send the body with Content-Type: application/json.".to_owned() } else { format!("Expected application/json, got {content_type}.") };
+            return Err(ApiError::UnsupportedMediaType(why).into());
+        }
+        let limit = req.data::<std::sync::Arc<crate::app::AppState>>().map(|s| s.config.limits.json_body_bytes).unwrap_or(64 * 1024);
+        let bytes = read_limited(req, body, limit).await?;
+        Ok(Json(parse_json(&bytes)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Q {
+        question: String,
+        #[serde(rename = "topK", default)]
+        top_k: Option<u32>,
+    }
+
+    impl Validate for Q {
+        fn validate(&self) -> Vec<FieldError> {
+            if self.question.is_empty() { vec![FieldError::new("question", "must not be empty")] } else { vec![] }
+        }
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        match parse_json::<Q>(br#"{"topK": 3}"#) {
+            Err(ApiError::Validation(e)) => assert_eq!(e[0].field, "question"),
+            _ => panic!("expected a validation error"),
+        }
+        match parse_json::<Q>(br#"{"question": "hi", "topK": "x"}"#) {
+            Err(ApiError::Validation(e)) => assert_eq!(e[0].field, "topK"),
+            _ => panic!("expected a validation error"),
+        }
+        assert!(matches!(parse_json::<Q>(br#"{"question": ""}"#), Err(ApiError::Validation(_))));
+        assert!(matches!(parse_json::<Q>(b"{nope"), Err(ApiError::InvalidJson(_))));
+        assert!(parse_json::<Q>(br#"{"question": "hi", "unknown": 1}"#).is_ok());
+    }
+
+    #[test]
+    fn content_types() {
+        assert!(is_json("application/json"));
+        assert!(is_json("application/json; charset=utf-8"));
+        assert!(is_json("application/merge-patch+json"));
+        assert!(!is_json("text/plain"));
+        assert!(!is_json(""));
+    }
+}

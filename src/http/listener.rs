@@ -1,0 +1,159 @@
+//! The TLS-only acceptor: every accepted TCP connection is classified by its first byte. A TLS
+//! ClientHello starts with 0x16; anything else is a plain-HTTP (or garbage) request, which gets one
+//! `403 https_required` problem+json response and is closed. No redirect: it would invite clients to
+//! send their bodies in clear first.
+//!
+//! Classification and handshakes run in their own tasks (bounded), so one slow client never holds up
+//! the accept loop; finished TLS streams reach poem through a channel.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use poem::listener::Acceptor;
+use poem::web::{LocalAddr, RemoteAddr};
+use poem::http::uri::Scheme;
+use rustls::ServerConfig;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+
+/// Builds the complete HTTP/1.1 refusal for a plain request from this peer.
+pub type Refusal = Arc<dyn Fn(SocketAddr) -> Vec<u8> + Send + Sync>;
+
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+const MAX_PENDING_HANDSHAKES: usize = 1024;
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+
+pub struct TlsOnlyAcceptor {
+    local: SocketAddr,
+    rx: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for TlsOnlyAcceptor {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl TlsOnlyAcceptor {
+    pub fn new(listener: TcpListener, tls: Arc<ServerConfig>, refusal: Refusal) -> io::Result<Self> {
+        let local = listener.local_addr()?;
+        let (tx, rx) = mpsc::channel(64);
+        let acceptor = TlsAcceptor::from(tls);
+        let permits = Arc::new(Semaphore::new(MAX_PENDING_HANDSHAKES));
+        let task = tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    _ = tx.closed() => return,
+                    a = listener.accept() => a,
+                };
+                let (stream, peer) = match accepted {
+                    Ok(x) => x,
+                    Err(e) => {
+                        // EMFILE and friends: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    tracing::warn!(%peer, "too many pending TLS handshakes; dropping connection");
+                    continue;
+                };
+                let (tx, acceptor, refusal) = (tx.clone(), acceptor.clone(), refusal.clone());
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let _ = stream.set_nodelay(true);
+                    let mut first = [0u8; 1];
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut first)).await {
+                        Ok(Ok(1)) if first[0] == TLS_HANDSHAKE_RECORD => {
+                            match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                                Ok(Ok(tls)) => {
+                                    let _ = tx.send((tls, peer)).await;
+                                }
+                                Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                            }
+                        }
+                        Ok(Ok(n)) if n > 0 => refuse_plain(stream, peer, &refusal).await,
+                        _ => {}
+                    }
+                });
+            }
+        });
+        Ok(Self { local, rx, task })
+    }
+}
+
+impl Acceptor for TlsOnlyAcceptor {
+    type Io = TlsStream<TcpStream>;
+
+    fn local_addr(&self) -> Vec<LocalAddr> {
+        vec![LocalAddr(self.local.into())]
+    }
+
+    async fn accept(&mut self) -> io::Result<(Self::Io, LocalAddr, RemoteAddr, Scheme)> {
+        match self.rx.recv().await {
+            Some((io, peer)) => Ok((io, LocalAddr(self.local.into()), RemoteAddr(peer.into()), Scheme::HTTPS)),
+            None => Err(io::Error::other("TLS listener stopped")),
+        }
+    }
+}
+
+/// Serves the optional plain-HTTP port: every connection gets the refusal. Runs until aborted.
+pub async fn refuse_all(listener: TcpListener, refusal: Refusal) {
+    let permits = Arc::new(Semaphore::new(MAX_PENDING_HANDSHAKES));
+    loop {
+        let Ok((stream, peer)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else { continue };
+        let refusal = refusal.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            refuse_plain(stream, peer, &refusal).await;
+        });
+    }
+}
+
+/// Reads the request head (bounded in size and time) so closing does not reset the connection before the
+/// client reads the answer, writes the refusal, and closes.
+async fn refuse_plain(mut stream: TcpStream, peer: SocketAddr, refusal: &Refusal) {
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut filled = 0;
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while filled < buf.len() {
+            match stream.read(&mut buf[filled..]).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    filled += n;
+                    if buf[..filled].windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    tracing::debug!(%peer, "refused a plain-HTTP request");
+    let response = refusal(peer);
+    if stream.write_all(&response).await.is_ok() {
+        let _ = stream.shutdown().await;
+        // Drain what the client still sends (a body) for a moment, so the close is orderly.
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            let mut sink = [0u8; 4096];
+            while let Ok(n) = stream.read(&mut sink).await {
+                if n == 0 {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+}

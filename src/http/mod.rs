@@ -1,0 +1,92 @@
+//! The HTTPS server: the TLS-only listener, the edge layer and the route table.
+//!
+//! `serve` takes an already-bound listener and a shutdown future, so tests bind port 0, read the
+//! address, and never sleep or poll for readiness.
+
+pub mod edge;
+pub mod error;
+pub mod json;
+pub mod listener;
+pub mod openapi;
+pub mod scope;
+pub mod tls;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use poem::endpoint::make;
+use poem::{EndpointExt, Route, Server, get, post};
+use tokio::net::TcpListener;
+
+use crate::api;
+use crate::app::AppState;
+use crate::ratelimit::Key;
+use edge::Edge;
+use error::ApiError;
+use scope::{PublicScope, TenantScope};
+
+/// The route table. Every route sits in a scope that decides what its requests count against.
+pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Response> {
+    let app = Route::new()
+        .at("/healthz", get(api::health::healthz).with(PublicScope))
+        .at("/readyz", get(api::health::readyz).with(PublicScope))
+        .at("/v1/openapi.json", get(openapi::serve).with(PublicScope))
+        // Answers 501 whatever is sent, to any method.
+        .at("/v1/query/ask-multimodal", make(|_| async { Err::<(), _>(api::multimodal::not_implemented()) }).with(PublicScope))
+        .at("/v1/leads", post(api::leads::create).with(TenantScope))
+        .data(state.clone());
+    Edge::new(app, state)
+}
+
+/// The bytes sent to a plain-HTTP request: a complete HTTP/1.1 problem+json response that closes.
+fn refusal(state: Arc<AppState>) -> listener::Refusal {
+    Arc::new(move |peer: SocketAddr| {
+        let request_id = edge::new_request_id();
+        let d = state.limiter.check(Key::Ip(peer.ip()), state.config.limits.ip_per_minute);
+        let body = serde_json::to_string(&ApiError::HttpsRequired.problem(&request_id)).unwrap_or_default();
+        format!(
+            "HTTP/1.1 403 Forbidden\r\nContent-Type: application/problem+json\r\nContent-Length: {}\r\nConnection: close\r\n\
+             X-Request-Id: {request_id}\r\nX-RateLimit-Limit: {}\r\nX-RateLimit-Remaining: {}\r\nX-RateLimit-Reset: {}\r\n\r\n{body}",
+            body.len(),
+            d.limit,
+            d.remaining,
+            d.reset_secs,
+        )
+        .into_bytes()
+    })
+}
+
+/// Serves HTTPS on `listener` (and refusals on `plain`) until `shutdown` resolves, then lets in-flight
+/// requests finish for `server.shutdown_grace_secs`.
+pub async fn serve(
+    listener: TcpListener,
+    plain: Option<TcpListener>,
+    identity: &tls::Identity,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let refusal = refusal(state.clone());
+    let plain_task = plain.map(|p| tokio::spawn(listener::refuse_all(p, refusal.clone())));
+    let limiter_state = state.clone();
+    let pruner = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(30));
+        loop {
+            tick.tick().await;
+            limiter_state.limiter.prune();
+        }
+    });
+    let acceptor = listener::TlsOnlyAcceptor::new(listener, identity.config.clone(), refusal)?;
+    let grace = Duration::from_secs(state.config.server.shutdown_grace_secs);
+    let result = Server::new_with_acceptor(acceptor)
+        .name("sitebot")
+        .idle_timeout(Duration::from_secs(state.config.server.idle_timeout_secs))
+        .run_with_graceful_shutdown(routes(state), shutdown, Some(grace))
+        .await;
+    pruner.abort();
+    if let Some(t) = plain_task {
+        t.abort();
+    }
+    result
+}

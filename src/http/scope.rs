@@ -1,0 +1,132 @@
+//! Route scopes: who a request counts against, and for tenant routes, which site it acts for.
+//!
+//! `TenantScope` resolves the site from `Authorization: Bearer` (which identifies the site by itself
+//! and skips the Origin check) or from `X-Site-Id`, counts the request against the site's tier budget,
+//! and refuses disabled sites and browser origins outside the site's list. Handlers read the result as
+//! `Data<&Tenant>`. `PublicScope` counts the request against the client IP.
+
+use std::sync::Arc;
+
+use poem::http::header;
+use poem::{Endpoint, IntoResponse, Middleware, Request, Response};
+
+use super::edge::{RequestMeta, client_ip};
+use super::error::ApiError;
+use crate::app::AppState;
+use crate::domain::SiteId;
+use crate::ratelimit::Key;
+use crate::store::{Site, sites};
+
+/// The site a tenant route acts for.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub site: Site,
+    /// True when a bearer token identified the site (server-to-server call).
+    pub via_token: bool,
+}
+
+fn state_and_meta(req: &Request) -> Result<(Arc<AppState>, Arc<RequestMeta>), ApiError> {
+    let state = req.data::<Arc<AppState>>().cloned().ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
+    let meta = req.extensions().get::<Arc<RequestMeta>>().cloned().ok_or_else(|| ApiError::Internal("RequestMeta missing".into()))?;
+    Ok((state, meta))
+}
+
+/// `Some(token)` for `Authorization: Bearer <token>`; other schemes are not ours and are ignored.
+fn bearer(req: &Request) -> Option<String> {
+    let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = v.split_once(' ').unwrap_or((v, ""));
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim().to_owned())
+}
+
+async fn resolve(state: &AppState, req: &Request) -> Result<Tenant, ApiError> {
+    let header_site = match req.headers().get("x-site-id") {
+        None => None,
+        Some(v) => Some(SiteId::parse(v.to_str().unwrap_or("")).map_err(|e| ApiError::InvalidSiteId(e.0))?),
+    };
+    if let Some(token) = bearer(req) {
+        if token.is_empty() || token.len() > 256 {
+            return Err(ApiError::InvalidToken);
+        }
+        let site = state.store.read(move |c| sites::find_by_token(c, &token)).await?.ok_or(ApiError::InvalidToken)?;
+        if header_site.is_some_and(|h| h != site.id) {
+            return Err(ApiError::TokenSiteMismatch);
+        }
+        return Ok(Tenant { site, via_token: true });
+    }
+    let id = header_site.ok_or(ApiError::SiteIdRequired)?;
+    let site = state.store.read(move |c| sites::get(c, &id)).await?.ok_or(ApiError::SiteNotFound)?;
+    Ok(Tenant { site, via_token: false })
+}
+
+pub struct TenantScope;
+
+impl<E: Endpoint> Middleware<E> for TenantScope {
+    type Output = TenantEndpoint<E>;
+    fn transform(&self, ep: E) -> Self::Output {
+        TenantEndpoint(ep)
+    }
+}
+
+pub struct TenantEndpoint<E>(E);
+
+impl<E: Endpoint> Endpoint for TenantEndpoint<E> {
+    type Output = Response;
+
+    async fn call(&self, mut req: Request) -> poem::Result<Response> {
+        let (state, meta) = state_and_meta(&req)?;
+        let tenant = match resolve(&state, &req).await {
+            Ok(t) => t,
+            Err(e) => {
+                // Without a site, the failed request counts against the client's address.
+                let d = state.limiter.check(Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute);
+                meta.record(d);
+                if !d.allowed {
+                    return Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }.into());
+                }
+                return Err(e.into());
+            }
+        };
+        let d = state.limiter.check(Key::Site(tenant.site.id), tenant.site.tier.per_minute());
+        meta.record(d);
+        if !d.allowed {
+            return Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }.into());
+        }
+        if !tenant.site.enabled {
+            return Err(ApiError::SiteDisabled.into());
+        }
+        if !tenant.via_token {
+            if let Some(origin) = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+                if !tenant.site.allows_origin(origin) {
+                    return Err(ApiError::OriginNotAllowed(origin.to_owned()).into());
+                }
+            }
+        }
+        req.extensions_mut().insert(tenant);
+        self.0.call(req).await.map(IntoResponse::into_response)
+    }
+}
+
+pub struct PublicScope;
+
+impl<E: Endpoint> Middleware<E> for PublicScope {
+    type Output = PublicEndpoint<E>;
+    fn transform(&self, ep: E) -> Self::Output {
+        PublicEndpoint(ep)
+    }
+}
+
+pub struct PublicEndpoint<E>(E);
+
+impl<E: Endpoint> Endpoint for PublicEndpoint<E> {
+    type Output = Response;
+
+    async fn call(&self, req: Request) -> poem::Result<Response> {
+        let (state, meta) = state_and_meta(&req)?;
+        let d = state.limiter.check(Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute);
+        meta.record(d);
+        if !d.allowed {
+            return Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }.into());
+        }
+        self.0.call(req).await.map(IntoResponse::into_response)
+    }
+}

@@ -1,0 +1,27 @@
+//! sitebot: a self-hosted AI assistant service for websites.
+//!
+//! One binary serves many customer sites (tenants) over HTTPS: grounded answers with citations from each
+//! site's own knowledge, lead capture forwarded to the site's CRM through a durable, signed webhook
+//! outbox, landing-page payloads, live pricing and public stats.
+//!
+//! Module map:
+//! - [`cli`]: the command line (clap), one function per command; `main.rs` only calls [`cli::run`].
+//! - [`config`]: layered configuration (defaults, TOML, `SITEBOT_*` env, flags) with redacted secrets.
+//! - [`app`]: `AppState`, built once and shared by handlers and workers.
+//! - [`http`]: the TLS-only listener, the edge (request ids, problem+json, rate-limit and CORS
+//!   headers), route scopes (tenant or public), extractors and the OpenAPI document.
+//! - [`api`]: one handler module per public resource.
+//! - [`store`]: SQLite (WAL, one writer, pooled readers), migrations, one module per table family.
+//! - [`ratelimit`]: GCRA per site or client IP, with an injectable clock.
+//! - [`domain`]: values parsed once at the boundary (`SiteId`, `Tier`, `Lang`, `Email`, ...).
+//! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
+
+pub mod api;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod domain;
+pub mod http;
+pub mod ratelimit;
+pub mod secrets;
+pub mod store;

@@ -1,0 +1,179 @@
+//! Credentials: bearer tokens (stored only as SHA-256 hashes), webhook signing secrets (stored encrypted
+//! with the data directory's master key) and constant-time comparison.
+//!
+//! Tokens carry 256 random bits, so an unsalted SHA-256 is a sound at-rest form: there is nothing to
+//! brute-force. Signing secrets must be recoverable to sign with, so they are sealed with
+//! XChaCha20-Poly1305 instead; a copied database alone does not reveal them.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+const TOKEN_PREFIX: &str = "sbt_";
+const SECRET_PREFIX: &str = "whsec_";
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b
+}
+
+/// A new bearer token: `sbt_` and 43 URL-safe characters.
+pub fn new_bearer_token() -> String {
+    format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>()))
+}
+
+/// A new Standard Webhooks secret: `whsec_` and base64 of 32 random bytes.
+pub fn new_webhook_secret() -> String {
+    format!("{SECRET_PREFIX}{}", STANDARD.encode(random_bytes::<32>()))
+}
+
+/// The stored form of a bearer token.
+pub fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// Compares two secrets in time independent of where they differ.
+pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    a.ct_eq(b).into()
+}
+
+/// Shows the first characters of a secret for logs and listings, never the rest.
+pub fn redact(secret: &str) -> String {
+    let shown: String = secret.chars().take(8).collect();
+    format!("{shown}…")
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyringError {
+    #[error("the master key must be base64 of 32 bytes")]
+    BadKey,
+    #[error("cannot read or create the master key at {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("a stored secret does not decrypt with this master key (was the data directory's master.key replaced?)")]
+    Decrypt,
+}
+
+/// Seals and opens secrets at rest.
+#[derive(Clone)]
+pub struct Keyring {
+    cipher: XChaCha20Poly1305,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Keyring([redacted])")
+    }
+}
+
+impl Keyring {
+    pub fn from_bytes(key: &[u8; 32]) -> Self {
+        Self { cipher: XChaCha20Poly1305::new(key.into()) }
+    }
+
+    pub fn from_base64(b64: &str) -> Result<Self, KeyringError> {
+        let bytes = STANDARD.decode(b64.trim()).map_err(|_| KeyringError::BadKey)?;
+        let key: [u8; 32] = bytes.try_into().map_err(|_| KeyringError::BadKey)?;
+        Ok(Self::from_bytes(&key))
+    }
+
+    /// Reads `master.key` from the data directory, creating it (mode 0600) on first use. Two processes
+    /// racing to create it agree: `create_new` lets exactly one write, the other reads its key.
+    pub fn load_or_create(path: &Path) -> Result<Self, KeyringError> {
+        let io = |source| KeyringError::Io { path: path.display().to_string(), source };
+        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+            Ok(mut f) => {
+                let key = random_bytes::<32>();
+                f.write_all(STANDARD.encode(key).as_bytes()).map_err(io)?;
+                f.sync_all().map_err(io)?;
+                Ok(Self::from_bytes(&key))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // The creator may not have finished writing: retry briefly until 32 bytes decode.
+                for _ in 0..50 {
+                    let text = std::fs::read_to_string(path).map_err(io)?;
+                    if let Ok(k) = Self::from_base64(&text) {
+                        return Ok(k);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(KeyringError::BadKey)
+            }
+            Err(e) => Err(io(e)),
+        }
+    }
+
+    /// nonce (24 bytes) || ciphertext with tag.
+    pub fn seal(&self, plaintext: &str) -> Vec<u8> {
+        let nonce = random_bytes::<24>();
+        let mut out = nonce.to_vec();
+        let ct = self
+            .cipher
+            .encrypt(XNonce::from_slice(&nonce), plaintext.as_bytes())
+            .expect("XChaCha20-Poly1305 encryption cannot fail for in-memory buffers");
+        out.extend_from_slice(&ct);
+        out
+    }
+
+    pub fn open(&self, sealed: &[u8]) -> Result<String, KeyringError> {
+        if sealed.len() < 24 {
+            return Err(KeyringError::Decrypt);
+        }
+        let (nonce, ct) = sealed.split_at(24);
+        let pt = self.cipher.decrypt(XNonce::from_slice(nonce), ct).map_err(|_| KeyringError::Decrypt)?;
+        String::from_utf8(pt).map_err(|_| KeyringError::Decrypt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_and_secrets_have_their_shapes() {
+        let t = new_bearer_token();
+        assert!(t.starts_with("sbt_") && t.len() == 47, "{t}");
+        let s = new_webhook_secret();
+        assert!(s.starts_with("whsec_"));
+        assert_eq!(STANDARD.decode(&s[6..]).unwrap().len(), 32);
+        assert_ne!(new_bearer_token(), t);
+    }
+
+    #[test]
+    fn sealed_secrets_round_trip_and_resist_tampering() {
+        let k = Keyring::from_bytes(&[7u8; 32]);
+        let sealed = k.seal("whsec_abc");
+        assert!(!sealed.windows(9).any(|w| w == b"whsec_abc"));
+        assert_eq!(k.open(&sealed).unwrap(), "whsec_abc");
+        let mut bad = sealed.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        assert!(k.open(&bad).is_err());
+        assert!(Keyring::from_bytes(&[8u8; 32]).open(&sealed).is_err());
+    }
+
+    #[test]
+    fn master_key_is_created_once_with_mode_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("master.key");
+        let a = Keyring::load_or_create(&path).unwrap();
+        let b = Keyring::load_or_create(&path).unwrap();
+        assert_eq!(b.open(&a.seal("x")).unwrap(), "x");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn constant_time_comparison() {
+        assert!(ct_eq(b"abc", b"abc"));
+        assert!(!ct_eq(b"abc", b"abd"));
+        assert!(!ct_eq(b"abc", b"abcd"));
+    }
+}

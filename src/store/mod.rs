@@ -1,0 +1,199 @@
+//! The SQLite store: one file in the data directory, WAL mode, one writer and a small pool of readers.
+//!
+//! All rusqlite calls run on tokio's blocking pool (`read`, `write`), never on the async runtime. A
+//! `write` closure runs inside one `IMMEDIATE` transaction: a unit of work (a lead and its outbox event)
+//! commits together or not at all. The CLI opens the same file while a server runs; WAL lets both read
+//! while one writes, and `busy_timeout` makes the second writer wait instead of failing.
+//!
+//! Tenant isolation lives here: every function on tenant data takes the `SiteId` and puts it in its
+//! `WHERE` clause, so no caller can ask for another site's rows.
+
+pub mod leads;
+pub mod migrations;
+pub mod outbox;
+pub mod sites;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use sites::{NewSite, Site, SiteCredentials, SiteUpdate};
+
+/// The database file inside the data directory.
+pub const DB_FILE: &str = "sitebot.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("the database was written by a newer sitebot (schema {found}, this build knows {known}); upgrade sitebot")]
+    TooNew { found: i64, known: i64 },
+    #[error(transparent)]
+    Keyring(#[from] crate::secrets::KeyringError),
+    #[error("background task failed: {0}")]
+    Join(String),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Readers kept open between calls; more are opened under load and closed after.
+const IDLE_READERS: usize = 8;
+
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    keyring: crate::secrets::Keyring,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.inner.path).finish()
+    }
+}
+
+/// Pragmas set on every connection.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(())
+}
+
+fn open_connection(path: &Path, read_only: bool) -> rusqlite::Result<Connection> {
+    let flags = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    };
+    let conn = Connection::open_with_flags(path, flags)?;
+    configure(&conn)?;
+    Ok(conn)
+}
+
+impl Store {
+    /// Opens (creating if needed) the database, switches it to WAL and runs pending migrations.
+    pub fn open(path: &Path, keyring: crate::secrets::Keyring) -> Result<Store> {
+        let mut writer = open_connection(path, false)?;
+        let mode: String = writer.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(%mode, "SQLite did not switch to WAL; concurrent CLI use will block more");
+        }
+        migrations::run(&mut writer)?;
+        Ok(Store {
+            inner: Arc::new(Inner { path: path.to_owned(), writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), keyring }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn keyring(&self) -> &crate::secrets::Keyring {
+        &self.inner.keyring
+    }
+
+    /// Runs `f` on a reader connection, on the blocking pool.
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.read_blocking(f)).await.map_err(|e| StoreError::Join(e.to_string()))?
+    }
+
+    /// Runs `f` inside one IMMEDIATE transaction on the writer, on the blocking pool. Commits when `f`
+    /// returns `Ok`, rolls back otherwise.
+    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.write_blocking(f)).await.map_err(|e| StoreError::Join(e.to_string()))?
+    }
+
+    /// `read` for synchronous callers (the CLI, blocking workers).
+    pub fn read_blocking<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self.inner.readers.lock().expect("reader pool poisoned").pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => open_connection(&self.inner.path, true)?,
+        };
+        let out = f(&conn);
+        let mut pool = self.inner.readers.lock().expect("reader pool poisoned");
+        if pool.len() < IDLE_READERS {
+            pool.push(conn);
+        }
+        out
+    }
+
+    /// `write` for synchronous callers.
+    pub fn write_blocking<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// An online, consistent copy of the live database into `dest` (which must not exist yet).
+    /// `VACUUM INTO` reads one snapshot, so writers carry on while it runs.
+    pub fn backup_to(&self, dest: &Path) -> Result<()> {
+        if dest.exists() {
+            return Err(StoreError::Conflict(format!("{} already exists; backups never overwrite", dest.display())));
+        }
+        let dest = dest.to_str().ok_or_else(|| StoreError::Invalid("backup path must be UTF-8".into()))?.to_owned();
+        self.read_blocking(move |conn| {
+            conn.execute("VACUUM INTO ?1", [dest])?;
+            Ok(())
+        })
+    }
+
+    /// `PRAGMA quick_check`: `ok` or the first problems found.
+    pub fn integrity(&self) -> Result<String> {
+        self.read_blocking(|conn| {
+            let mut stmt = conn.prepare("PRAGMA quick_check")?;
+            let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            Ok(rows.join("; "))
+        })
+    }
+
+    /// The schema version the file is at.
+    pub fn schema_version(&self) -> Result<i64> {
+        self.read_blocking(|conn| Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?))
+    }
+}
+
+/// Current time as RFC 3339 UTC with seconds precision, the form every table stores.
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Extension for `Option` results of `query_row`.
+pub trait OptionalRow<T> {
+    fn optional_row(self) -> Result<Option<T>>;
+}
+
+impl<T> OptionalRow<T> for rusqlite::Result<T> {
+    fn optional_row(self) -> Result<Option<T>> {
+        match self {
+            Ok(v) => Ok(Some(v)),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
