@@ -1,0 +1,165 @@
+#![allow(dead_code)] // shared by every test module; each uses a subset
+//! `spawn_app`: the real server, in-process, on port 0 over real TLS, with a fresh data directory
+//! (SQLite file, certificate, keys) per test. The client trusts exactly that server's self-signed
+//! certificate, so TLS is verified as a real client would.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use sitebot::app::AppState;
+use sitebot::config::Config;
+use sitebot::domain::{Currency, Lang, Origin, Tier, WebhookUrl};
+use sitebot::http::{self, tls};
+use sitebot::ratelimit::ManualClock;
+use sitebot::store::{NewSite, Site, SiteCredentials, sites};
+use tokio::sync::oneshot;
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    /// `https://127.0.0.1:PORT`
+    pub base: String,
+    /// Trusts this server's certificate only; HTTP/1.1 and h2 by ALPN.
+    pub client: reqwest::Client,
+    pub state: Arc<AppState>,
+    /// The rate limiter's clock: advance it instead of sleeping.
+    pub clock: ManualClock,
+    pub data_dir: tempfile::TempDir,
+    /// PEM of the server certificate, for other clients.
+    pub cert_pem: Vec<u8>,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+/// A config for tests: loopback, any port, short grace.
+pub fn test_config() -> Config {
+    let mut c = Config::default();
+    c.server.listen = "127.0.0.1:0".parse().unwrap();
+    c.server.shutdown_grace_secs = 2;
+    c
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(test_config()).await
+}
+
+pub async fn spawn_app_with(config: Config) -> TestApp {
+    let data_dir = tempfile::tempdir().expect("temp dir");
+    spawn_app_in(config, data_dir).await
+}
+
+/// Starts the server on an existing data directory (to test restarts and CLI writes).
+pub async fn spawn_app_in(config: Config, data_dir: tempfile::TempDir) -> TestApp {
+    let clock = ManualClock::default();
+    let identity = tls::load_identity(data_dir.path(), &config.server.hostnames, None).expect("TLS identity");
+    let listener = tokio::net::TcpListener::bind(config.server.listen).await.expect("bind");
+    let addr = listener.local_addr().unwrap();
+    let state = AppState::build_with_clock(config, data_dir.path().to_owned(), Arc::new(clock.clone())).expect("state");
+    let (tx, rx) = oneshot::channel::<()>();
+    let st = state.clone();
+    let handle = tokio::spawn(async move {
+        http::serve(listener, None, &identity, st, async {
+            let _ = rx.await;
+        })
+        .await
+    });
+    let cert_pem = std::fs::read(tls::self_signed_paths(data_dir.path()).0).unwrap();
+    let client = client_for(&cert_pem);
+    TestApp {
+        addr,
+        base: format!("https://127.0.0.1:{}", addr.port()),
+        client,
+        state,
+        clock,
+        data_dir,
+        cert_pem,
+        shutdown: Some(tx),
+        handle: Some(handle),
+    }
+}
+
+pub fn client_for(cert_pem: &[u8]) -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(cert_pem).unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// A site on `tier` with default settings (EUR, en, any origin, no webhook).
+    pub async fn create_site(&self, tier: Tier) -> (Site, SiteCredentials) {
+        self.create_site_with(new_site(tier)).await
+    }
+
+    pub async fn create_site_with(&self, new: NewSite) -> (Site, SiteCredentials) {
+        let keyring = self.state.store.keyring().clone();
+        self.state.store.write(move |tx| sites::create(tx, &keyring, new)).await.expect("create site")
+    }
+
+    /// Stops the server and waits for it to finish.
+    pub async fn stop(mut self) -> tempfile::TempDir {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            h.await.expect("server task").expect("server result");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::mem::replace(&mut self.data_dir, dir)
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+pub fn new_site(tier: Tier) -> NewSite {
+    NewSite {
+        name: "Test Site".into(),
+        vertical: "dental".into(),
+        tier,
+        currency: Currency::parse("EUR").unwrap(),
+        lang: Lang::parse("en").unwrap(),
+        allowed_origins: vec![],
+        webhook_url: None,
+        webhook_events: vec!["lead.captured".into()],
+    }
+}
+
+pub fn with_origins(mut s: NewSite, origins: &[&str]) -> NewSite {
+    s.allowed_origins = origins.iter().map(|o| Origin::parse(o).unwrap()).collect();
+    s
+}
+
+pub fn with_webhook(mut s: NewSite, url: &str) -> NewSite {
+    let policy = sitebot::domain::WebhookPolicy { allow_http: true, allow_private_networks: true };
+    s.webhook_url = Some(WebhookUrl::parse(url, policy).unwrap());
+    s
+}
+
+/// Parses a problem+json response and checks the envelope every error shares.
+pub async fn problem(resp: reqwest::Response, status: u16, code: &str) -> serde_json::Value {
+    assert_eq!(resp.status().as_u16(), status, "status for expected {code}");
+    assert_eq!(resp.headers()["content-type"], "application/problem+json");
+    for h in ["x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] {
+        assert!(resp.headers().contains_key(h), "{code}: missing {h}");
+    }
+    let request_id = resp.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], status);
+    assert_eq!(body["type"], format!("urn:sitebot:problem:{code}"));
+    assert_eq!(body["requestId"], request_id);
+    assert!(body["title"].is_string() && body["detail"].is_string());
+    body
+}
