@@ -345,6 +345,21 @@ install_openapi_validator() {
   OPENAPI_STATUS="installed ($OPENAPI_SPEC_VALIDATOR_VERSION)"
 }
 
+# The load generator the HTTP benchmarks drive (benches/): Debian's wrk. Best effort: the test suite does
+# not need it, so a machine without root or apt only gets a note.
+BENCH_STATUS="not checked"
+install_bench_tools() {
+  if command -v wrk >/dev/null 2>&1; then
+    BENCH_STATUS="wrk present"; return 0
+  fi
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    step "Benchmark tool: wrk (Debian)"
+    if apt_install wrk >/dev/null; then BENCH_STATUS="wrk installed"; return 0; fi
+    warn "apt-get install wrk failed; the HTTP benchmarks need it"
+  fi
+  BENCH_STATUS="wrk missing (benchmarks only): sudo apt-get install -y wrk"
+}
+
 # ---------------------------------------------------------------------------
 # Build and install
 # ---------------------------------------------------------------------------
@@ -522,6 +537,9 @@ main() {
   verify_cache
 
   install_openapi_validator
+  if [ "$DEPS_ONLY" -eq 1 ]; then
+    install_bench_tools
+  fi
 
   if [ "$DEPS_ONLY" -eq 0 ]; then
     build_and_install
@@ -540,6 +558,7 @@ main() {
   fi
   say "  python tool: openapi-spec-validator $OPENAPI_STATUS"
   if [ "$DEPS_ONLY" -eq 1 ]; then
+    say "  benchmarks:  $BENCH_STATUS"
     say "  --deps-only: nothing built or installed"
   else
     say "  binary:      $PREFIX/bin/sitebot"

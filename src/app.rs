@@ -19,6 +19,8 @@ pub struct AppState {
     pub started_at: chrono::DateTime<chrono::Utc>,
     /// Wakes the webhook worker when an event is enqueued (set when a worker runs in this process).
     pub outbox_wake: Option<Arc<tokio::sync::Notify>>,
+    /// Embeddings, vector indexes and retrieval; loading it fails when the runtime or model is missing.
+    pub knowledge: Arc<crate::knowledge::Knowledge>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -67,6 +69,7 @@ impl AppState {
     pub fn build_with_clock(config: Config, data_dir: PathBuf, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<AppState>> {
         let store = open_store(&config, &data_dir)?;
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
-        Ok(Arc::new(AppState { config, data_dir, store, limiter, started_at: chrono::Utc::now(), outbox_wake: Some(Arc::new(tokio::sync::Notify::new())) }))
+        let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
+        Ok(Arc::new(AppState { config, data_dir, store, limiter, started_at: chrono::Utc::now(), outbox_wake: Some(Arc::new(tokio::sync::Notify::new())), knowledge }))
     }
 }

@@ -100,6 +100,8 @@ pub struct WebhooksConfig {
     pub timeout_secs: u64,
     /// Concurrent deliveries.
     pub workers: usize,
+    /// Shortest wait before retrying after a 429 or a timeout, whatever the schedule says.
+    pub min_backoff_after_throttle: String,
 }
 
 impl Default for WebhooksConfig {
@@ -110,6 +112,7 @@ impl Default for WebhooksConfig {
             retry_schedule: ["5s", "5m", "30m", "2h", "5h", "10h"].map(String::from).to_vec(),
             timeout_secs: 15,
             workers: 4,
+            min_backoff_after_throttle: "60s".into(),
         }
     }
 }
@@ -125,15 +128,30 @@ impl WebhooksConfig {
             .map(|s| parse_duration(s).ok_or_else(|| ConfigError::Invalid(format!("webhooks.retry_schedule: `{s}` is not a duration such as 500ms, 5s, 5m or 2h"))))
             .collect()
     }
+
+    pub fn min_backoff(&self) -> Result<Duration, ConfigError> {
+        parse_duration(&self.min_backoff_after_throttle).ok_or_else(|| {
+            ConfigError::Invalid(format!("webhooks.min_backoff_after_throttle: `{}` is not a duration such as 500ms, 5s or 1m", self.min_backoff_after_throttle))
+        })
+    }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KnowledgeConfig {
     /// Path to `libonnxruntime.so`; found next to the installed binary when unset.
     pub ort_library: Option<PathBuf>,
     /// Directory with `model.onnx` and its tokenizer files; found next to the installed binary when unset.
     pub model_dir: Option<PathBuf>,
+    /// Passages scoring below this (0..1) never count as sources, whatever a request's `scoreThreshold`;
+    /// a question with none above it gets the "not in my knowledge" answer.
+    pub min_score: f32,
+}
+
+impl Default for KnowledgeConfig {
+    fn default() -> Self {
+        Self { ort_library: None, model_dir: None, min_score: 0.3 }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -252,8 +270,8 @@ impl Config {
             let path = e.path().to_string();
             let message = e.inner().to_string();
             if let Some(field) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
-                let key = if path == "." || path.is_empty() { field.to_owned() } else { format!("{path}.{field}") };
-                let key = key.trim_start_matches('.').to_owned();
+                // The path already ends at the unknown field ("server.lisen").
+                let key = if path == "." || path.is_empty() { field.to_owned() } else { path };
                 let origin = origins.get(&key).map(|v| format!(" (from environment variable {v})")).unwrap_or_default();
                 ConfigError::UnknownKey { key, origin }
             } else {
@@ -278,6 +296,7 @@ impl Config {
             return Err(ConfigError::Invalid("limits.*_body_bytes must be at least 1".into()));
         }
         self.webhooks.retry_delays()?;
+        self.webhooks.min_backoff()?;
         if self.webhooks.workers == 0 || self.webhooks.timeout_secs == 0 {
             return Err(ConfigError::Invalid("webhooks.workers and webhooks.timeout_secs must be at least 1".into()));
         }
@@ -380,9 +399,9 @@ mod tests {
         let file = dir.path().join("c.toml");
         std::fs::write(&file, "[server]\nlisen = \"127.0.0.1:1000\"\n").unwrap();
         let err = Config::load(Some(&file), env(&[]), &Overrides::default()).unwrap_err().to_string();
-        assert!(err.contains("server.lisen"), "{err}");
+        assert_eq!(err, "unknown configuration key `server.lisen`");
         let err = Config::load(None, env(&[("SITEBOT_WEBHOOKS__ALLOW_HTTPS", "true")]), &Overrides::default()).unwrap_err().to_string();
-        assert!(err.contains("webhooks.allow_https") && err.contains("SITEBOT_WEBHOOKS__ALLOW_HTTPS"), "{err}");
+        assert_eq!(err, "unknown configuration key `webhooks.allow_https` (from environment variable SITEBOT_WEBHOOKS__ALLOW_HTTPS)");
         let err = Config::load(None, env(&[("SITEBOT_NOPE__X", "1")]), &Overrides::default()).unwrap_err().to_string();
         assert!(err.contains("nope"), "{err}");
     }

@@ -12,7 +12,10 @@
 //!   headers), route scopes (tenant or public), extractors and the OpenAPI document.
 //! - [`api`]: one handler module per public resource.
 //! - [`store`]: SQLite (WAL, one writer, pooled readers), migrations, one module per table family.
+//! - [`outbox`]: webhook delivery from the durable outbox (lease, sign, retry, dead-letter), at least once.
 //! - [`ratelimit`]: GCRA per site or client IP, with an injectable clock.
+//! - [`content`]: landing pages, price lists, currency rates and public stats: file import (JSON or
+//!   YAML) with field-level errors, Accept-Language negotiation, exact money conversion and formatting.
 //! - [`domain`]: values parsed once at the boundary (`SiteId`, `Tier`, `Lang`, `Email`, ...).
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
 
@@ -20,8 +23,11 @@ pub mod api;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod content;
 pub mod domain;
 pub mod http;
+pub mod knowledge;
+pub mod outbox;
 pub mod ratelimit;
 pub mod secrets;
 pub mod store;

@@ -84,11 +84,9 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         .map_err(ApiError::from)?;
     let (body, replayed) = match outcome {
         Capture::Stored { lead, message_id } => {
-            tracing::info!(site = %lead.site_id, lead = %lead.lead_id, message = ?message_id, "lead captured");
-            if message_id.is_some() {
-                if let Some(w) = state.outbox_wake.as_ref() {
-                    w.notify_one();
-                }
+            tracing::info!(site = %lead.site_id, lead = %lead.lead_id, event = ?message_id, "lead captured");
+            if let (Some(_), Some(w)) = (&message_id, state.outbox_wake.as_ref()) {
+                w.notify_one();
             }
             (serde_json::json!({"id": lead.lead_id, "status": "accepted"}).to_string(), false)
         }

@@ -2,5 +2,10 @@
 //! of `http` (parsed, validated) and its tenant through `Data<&Tenant>`.
 
 pub mod health;
+pub mod landing;
 pub mod leads;
 pub mod multimodal;
+pub mod query;
+pub mod stream;
+pub mod pricing;
+pub mod stats;

@@ -1,8 +1,13 @@
 //! The command line: one clap-derive enum of commands, shared options flattened in, every flag also
 //! settable through a `SITEBOT_*` environment variable. Each command group has its own module.
 
+mod content;
+mod doctor;
+pub mod knowledge;
+mod leads;
 mod serve;
 mod site;
+pub mod webhooks;
 
 use std::path::PathBuf;
 
@@ -47,10 +52,47 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Create a demo site once, then serve it
     Demo(serve::ServeArgs),
+    /// Import, list, delete and reindex a site's knowledge (documents the answers cite)
+    Knowledge {
+        #[command(subcommand)]
+        command: knowledge::KnowledgeCommand,
+    },
+    /// Check every prerequisite (runtime, model, data directory, certificate, database)
+    Doctor,
     /// Manage sites (tenants)
     Site {
         #[command(subcommand)]
         command: site::SiteCommand,
+    },
+    /// Inspect, replay, purge and test webhook deliveries
+    Webhooks {
+        #[command(subcommand)]
+        command: webhooks::WebhooksCommand,
+    },
+    /// Export captured leads
+    Leads {
+        #[command(subcommand)]
+        command: leads::LeadsCommand,
+    },
+    /// Manage verticals (families of sites that share landing pages and a price list)
+    Vertical {
+        #[command(subcommand)]
+        command: content::VerticalCommand,
+    },
+    /// Import, publish and list landing pages
+    Landing {
+        #[command(subcommand)]
+        command: content::LandingCommand,
+    },
+    /// Import a vertical's price list
+    Pricing {
+        #[command(subcommand)]
+        command: content::PricingCommand,
+    },
+    /// Set and import currency rates against pricing.reference_currency
+    Rates {
+        #[command(subcommand)]
+        command: content::RatesCommand,
     },
     /// Show the configuration
     Config {
@@ -114,6 +156,38 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Site { command } => {
             init_tracing("warn", config.log.format);
             site::run(command, &config, &data_dir)
+        }
+        Command::Knowledge { command } => {
+            init_tracing("warn", config.log.format);
+            knowledge::run(command, &config, &data_dir)
+        }
+        Command::Doctor => {
+            init_tracing("error", config.log.format);
+            doctor::run(&config, &data_dir)
+        }
+        Command::Webhooks { command } => {
+            init_tracing("warn", config.log.format);
+            webhooks::run(command, &config, &data_dir)
+        }
+        Command::Leads { command } => {
+            init_tracing("warn", config.log.format);
+            leads::run(command, &config, &data_dir)
+        }
+        Command::Vertical { command } => {
+            init_tracing("warn", config.log.format);
+            content::run_vertical(command, &config, &data_dir)
+        }
+        Command::Landing { command } => {
+            init_tracing("warn", config.log.format);
+            content::run_landing(command, &config, &data_dir)
+        }
+        Command::Pricing { command } => {
+            init_tracing("warn", config.log.format);
+            content::run_pricing(command, &config, &data_dir)
+        }
+        Command::Rates { command } => {
+            init_tracing("warn", config.log.format);
+            content::run_rates(command, &config, &data_dir)
         }
         Command::Config { command: ConfigCommand::Print } => {
             println!("# data_dir = {:?} (flag --data-dir / SITEBOT_DATA_DIR)", data_dir.display().to_string());

@@ -20,20 +20,18 @@ pub struct ServeArgs {
     pub listen: Option<SocketAddr>,
 }
 
-/// Resolves on SIGTERM or SIGINT.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Installs the SIGTERM and SIGINT handlers now (so a signal sent as soon as the address is printed is
+/// not missed) and returns a future that resolves on the first of them.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot install the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot install the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => tracing::info!("SIGINT received; shutting down"),
+            _ = term.recv() => tracing::info!("SIGTERM received; shutting down"),
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received; shutting down"),
-        _ = term => tracing::info!("SIGTERM received; shutting down"),
-    }
+    })
 }
 
 /// Builds the state, binds, prints `listening on https://ADDR:PORT` on stdout, serves until a signal.
@@ -50,6 +48,7 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
         None => None,
     };
     let local = listener.local_addr()?;
+    let shutdown = shutdown_signal()?;
     if let Some(b) = banner {
         println!("{b}");
     }
@@ -59,7 +58,7 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
     }
     use std::io::Write;
     std::io::stdout().flush().ok();
-    http::serve(listener, plain, &identity, state, shutdown_signal()).await.context("server failed")?;
+    http::serve(listener, plain, &identity, state, shutdown).await.context("server failed")?;
     tracing::info!("stopped");
     Ok(())
 }
@@ -70,7 +69,7 @@ const DEMO_KEY: &str = "demo_site_id";
 pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
     let store = crate::app::open_store(&config, &data_dir)?;
     let existing = store.read(|c| sites::meta_get(c, DEMO_KEY)).await?;
-    let banner = match existing {
+    let mut banner = match existing {
         Some(id) => format!("demo site {id} (created earlier; its token was shown then)"),
         None => {
             let keyring = store.keyring().clone();
@@ -103,6 +102,28 @@ pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
             )
         }
     };
+    // The demo site's knowledge (embedded in the binary), imported idempotently.
+    if let Some(id) = store.read(|c| sites::meta_get(c, DEMO_KEY)).await? {
+        let site_id = crate::domain::SiteId::parse(&id).map_err(|e| anyhow::anyhow!("{}", e.0))?;
+        let (kstore, kconfig, kdir) = (store.clone(), config.knowledge.clone(), data_dir.clone());
+        let report = tokio::task::spawn_blocking(move || crate::knowledge::demo::import(&kstore, &kconfig, &kdir, &site_id)).await??;
+        if report.documents > 0 {
+            banner.push_str(&format!(
+                "\ndemo knowledge imported: {} documents ({} chunks) of Bright Smile Dental\n  try: curl -k -H 'X-Site-Id: {id}' -H 'Content-Type: application/json' \
+                 -d '{{\"question\":\"How much does whitening cost?\"}}' https://localhost:PORT/v1/query",
+                report.documents, report.chunks
+            ));
+        }
+    }
+    // The demo vertical's pages, prices and rates, loaded once (the binary embeds them).
+    let reference = Currency::parse(&config.pricing.reference_currency)?;
+    let loader = store.clone();
+    if tokio::task::spawn_blocking(move || crate::content::demo::load(&loader, reference)).await?? {
+        banner.push_str(
+            "\ndemo content loaded: vertical dental (en, de), landing pages, prices and rates\n  try: curl -k https://localhost:PORT/v1/landing/dental/en/home \
+             and curl -k -H 'Accept-Language: de' 'https://localhost:PORT/v1/pricing/dental?currency=USD'",
+        );
+    }
     drop(store);
     serve(config, data_dir, Some(banner)).await
 }
@@ -122,16 +143,19 @@ pub async fn healthcheck(config: &Config, data_dir: &Path, url: Option<String>) 
     let listen = config.server.listen;
     let port = listen.port();
     let mut client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).use_rustls_tls();
-    let tls_files = config.server.tls_cert.as_deref().zip(config.server.tls_key.as_deref());
-    let base = match (url, tls_files) {
-        (Some(u), _) => u,
-        (None, None) => {
-            let pem = std::fs::read(tls::self_signed_paths(data_dir).0).context("no self-signed certificate in the data directory; is the server set up?")?;
-            client = client.tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?);
+    let configured = config.server.tls_cert.is_some();
+    if !configured {
+        // Trust exactly the self-signed certificate of this data directory.
+        let pem = std::fs::read(tls::self_signed_paths(data_dir).0).context("no self-signed certificate in the data directory; is the server set up?")?;
+        client = client.tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?);
+    }
+    let base = match url {
+        Some(u) => u,
+        None if !configured => {
             let ip = if listen.ip().is_unspecified() { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { listen.ip() };
             format!("https://{}", SocketAddr::new(ip, port))
         }
-        (None, Some(_)) => {
+        None => {
             // A CA-issued certificate names public hosts: ask for the first one, at this machine.
             let host = config.server.hostnames.first().cloned().unwrap_or_else(|| "localhost".into());
             client = client.resolve(&host, SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));

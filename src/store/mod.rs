@@ -8,10 +8,14 @@
 //! Tenant isolation lives here: every function on tenant data takes the `SiteId` and puts it in its
 //! `WHERE` clause, so no caller can ask for another site's rows.
 
+pub mod content;
+pub mod knowledge;
 pub mod leads;
 pub mod migrations;
 pub mod outbox;
+pub mod pricing;
 pub mod sites;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

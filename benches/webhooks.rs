@@ -1,0 +1,213 @@
+//! Lead capture and webhook delivery throughput: 1,000 leads posted over TLS at concurrency 32 to an
+//! in-process server, forwarded to a receiver on loopback. Prints leads accepted a second, the time from
+//! a lead's 202 to its delivery (p50, p99, max) and how many were delivered (must be all); then the same
+//! for 100 leads one at a time (latency with no queue). A delivery can reach the receiver before the
+//! client has read its 202, so small latencies are floored at 0.
+//!
+//! Run: `cargo test --release --bench webhooks` (reuses the release build of the rest of the tree).
+//! `SITEBOT_BENCH_LEADS`, `SITEBOT_BENCH_CONCURRENCY` and `SITEBOT_WEBHOOKS__WORKERS` change the shape.
+
+#[path = "../tests/api/receiver.rs"]
+mod receiver;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use sitebot::app::AppState;
+use sitebot::config::Config;
+use sitebot::domain::{Currency, Lang, Tier, WebhookPolicy, WebhookUrl};
+use sitebot::http::{self, tls};
+use sitebot::store::{NewSite, sites};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument that is not ours means "not this bench".
+    if std::env::args()
+        .skip(1)
+        .any(|a| !a.starts_with('-') && !"webhooks".contains(a.as_str()))
+    {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(bench());
+}
+
+async fn bench() {
+    let leads = env_usize("SITEBOT_BENCH_LEADS", 1000);
+    let concurrency = env_usize("SITEBOT_BENCH_CONCURRENCY", 32);
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    config.server.listen = "127.0.0.1:0".parse().unwrap();
+    config.webhooks.allow_http = true;
+    config.webhooks.allow_private_networks = true;
+    config.webhooks.workers = env_usize("SITEBOT_WEBHOOKS__WORKERS", config.webhooks.workers);
+    let workers = config.webhooks.workers;
+
+    let rx = receiver::Receiver::start().await;
+    let identity = tls::load_identity(dir.path(), &[], None).unwrap();
+    let listener = tokio::net::TcpListener::bind(config.server.listen)
+        .await
+        .unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    let state = AppState::build(config, dir.path().to_owned()).unwrap();
+    let keyring = state.store.keyring().clone();
+    let url = WebhookUrl::parse(
+        &rx.url("/hook"),
+        WebhookPolicy {
+            allow_http: true,
+            allow_private_networks: true,
+        },
+    )
+    .unwrap();
+    let (site, _) = state
+        .store
+        .write(move |tx| {
+            sites::create(
+                tx,
+                &keyring,
+                NewSite {
+                    name: "Bench".into(),
+                    vertical: "dental".into(),
+                    tier: Tier::Enterprise,
+                    currency: Currency::parse("EUR").unwrap(),
+                    lang: Lang::parse("en").unwrap(),
+                    allowed_origins: vec![],
+                    webhook_url: Some(url),
+                    webhook_events: vec!["lead.captured".into()],
+                },
+            )
+        })
+        .await
+        .unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let st = state.clone();
+    let server = tokio::spawn(async move {
+        http::serve(listener, None, &identity, st, async {
+            let _ = stop_rx.await;
+        })
+        .await
+    });
+
+    let pem = std::fs::read(tls::self_signed_paths(dir.path()).0).unwrap();
+    let client = reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
+        .pool_max_idle_per_host(concurrency)
+        .build()
+        .unwrap();
+    println!(
+        "webhooks bench: webhooks.workers {workers}, receiver on loopback (plain HTTP), server over TLS in-process"
+    );
+    let ctx = Phase {
+        client,
+        base,
+        site_id: site.id.to_string(),
+        rx: rx.clone(),
+    };
+    let burst = ctx.run("burst", leads, concurrency).await;
+    // One at a time: the latency of a delivery when nothing is queued ahead of it.
+    let trickle = ctx.run("trickle", 100, 1).await;
+    let _ = stop_tx.send(());
+    let _ = server.await;
+    assert_eq!(burst, leads, "every lead must be delivered");
+    assert_eq!(trickle, 100, "every lead must be delivered");
+}
+
+struct Phase {
+    client: reqwest::Client,
+    base: String,
+    site_id: String,
+    rx: receiver::Receiver,
+}
+
+impl Phase {
+    /// Posts `leads` leads at `concurrency`, waits for every delivery, prints figures, returns how many
+    /// distinct leads were delivered.
+    async fn run(&self, name: &str, leads: usize, concurrency: usize) -> usize {
+        let before = self.rx.count();
+        let accepted_at: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+        let started = Instant::now();
+        let posts = (0..leads).map(|i| {
+            let (client, base, accepted_at, site_id) =
+                (self.client.clone(), self.base.clone(), accepted_at.clone(), self.site_id.clone());
+            async move {
+                let resp = client
+                    .post(format!("{base}/v1/leads"))
+                    .header("X-Site-Id", site_id)
+                    .json(&serde_json::json!({"name": format!("Lead {i}"), "email": format!("lead{i}@example.com"), "message": "Please call me back"}))
+                    .send()
+                    .await
+                    .expect("post lead");
+                assert_eq!(resp.status(), 202);
+                let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+                accepted_at.lock().unwrap().insert(id, Instant::now());
+            }
+        });
+        futures_util::stream::iter(posts)
+            .buffer_unordered(concurrency)
+            .collect::<Vec<()>>()
+            .await;
+        let posting = started.elapsed();
+        let got = self
+            .rx
+            .wait_until(Duration::from_secs(120), "every delivery", |r| {
+                r[before..]
+                    .iter()
+                    .map(|x| x.id())
+                    .collect::<std::collections::HashSet<_>>()
+                    .len()
+                    >= leads
+            })
+            .await;
+        let all_delivered = started.elapsed();
+        let accepted_at = accepted_at.lock().unwrap().clone();
+        let mut first_seen: HashMap<String, Instant> = HashMap::new();
+        for r in &got[before..] {
+            let lead = r.json()["data"]["leadId"].as_str().unwrap().to_owned();
+            first_seen.entry(lead).or_insert(r.at);
+        }
+        let mut latencies: Vec<Duration> = first_seen
+            .iter()
+            .map(|(lead, at)| at.saturating_duration_since(accepted_at[lead]))
+            .collect();
+        latencies.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!("{name}: {leads} leads at concurrency {concurrency}");
+        println!(
+            "  leads accepted:   {} in {:.2} s = {:.0} leads/s",
+            accepted_at.len(),
+            posting.as_secs_f64(),
+            accepted_at.len() as f64 / posting.as_secs_f64()
+        );
+        println!(
+            "  delivered:        {} of {leads} (distinct webhook-ids, {} requests), all within {:.2} s of the first post",
+            first_seen.len(),
+            got.len() - before,
+            all_delivered.as_secs_f64()
+        );
+        println!(
+            "  202 -> delivery:  p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            ms(percentile(&latencies, 0.50)),
+            ms(percentile(&latencies, 0.99)),
+            ms(*latencies.last().unwrap())
+        );
+        first_seen.len()
+    }
+}

@@ -1,0 +1,123 @@
+//! Latency benchmark: the real binary, over TLS, on a site holding the SciFact corpus (5,183 documents).
+//!
+//! 1. `sitebot knowledge import` of `corpus.jsonl` into a fresh data directory: import throughput.
+//! 2. `sitebot serve` on a free port; `POST /v1/query` with SciFact's test questions at concurrency 1
+//!    and 32: p50, p99 and requests a second.
+//! 3. The server's peak resident memory (`VmHWM` in /proc/<pid>/status).
+//!
+//! ```text
+//! cargo build --release && cargo run --release --example latency [-- --eval DIR --bin target/release/sitebot]
+//! ```
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+async fn run(client: &reqwest::Client, url: &str, site: &str, questions: Arc<Vec<String>>, concurrency: usize, total: usize) -> anyhow::Result<()> {
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let (client, url, site, questions, next) = (client.clone(), url.to_owned(), site.to_owned(), questions.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= total {
+                    break;
+                }
+                let q = &questions[i % questions.len()];
+                let t = Instant::now();
+                let resp = client.post(&url).header("X-Site-Id", &site).json(&serde_json::json!({"question": q})).send().await?;
+                let status = resp.status();
+                resp.bytes().await?;
+                anyhow::ensure!(status == 200, "status {status}");
+                lat.push(t.elapsed());
+            }
+            anyhow::Ok(lat)
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await??);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    all.sort();
+    println!(
+        "c={concurrency:<3} {total} requests: p50 {:.2} ms, p99 {:.2} ms, {:.0} req/s",
+        percentile(&all, 0.5),
+        percentile(&all, 0.99),
+        total as f64 / elapsed
+    );
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let eval = PathBuf::from(arg("--eval").unwrap_or_else(|| "../shared/eval/scifact".into()));
+    let bin = arg("--bin").unwrap_or_else(|| "target/release/sitebot".into());
+    let data = tempfile::tempdir()?;
+    let dir = data.path().to_str().unwrap().to_owned();
+
+    let out = Command::new(&bin).args(["--data-dir", &dir, "site", "create", "--name", "bench", "--vertical", "science", "--tier", "enterprise", "--currency", "EUR", "--lang", "en", "--json"]).output()?;
+    anyhow::ensure!(out.status.success(), "site create: {}", String::from_utf8_lossy(&out.stderr));
+    let site = serde_json::from_slice::<serde_json::Value>(&out.stdout)?["siteId"].as_str().unwrap().to_owned();
+
+    let t = Instant::now();
+    let out = Command::new(&bin).args(["--data-dir", &dir, "knowledge", "import", "--json", "--site", &site]).arg(eval.join("corpus.jsonl")).output()?;
+    anyhow::ensure!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let secs = t.elapsed().as_secs_f64();
+    let docs = report["documents"].as_u64().unwrap_or(0);
+    println!("import: {docs} documents, {} chunks in {secs:.1}s = {:.1} documents/s (CLI, including model load)", report["chunks"], docs as f64 / secs);
+
+    let mut server = Command::new(&bin).args(["--data-dir", &dir, "serve", "--listen", "127.0.0.1:0"]).env("RUST_LOG", "warn").stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
+    let pid = server.id();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().ok_or_else(|| anyhow::anyhow!("server exited"))??;
+        if let Some(addr) = line.strip_prefix("listening on ") {
+            break addr.trim().to_owned();
+        }
+    };
+    let pem = std::fs::read(data.path().join("tls/cert.pem"))?;
+    let client = reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
+    let url = format!("{base}/v1/query");
+    let questions: Vec<String> = std::fs::read_to_string(eval.join("queries.jsonl"))?
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["text"].as_str().map(str::to_owned))
+        .collect();
+    let questions = Arc::new(questions);
+    println!("server pid {pid}, RSS after start {} MiB", status_kib(pid, "VmRSS:") / 1024);
+    // Warm-up: loads the index, fills caches.
+    run(&client, &url, &site, questions.clone(), 4, 100).await?;
+    run(&client, &url, &site, questions.clone(), 1, 500).await?;
+    run(&client, &url, &site, questions.clone(), 32, 4000).await?;
+    println!("server peak memory (VmHWM) {:.1} MiB, now (VmRSS) {:.1} MiB", status_kib(pid, "VmHWM:") as f64 / 1024.0, status_kib(pid, "VmRSS:") as f64 / 1024.0);
+    server.kill()?;
+    server.wait()?;
+    Ok(())
+}

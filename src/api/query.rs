@@ -1,0 +1,101 @@
+//! `POST /v1/query`: a grounded answer with citations from the site's knowledge.
+//!
+//! Every answered question is logged, counted in the site's public stats and, for sites that opted
+//! in, announced as `query.completed` through the webhook outbox: one transaction (`record`).
+
+use std::sync::Arc;
+
+use poem::web::Data;
+use poem::{Response, handler};
+use serde::Deserialize;
+
+use crate::app::AppState;
+use crate::domain::Lang;
+use crate::http::error::{ApiError, FieldError};
+use crate::http::json::{Json, Validate};
+use crate::http::scope::Tenant;
+use crate::knowledge::{Answer, KnowledgeError, Question};
+use crate::store::Site;
+use crate::store::knowledge::{self as kb, QueryRecord};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryRequest {
+    pub question: String,
+    #[serde(default = "default_top_k")]
+    pub top_k: i64,
+    #[serde(default)]
+    pub score_threshold: f64,
+    #[serde(default)]
+    pub lang: Option<String>,
+}
+
+fn default_top_k() -> i64 {
+    5
+}
+
+impl Validate for QueryRequest {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        let n = self.question.trim().chars().count();
+        if n == 0 || n > 2000 {
+            errors.push(FieldError::new("question", "must be 1 to 2000 characters (after trimming)"));
+        }
+        if !(1..=20).contains(&self.top_k) {
+            errors.push(FieldError::new("topK", "must be an integer from 1 to 20"));
+        }
+        if !(0.0..=1.0).contains(&self.score_threshold) {
+            errors.push(FieldError::new("scoreThreshold", "must be a number from 0 to 1"));
+        }
+        if let Some(l) = &self.lang {
+            if let Err(e) = Lang::parse(l) {
+                errors.push(FieldError::new("lang", e.0));
+            }
+        }
+        errors
+    }
+}
+
+impl QueryRequest {
+    /// The validated question; the answer's language is the request's, else the site's.
+    pub fn into_question(self, site: &Site) -> Question {
+        let lang = self.lang.as_deref().and_then(|l| Lang::parse(l).ok()).unwrap_or_else(|| site.lang.clone());
+        Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold as f32, lang }
+    }
+}
+
+pub fn knowledge_error(e: KnowledgeError) -> ApiError {
+    ApiError::Internal(e.to_string())
+}
+
+/// Logs the query, bumps the counters and enqueues `query.completed` (one transaction); wakes the
+/// webhook worker when an event was enqueued.
+pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answer) -> Result<(), ApiError> {
+    let rec = QueryRecord {
+        query_id: answer.id.clone(),
+        site_id: site.id,
+        question: question.to_owned(),
+        resolved: answer.resolved,
+        source_count: answer.sources.len(),
+        latency_ms: answer.latency_ms,
+        lang: answer.lang.clone(),
+    };
+    let site = site.clone();
+    let message = state.store.write(move |tx| kb::record_query(tx, &site, &rec)).await?;
+    if message.is_some() {
+        if let Some(w) = state.outbox_wake.as_ref() {
+            w.notify_one();
+        }
+    }
+    Ok(())
+}
+
+#[handler]
+pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
+    let q = body.into_question(&tenant.site);
+    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q).await.map_err(knowledge_error)?;
+    record(state, &tenant.site, &q.text, &answer).await?;
+    tracing::info!(site = %tenant.site.id, query = %answer.id, resolved = answer.resolved, sources = answer.sources.len(), latency_ms = answer.latency_ms, "query answered");
+    let body = serde_json::to_string(&answer).map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Response::builder().content_type("application/json").body(body))
+}

@@ -1,0 +1,88 @@
+//! `POST /v1/query/stream`: the answer of `/v1/query` as Server-Sent Events.
+//!
+//! Validation and retrieval happen before the 200, so their errors are ordinary problem+json
+//! responses. Then the answer goes out as `token` events of one word each (with the whitespace that
+//! follows it, so the fragments concatenate to exactly the `/v1/query` answer), while the query is
+//! recorded concurrently; `done` carries the sources once the record is committed. If recording fails
+//! the stream ends with one `error` event (problem JSON) instead of `done`. A `:` comment every 15 s
+//! keeps idle connections open; the response is never compressed or buffered by proxies
+//! (`X-Accel-Buffering: no`, `Cache-Control: no-cache`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use poem::web::Data;
+use poem::web::sse::{Event, SSE};
+use poem::{IntoResponse, Request, Response, handler};
+
+use super::query::{QueryRequest, knowledge_error, record};
+use crate::app::AppState;
+use crate::http::edge::RequestMeta;
+use crate::http::json::Json;
+use crate::http::scope::Tenant;
+
+/// Splits `text` into word-sized fragments (each word with the whitespace after it).
+pub fn fragments(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut in_space = false;
+    for c in text.chars() {
+        if !c.is_whitespace() && in_space {
+            out.push(std::mem::take(&mut current));
+        }
+        in_space = c.is_whitespace();
+        current.push(c);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+#[handler]
+pub async fn ask(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
+    let request_id = req.extensions().get::<Arc<RequestMeta>>().map(|m| m.request_id.clone()).unwrap_or_default();
+    let q = body.into_question(&tenant.site);
+    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q).await.map_err(knowledge_error)?;
+    let (state, site) = (state.clone(), tenant.site.clone());
+    let recorded = {
+        let answer = answer.clone();
+        tokio::spawn(async move { record(&state, &site, &q.text, &answer).await })
+    };
+    let tokens = futures_util::stream::iter(fragments(&answer.answer).into_iter().map(|f| Event::message(f).event_type("token")));
+    let end = futures_util::stream::once(async move {
+        let failed = match recorded.await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e),
+            Err(e) => Some(crate::http::error::ApiError::Internal(e.to_string())),
+        };
+        match failed {
+            None => {
+                let done = serde_json::json!({
+                    "id": answer.id, "sources": answer.sources, "resolved": answer.resolved,
+                    "lang": answer.lang, "latencyMs": answer.latency_ms,
+                });
+                Event::message(done.to_string()).event_type("done")
+            }
+            Some(e) => {
+                tracing::error!(error = %e, "query stream failed after the 200");
+                Event::message(serde_json::to_string(&e.problem(&request_id)).unwrap_or_default()).event_type("error")
+            }
+        }
+    });
+    Ok(SSE::new(tokens.chain(end)).keep_alive(Duration::from_secs(15)).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fragments;
+
+    #[test]
+    fn fragments_concatenate_to_the_text() {
+        let t = "Open from 8 am.  Call us [1]";
+        let f = fragments(t);
+        assert_eq!(f, vec!["Open ", "from ", "8 ", "am.  ", "Call ", "us ", "[1]"]);
+        assert_eq!(f.concat(), t);
+    }
+}

@@ -1,0 +1,88 @@
+//! `sitebot doctor`: checks every prerequisite of `serve` and says what to do about a failure.
+//! Each check prints `ok` or `FAIL` with what it found; the exit status is non-zero if any failed.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::config::Config;
+use crate::knowledge::embed::{DIMENSIONS, Embedder};
+use crate::knowledge::runtime;
+
+struct Checks {
+    failed: usize,
+}
+
+impl Checks {
+    fn report(&mut self, what: &str, outcome: Result<String, String>) {
+        match outcome {
+            Ok(detail) => println!("ok    {what}: {detail}"),
+            Err(why) => {
+                self.failed += 1;
+                println!("FAIL  {what}: {why}");
+            }
+        }
+    }
+}
+
+fn data_dir_check(dir: &Path) -> Result<String, String> {
+    crate::app::ensure_data_dir(dir).map_err(|e| format!("{e:#}"))?;
+    let mode = std::fs::metadata(dir).map_err(|e| e.to_string())?.permissions().mode() & 0o777;
+    let probe = dir.join(".doctor-probe");
+    std::fs::write(&probe, b"ok").map_err(|e| format!("{} is not writable: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    if mode & 0o077 != 0 {
+        return Err(format!("{} has mode {mode:o}; run chmod 700 {}", dir.display(), dir.display()));
+    }
+    Ok(format!("{} (mode {mode:o}, writable)", dir.display()))
+}
+
+fn certificate_check(config: &Config, data_dir: &Path) -> Result<String, String> {
+    let (cert, key) = match (&config.server.tls_cert, &config.server.tls_key) {
+        (Some(c), Some(k)) => (c.clone(), k.clone()),
+        _ => crate::http::tls::self_signed_paths(data_dir),
+    };
+    if !cert.exists() && config.server.tls_cert.is_none() {
+        return Ok(format!("no certificate yet; serve creates a self-signed one in {}", cert.display()));
+    }
+    for p in [&cert, &key] {
+        std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    }
+    Ok(format!("{} readable", cert.display()))
+}
+
+pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
+    let mut checks = Checks { failed: 0 };
+    let lib = runtime::ort_library(&config.knowledge);
+    checks.report(
+        "ONNX Runtime",
+        lib.as_ref().map_err(|e| e.to_string()).and_then(|p| {
+            crate::knowledge::embed::load_runtime(p).map_err(|e| e.to_string())?;
+            Ok(format!("{} loads", p.display()))
+        }),
+    );
+    let model = runtime::model_dir(&config.knowledge).map_err(|e| e.to_string());
+    checks.report(
+        "embedding model",
+        model.and_then(|dir| {
+            let e = Embedder::load(&config.knowledge).map_err(|e| e.to_string())?;
+            let v = e.embed_blocking(&["Where is the practice?"]).map_err(|e| e.to_string())?;
+            match v.first() {
+                Some(v) if v.len() == DIMENSIONS => Ok(format!("{} embeds a sentence ({DIMENSIONS} dimensions, {} sessions)", dir.display(), e.pool_size())),
+                _ => Err("the model did not return a 384-dimensional vector; run ./install.sh --deps-only".into()),
+            }
+        }),
+    );
+    checks.report("data directory", data_dir_check(data_dir));
+    checks.report("TLS certificate", certificate_check(config, data_dir));
+    let db = crate::app::open_store(config, data_dir).map_err(|e| format!("{e:#}")).and_then(|store| {
+        let integrity = store.integrity().map_err(|e| e.to_string())?;
+        let version = store.schema_version().map_err(|e| e.to_string())?;
+        if integrity == "ok" { Ok(format!("{} integrity ok, schema {version}", store.path().display())) } else { Err(format!("integrity check: {integrity}")) }
+    });
+    checks.report("database", db);
+    if checks.failed > 0 {
+        anyhow::bail!("{} check(s) failed", checks.failed);
+    }
+    println!("all checks passed");
+    Ok(())
+}

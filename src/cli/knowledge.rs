@@ -1,0 +1,153 @@
+//! `sitebot knowledge ...`: import, list, delete and reindex a site's documents. Imports go straight to
+//! the database the server reads; a running server picks them up on its next query for that site (the
+//! site's generation moved), no restart needed.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Subcommand;
+
+use crate::config::Config;
+use crate::domain::SiteId;
+use crate::knowledge::Knowledge;
+use crate::knowledge::import::{self, Report};
+use crate::store::knowledge as kb;
+use crate::store::{Store, sites};
+
+#[derive(Debug, Subcommand)]
+pub enum KnowledgeCommand {
+    /// Import files and directories (recursively): .md, .html, .txt, .pdf, FAQ .csv/.jsonl, document .jsonl.
+    /// Unchanged documents are skipped; changed ones replace their old chunks.
+    Import {
+        /// The site's id
+        #[arg(long, env = "SITEBOT_SITE")]
+        site: String,
+        /// Files or directories
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Re-embed documents even when unchanged
+        #[arg(long, env = "SITEBOT_FORCE")]
+        force: bool,
+        /// Print a JSON summary instead of text
+        #[arg(long, env = "SITEBOT_JSON")]
+        json: bool,
+    },
+    /// List a site's documents
+    List {
+        #[arg(long, env = "SITEBOT_SITE")]
+        site: String,
+        #[arg(long, env = "SITEBOT_JSON")]
+        json: bool,
+    },
+    /// Delete one document (by id or source path), or all of them with --all
+    Delete {
+        #[arg(long, env = "SITEBOT_SITE")]
+        site: String,
+        /// Document id (doc_...) or source
+        document: Option<String>,
+        /// Delete every document of the site
+        #[arg(long, conflicts_with = "document")]
+        all: bool,
+    },
+    /// Rebuild the site's vector index file from the database
+    Reindex {
+        #[arg(long, env = "SITEBOT_SITE")]
+        site: String,
+    },
+}
+
+fn site_id(store: &Store, s: &str) -> anyhow::Result<SiteId> {
+    let id = SiteId::parse(s).map_err(|e| anyhow::anyhow!("{}", e.0))?;
+    store.read_blocking(move |c| sites::get(c, &id))?.with_context(|| format!("no site {id}"))?;
+    Ok(id)
+}
+
+/// Imports `inputs` into `site` and updates its index file; shared by `knowledge import` and `demo`.
+pub fn import_inputs(store: &Store, knowledge: &Knowledge, site: &SiteId, inputs: &[import::Input], force: bool, bar: bool) -> anyhow::Result<Report> {
+    let progress = bar.then(|| {
+        let pb = indicatif::ProgressBar::new(inputs.len() as u64);
+        pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}").expect("a valid template"));
+        pb
+    });
+    let report = import::import(store, &knowledge.embedder, site, inputs, force, &|done, _| {
+        if let Some(pb) = &progress {
+            pb.set_position(done as u64);
+        }
+    })?;
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
+    knowledge.sync_index_blocking(store, site)?;
+    Ok(report)
+}
+
+pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
+    let store = crate::app::open_store(config, data_dir)?;
+    match command {
+        KnowledgeCommand::Import { site, paths, force, json } => {
+            let site = site_id(&store, &site)?;
+            let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
+            let started = std::time::Instant::now();
+            let mut failed = Vec::new();
+            let inputs = import::read_paths(&paths, &mut failed);
+            let mut report = import_inputs(&store, &knowledge, &site, &inputs, force, !json && std::io::stderr().is_terminal())?;
+            failed.append(&mut report.failed);
+            report.failed = failed;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!(
+                    "imported {} documents ({} chunks), {} unchanged, {} removed, {} failed in {:.1}s",
+                    report.documents,
+                    report.chunks,
+                    report.skipped,
+                    report.deleted,
+                    report.failed.len(),
+                    started.elapsed().as_secs_f64()
+                );
+                for f in &report.failed {
+                    println!("  failed: {}: {}", f.path, f.reason);
+                }
+            }
+            Ok(())
+        }
+        KnowledgeCommand::List { site, json } => {
+            let site = site_id(&store, &site)?;
+            let docs = store.read_blocking(move |c| kb::list_documents(c, &site))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&docs)?);
+            } else {
+                for d in &docs {
+                    println!("{}  {:>4} chunks  {}  {}", d.id, d.chunks, d.title, d.url.as_deref().unwrap_or(&d.source));
+                }
+                println!("{} documents", docs.len());
+            }
+            Ok(())
+        }
+        KnowledgeCommand::Delete { site, document, all } => {
+            let site = site_id(&store, &site)?;
+            match (document, all) {
+                (Some(doc), false) => {
+                    let shown = doc.clone();
+                    store.write_blocking(move |tx| kb::delete_document(tx, &site, &doc)).with_context(|| format!("no document {shown}"))?;
+                    println!("deleted {shown}");
+                }
+                (None, true) => {
+                    let n = store.write_blocking(move |tx| kb::delete_all(tx, &site))?;
+                    println!("deleted {n} documents");
+                }
+                _ => anyhow::bail!("name a document, or pass --all"),
+            }
+            Ok(())
+        }
+        KnowledgeCommand::Reindex { site } => {
+            let site = site_id(&store, &site)?;
+            let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
+            knowledge.indexes.drop_site(&site);
+            let n = knowledge.sync_index_blocking(&store, &site)?;
+            println!("index of {site} rebuilt: {n} chunks");
+            Ok(())
+        }
+    }
+}

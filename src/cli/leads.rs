@@ -1,0 +1,118 @@
+//! `sitebot leads export`: a site's leads as CSV or JSON lines, on stdout.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::{Subcommand, ValueEnum};
+
+use crate::config::Config;
+use crate::domain::SiteId;
+use crate::store::leads;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Csv,
+    Jsonl,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeadsCommand {
+    /// Print a site's leads, oldest first
+    Export {
+        /// The site (GUID) whose leads to export
+        #[arg(long, env = "SITEBOT_SITE_ID")]
+        site: String,
+        /// `csv` (RFC 4180, with a header row) or `jsonl` (one JSON object a line)
+        #[arg(long, value_enum, default_value = "csv", env = "SITEBOT_LEADS_FORMAT")]
+        format: Format,
+        /// Only leads captured on or after this date (YYYY-MM-DD) or instant (RFC 3339), UTC
+        #[arg(long, env = "SITEBOT_LEADS_SINCE")]
+        since: Option<String>,
+    },
+}
+
+/// Normalizes `--since` to the stored form (RFC 3339 UTC, seconds) so text comparison orders by time.
+fn parse_since(s: &str) -> anyhow::Result<String> {
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Ok(format!("{d}T00:00:00Z"));
+    }
+    let t = chrono::DateTime::parse_from_rfc3339(s)
+        .map_err(|_| anyhow::anyhow!("--since {s}: expected YYYY-MM-DD or an RFC 3339 instant"))?;
+    Ok(t.with_timezone(&chrono::Utc)
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+pub fn run(cmd: LeadsCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
+    let LeadsCommand::Export {
+        site,
+        format,
+        since,
+    } = cmd;
+    let site_id = SiteId::parse(&site).map_err(|e| anyhow::anyhow!("{site}: {e}"))?;
+    let since = since.as_deref().map(parse_since).transpose()?;
+    let store = crate::app::open_store(config, data_dir)?;
+    if store
+        .read_blocking(|c| crate::store::sites::get(c, &site_id))?
+        .is_none()
+    {
+        anyhow::bail!("no site {site_id}");
+    }
+    let rows = store.read_blocking(|c| leads::list(c, &site_id, since.as_deref()))?;
+    let stdout = std::io::stdout().lock();
+    match format {
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(stdout);
+            w.write_record([
+                "leadId",
+                "siteId",
+                "createdAt",
+                "name",
+                "email",
+                "message",
+                "pageUrl",
+            ])?;
+            for l in &rows {
+                let site = l.site_id.to_string();
+                let opt = |v: &Option<String>| v.as_deref().unwrap_or("").to_owned();
+                let (name, message, page) = (opt(&l.name), opt(&l.message), opt(&l.page_url));
+                let row: [&str; 7] = [
+                    &l.lead_id,
+                    &site,
+                    &l.created_at,
+                    &name,
+                    &l.email,
+                    &message,
+                    &page,
+                ];
+                w.write_record(row)?;
+            }
+            w.flush()?;
+        }
+        Format::Jsonl => {
+            let mut out = std::io::BufWriter::new(stdout);
+            for l in &rows {
+                serde_json::to_writer(&mut out, l)?;
+                out.write_all(b"\n")?;
+            }
+            out.flush()?;
+        }
+    }
+    eprintln!("{} lead(s) exported", rows.len());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn since_is_normalized() {
+        assert_eq!(
+            super::parse_since("2026-11-01").unwrap(),
+            "2026-11-01T00:00:00Z"
+        );
+        assert_eq!(
+            super::parse_since("2026-11-01T12:00:00+02:00").unwrap(),
+            "2026-11-01T10:00:00Z"
+        );
+        assert!(super::parse_since("yesterday").is_err());
+    }
+}

@@ -1,0 +1,236 @@
+//! `sitebot webhooks ...`: inspect the outbox, replay and purge events, send a test event.
+
+use std::path::Path;
+
+use anyhow::Context;
+use clap::{Subcommand, ValueEnum};
+
+use crate::config::Config;
+use crate::domain::SiteId;
+use crate::outbox::deliver::Sender;
+use crate::store::{Store, StoreError, outbox, sites};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Status {
+    Pending,
+    Delivered,
+    Dead,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Delivered => "delivered",
+            Status::Dead => "dead",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PurgeStatus {
+    Dead,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// List webhook events, newest first
+    List {
+        /// Only this site's events
+        #[arg(long, env = "SITEBOT_SITE_ID")]
+        site: Option<String>,
+        /// Only events in this state
+        #[arg(long, value_enum, env = "SITEBOT_WEBHOOK_STATUS")]
+        status: Option<Status>,
+        /// At most this many
+        #[arg(long, default_value_t = 100, env = "SITEBOT_LIMIT")]
+        limit: usize,
+        /// Print JSON
+        #[arg(long, env = "SITEBOT_JSON")]
+        json: bool,
+    },
+    /// Show one event: its state, payload and every attempt with status codes and errors
+    Show {
+        /// The event id (msg_...), which is also its webhook-id
+        id: String,
+        #[arg(long, env = "SITEBOT_JSON")]
+        json: bool,
+    },
+    /// Send an event again, with the same webhook-id: it becomes pending and due now (a running server
+    /// picks it up within about a second)
+    Replay {
+        /// The event id (msg_...)
+        id: String,
+    },
+    /// Send a signed `webhook.test` event to a site's webhook now and print the receiver's answer
+    Test {
+        /// The site (GUID) whose webhook URL and secret to use
+        #[arg(long, env = "SITEBOT_SITE_ID")]
+        site: String,
+    },
+    /// Delete events for good
+    Purge {
+        /// Which events (only dead ones can be purged)
+        #[arg(long, value_enum, env = "SITEBOT_WEBHOOK_STATUS")]
+        status: PurgeStatus,
+        /// Only this site's events
+        #[arg(long, env = "SITEBOT_SITE_ID")]
+        site: Option<String>,
+    },
+}
+
+fn parse_site(s: &str) -> anyhow::Result<SiteId> {
+    SiteId::parse(s).map_err(|e| anyhow::anyhow!("{s}: {e}"))
+}
+
+/// Replays an event (the CLI command and the tests share this).
+pub fn replay(store: &Store, id: &str) -> anyhow::Result<outbox::Message> {
+    let id = id.to_owned();
+    store
+        .write_blocking(|tx| outbox::replay(tx, &id))
+        .map_err(|e| match e {
+            StoreError::NotFound => anyhow::anyhow!("no webhook event {id}"),
+            other => other.into(),
+        })
+}
+
+pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
+    let store = crate::app::open_store(config, data_dir)?;
+    match cmd {
+        WebhooksCommand::List {
+            site,
+            status,
+            limit,
+            json,
+        } => {
+            let site = site.as_deref().map(parse_site).transpose()?;
+            let status = status.map(Status::as_str);
+            let rows = store.read_blocking(|c| outbox::list(c, site.as_ref(), status, limit))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else if rows.is_empty() {
+                println!("no webhook events");
+            } else {
+                println!(
+                    "{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  last error",
+                    "id", "siteId", "type", "status", "attempts", "created"
+                );
+                for m in rows {
+                    let err = m.last_error.as_deref().unwrap_or("");
+                    println!(
+                        "{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  {err}",
+                        m.id, m.site_id, m.event_type, m.status, m.attempts, m.created_at
+                    );
+                }
+            }
+            Ok(())
+        }
+        WebhooksCommand::Show { id, json } => {
+            let (msg, payload, attempts) = store
+                .read_blocking(|c| outbox::get(c, &id))?
+                .ok_or_else(|| anyhow::anyhow!("no webhook event {id}"))?;
+            if json {
+                let payload: serde_json::Value =
+                    serde_json::from_str(&payload).unwrap_or(serde_json::Value::String(payload));
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &serde_json::json!({"event": msg, "payload": payload, "attempts": attempts})
+                    )?
+                );
+                return Ok(());
+            }
+            println!("id:            {}", msg.id);
+            println!("site:          {}", msg.site_id);
+            println!("type:          {}", msg.event_type);
+            println!("status:        {}", msg.status);
+            println!("created:       {}", msg.created_at);
+            if let Some(at) = &msg.delivered_at {
+                println!("delivered:     {at}");
+            } else if msg.status == "pending" {
+                println!("next attempt:  {}", msg.next_attempt_at);
+            }
+            println!("payload:       {payload}");
+            println!("attempts:      {}", attempts.len());
+            for a in attempts {
+                let status = a
+                    .status_code
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "-".into());
+                println!(
+                    "  #{:<3} {}  status {:<3}  {:>6} ms  {}",
+                    a.attempt,
+                    a.at,
+                    status,
+                    a.duration_ms,
+                    a.error.as_deref().unwrap_or("ok")
+                );
+            }
+            Ok(())
+        }
+        WebhooksCommand::Replay { id } => {
+            let msg = replay(&store, &id)?;
+            let site = store.read_blocking(|c| sites::get(c, &msg.site_id))?;
+            println!("{} is pending again and due now (same webhook-id)", msg.id);
+            match site {
+                Some(s) if s.webhook_url.is_none() => println!(
+                    "note: site {} has no webhook URL; the event waits until one is set",
+                    s.id
+                ),
+                Some(s) if s.webhook_disabled_at.is_some() => {
+                    println!(
+                        "note: site {}'s endpoint is disabled (410 Gone); the event waits until `site update --webhook-url` re-enables it",
+                        s.id
+                    )
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+        WebhooksCommand::Test { site } => {
+            let site_id = parse_site(&site)?;
+            let keyring = store.keyring().clone();
+            let site = store
+                .read_blocking(|c| sites::get(c, &site_id))?
+                .ok_or_else(|| anyhow::anyhow!("no site {site_id}"))?;
+            let url = site.webhook_url.clone().ok_or_else(|| {
+                anyhow::anyhow!("site {site_id} has no webhook URL (site update --webhook-url)")
+            })?;
+            let secrets = store.read_blocking(|c| sites::signing_secrets(c, &keyring, &site_id))?;
+            let id = outbox::new_message_id();
+            let data = serde_json::json!({"siteId": site_id, "message": "This is a test event sent by `sitebot webhooks test`."});
+            let payload = outbox::event_body("webhook.test", &data)?;
+            let sender = Sender::new(&config.webhooks).context("cannot build the HTTP client")?;
+            let sent = super::runtime()?.block_on(sender.send(&url, &id, &payload, &secrets));
+            println!("sent {id} (webhook.test) to {url}");
+            if site.webhook_disabled_at.is_some() {
+                println!(
+                    "note: this endpoint is disabled for events since a 410; `site update --webhook-url` re-enables it"
+                );
+            }
+            match sent.status {
+                Some(status) => println!("status: {status} ({} ms)", sent.duration.as_millis()),
+                None => println!("no answer ({} ms)", sent.duration.as_millis()),
+            }
+            if let Some(e) = &sent.error {
+                println!("error: {e}");
+            }
+            if !sent.body.is_empty() {
+                println!("body: {}", sent.body);
+            }
+            if sent.verdict != crate::outbox::deliver::Verdict::Delivered {
+                anyhow::bail!("the test event was not accepted");
+            }
+            Ok(())
+        }
+        WebhooksCommand::Purge {
+            status: PurgeStatus::Dead,
+            site,
+        } => {
+            let site = site.as_deref().map(parse_site).transpose()?;
+            let n = store.write_blocking(|tx| outbox::purge_dead(tx, site.as_ref()))?;
+            println!("purged {n} dead webhook event(s)");
+            Ok(())
+        }
+    }
+}

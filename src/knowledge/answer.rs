@@ -1,0 +1,144 @@
+//! Grounded answers by construction: no generative model. The answer is made of sentences quoted from
+//! the retrieved passages, each run of sentences followed by the `[n]` marker of the source it comes
+//! from, so it can only say what a source says.
+//!
+//! Sentence choice: every sentence of every passage is scored by the passage's relevance times how much
+//! of the question it covers (content words compared by a crude stem); a passage's first sentence gets
+//! a small bonus (an FAQ answer or a section's lead usually answers directly); questions are never
+//! quoted (an FAQ's question is its heading, not its answer). The best sentence is kept, then up to
+//! `MAX_SENTENCES` more that score at least half as well and are not near-duplicates of one already
+//! kept. They are read out by source rank, then in document order, so sentences of one passage keep
+//! their flow.
+
+use std::collections::HashSet;
+
+use super::retrieve::Passage;
+use super::text::{sentences, stem, terms};
+
+const MAX_SENTENCES: usize = 3;
+const MAX_CHARS: usize = 700;
+
+/// The localized "not in my knowledge" answer, by primary language subtag (English otherwise).
+pub fn fallback(lang: &str) -> &'static str {
+    match lang.split('-').next().unwrap_or("") {
+        "de" => "Dazu habe ich in den Informationen dieser Website leider nichts gefunden. Bitte wenden Sie sich direkt an uns, wir helfen Ihnen gerne weiter.",
+        "fr" => "Je n'ai malheureusement rien trouvé à ce sujet dans les informations de ce site. N'hésitez pas à nous contacter directement, nous vous aiderons volontiers.",
+        "es" => "Lo siento, no he encontrado información sobre eso en este sitio. Póngase en contacto con nosotros directamente y le ayudaremos con gusto.",
+        _ => "Sorry, I couldn't find anything about that in this site's information. Please contact us directly and we'll be glad to help.",
+    }
+}
+
+fn stems(words: &[String]) -> HashSet<String> {
+    words.iter().map(|w| stem(w).to_owned()).collect()
+}
+
+struct Candidate {
+    source: usize,
+    position: usize,
+    text: String,
+    words: HashSet<String>,
+    score: f32,
+}
+
+fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
+    let inter = a.intersection(b).count() as f32;
+    let union = a.union(b).count() as f32;
+    if union == 0.0 { 0.0 } else { inter / union }
+}
+
+/// Composes the answer from `passages` (in source order: marker `[i + 1]` cites `passages[i]`).
+/// Returns `None` when no passage has a quotable sentence.
+pub fn compose(question: &str, passages: &[Passage]) -> Option<String> {
+    let q = stems(&terms(question));
+    let mut candidates = Vec::new();
+    for (source, p) in passages.iter().enumerate() {
+        for (position, s) in sentences(&p.chunk.text).into_iter().enumerate() {
+            if s.ends_with('?') || s.split_whitespace().count() < 2 {
+                continue;
+            }
+            let words = stems(&terms(&s));
+            let coverage = if q.is_empty() { 0.0 } else { q.intersection(&words).count() as f32 / q.len() as f32 };
+            let lead = if position == 0 { 0.15 } else { 0.0 };
+            let score = p.score * (0.35 + coverage + lead);
+            candidates.push(Candidate { source, position, text: s, words, score });
+        }
+    }
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.source.cmp(&b.source)).then(a.position.cmp(&b.position)));
+    let best = candidates.first()?.score;
+    let mut kept: Vec<Candidate> = Vec::new();
+    let mut chars = 0;
+    for c in candidates {
+        if kept.len() >= MAX_SENTENCES || c.score < best * 0.5 {
+            break;
+        }
+        if chars > 0 && chars + c.text.len() > MAX_CHARS {
+            continue;
+        }
+        if kept.iter().any(|k| jaccard(&k.words, &c.words) > 0.6 || k.text == c.text) {
+            continue;
+        }
+        chars += c.text.len();
+        kept.push(c);
+    }
+    kept.sort_by_key(|c| (c.source, c.position));
+    let mut out = String::new();
+    for (i, c) in kept.iter().enumerate() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&c.text);
+        let last_of_run = kept.get(i + 1).is_none_or(|n| n.source != c.source);
+        if last_of_run {
+            if !c.text.ends_with(['.', '!', '?', ':', ';', '"', ')']) {
+                out.push('.');
+            }
+            out.push_str(&format!(" [{}]", c.source + 1));
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::knowledge::ChunkRow;
+
+    fn passage(text: &str, score: f32) -> Passage {
+        let chunk = ChunkRow {
+            key: 1,
+            id: "chk_1".into(),
+            document_id: "doc_1".into(),
+            source: "s".into(),
+            title: "T".into(),
+            heading: "T".into(),
+            url: None,
+            text: text.into(),
+        };
+        Passage { chunk, score }
+    }
+
+    #[test]
+    fn quotes_the_covering_sentences_with_markers() {
+        let ps = vec![
+            passage("We are open Monday to Friday from 8 am to 6 pm. Parking is free.", 0.9),
+            passage("On Saturdays we are open from 9 am to 1 pm. Our team speaks English.", 0.7),
+        ];
+        let a = compose("When are you open on Saturday?", &ps).unwrap();
+        assert!(a.contains("On Saturdays we are open from 9 am to 1 pm. [2]"), "{a}");
+        assert!(!a.contains("Parking"), "{a}");
+        assert!(a.starts_with("We are open Monday"), "{a}");
+    }
+
+    #[test]
+    fn near_duplicates_are_quoted_once() {
+        let ps = vec![passage("A check-up costs 60 euros.", 0.9), passage("A check-up costs 60 euros!", 0.8)];
+        let a = compose("How much is a check-up?", &ps).unwrap();
+        assert_eq!(a, "A check-up costs 60 euros. [1]");
+    }
+
+    #[test]
+    fn fallbacks_are_localized() {
+        assert!(fallback("de-CH").starts_with("Dazu"));
+        assert!(fallback("xx").starts_with("Sorry"));
+    }
+}

@@ -1,0 +1,296 @@
+//! Importing a site's documents: parse (one parser per format), chunk, embed, store.
+//!
+//! Guarantees: each document is written in its own transaction (its old chunks replaced, the site's
+//! generation bumped), so a failure never leaves half a document and never stops the others; a
+//! document whose content hash (over its parsed content and the chunker version) is unchanged is
+//! skipped without embedding; a record file (FAQ, JSONL) that no longer lists a record removes that
+//! record's document. Embedding is batched across documents and spread over the embedder's pool.
+
+pub mod html;
+pub mod markdown;
+pub mod records;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::chunk::{self, Chunk};
+use super::embed::Embedder;
+use crate::domain::SiteId;
+use crate::store::knowledge::{self as kb, NewChunk, NewDocument};
+use crate::store::{Store, StoreError};
+
+/// A parsed document: its title, citation URL and sections.
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    pub source: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub format: &'static str,
+    pub sections: Vec<Section>,
+}
+
+/// A run of paragraphs under one heading path (empty at the top of a document).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Section {
+    pub path: Vec<String>,
+    pub paragraphs: Vec<String>,
+}
+
+/// The file formats, by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Html,
+    Text,
+    Pdf,
+    Csv,
+    Jsonl,
+}
+
+impl Format {
+    pub fn from_path(p: &Path) -> Option<Format> {
+        let ext = p.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "md" | "markdown" => Format::Markdown,
+            "html" | "htm" => Format::Html,
+            "txt" | "text" => Format::Text,
+            "pdf" => Format::Pdf,
+            "csv" => Format::Csv,
+            "jsonl" | "ndjson" => Format::Jsonl,
+            _ => return None,
+        })
+    }
+}
+
+/// One file to import: `name` is its stable source key (an absolute path, or a name for built-in sets).
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub name: String,
+    pub format: Format,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Failure {
+    pub path: String,
+    pub reason: String,
+}
+
+/// What an import did. `documents` counts documents written (new or changed).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    pub documents: usize,
+    pub chunks: usize,
+    pub skipped: usize,
+    pub deleted: usize,
+    pub failed: Vec<Failure>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Embed(#[from] super::embed::EmbedError),
+}
+
+fn stem(name: &str) -> String {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
+    stem.replace(['-', '_'], " ")
+}
+
+fn text_document(source: String, name: &str, text: &str, format: &'static str) -> Parsed {
+    let paragraphs: Vec<String> = text.split("\n\n").map(super::text::squash).filter(|p| !p.is_empty()).collect();
+    let first = paragraphs.first().filter(|p| p.chars().count() <= 100 && !p.ends_with('.')).cloned();
+    let (title, paragraphs) = match first {
+        Some(t) if paragraphs.len() > 1 => (t, paragraphs[1..].to_vec()),
+        _ => (stem(name), paragraphs),
+    };
+    Parsed { source, title, url: None, format, sections: vec![Section { path: vec![], paragraphs }] }
+}
+
+fn pdf_text(bytes: &[u8]) -> Result<String, String> {
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| format!("not a readable PDF: {e}"))?;
+    let pages: Vec<u32> = doc.get_pages().keys().copied().collect();
+    let text = doc.extract_text(&pages).map_err(|e| format!("cannot extract the PDF's text: {e}"))?;
+    if text.trim().is_empty() {
+        return Err("the PDF has no text layer (scanned images are not read)".into());
+    }
+    Ok(text)
+}
+
+/// Parses one input into documents (several for record files). `Err` fails the whole file.
+pub fn parse(input: &Input) -> Result<Vec<Result<Parsed, String>>, String> {
+    if input.format == Format::Pdf {
+        let text = pdf_text(&input.bytes)?;
+        return Ok(vec![Ok(text_document(input.name.clone(), &input.name, &text, "pdf"))]);
+    }
+    let src = std::str::from_utf8(&input.bytes).map_err(|_| "not UTF-8 text".to_owned())?;
+    let name = input.name.clone();
+    let title = stem(&input.name);
+    let one = |p: Parsed| if p.sections.is_empty() { Err("no text found".to_owned()) } else { Ok(p) };
+    Ok(match input.format {
+        Format::Markdown => vec![one(markdown::parse(name, &title, src))],
+        Format::Html => vec![one(html::parse(name, &title, src))],
+        Format::Text => vec![one(text_document(name, &input.name, src, "text"))],
+        Format::Csv => records::csv(&input.name, src)?,
+        Format::Jsonl => records::jsonl(&input.name, src),
+        Format::Pdf => unreachable!("handled above"),
+    })
+}
+
+/// The content hash: changes when anything that ends up in the chunks would.
+fn content_hash(p: &Parsed) -> String {
+    let mut h = Sha256::new();
+    h.update(chunk::VERSION.to_le_bytes());
+    for part in [p.title.as_str(), p.url.as_deref().unwrap_or(""), p.format] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for s in &p.sections {
+        for x in s.path.iter().chain(&s.paragraphs) {
+            h.update(x.as_bytes());
+            h.update([0]);
+        }
+        h.update([1]);
+    }
+    hex::encode(h.finalize())
+}
+
+/// Walks `paths` (files and directories, recursively) into inputs. Files in directories with an
+/// unknown extension are passed over; a named file with one is a failure.
+pub fn read_paths(paths: &[PathBuf], failed: &mut Vec<Failure>) -> Vec<Input> {
+    fn walk(p: &Path, named: bool, out: &mut Vec<Input>, failed: &mut Vec<Failure>) {
+        let shown = p.display().to_string();
+        if p.is_dir() {
+            let mut entries: Vec<PathBuf> = match std::fs::read_dir(p) {
+                Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+                Err(e) => return failed.push(Failure { path: shown, reason: e.to_string() }),
+            };
+            entries.sort();
+            for e in entries {
+                walk(&e, false, out, failed);
+            }
+            return;
+        }
+        let Some(format) = Format::from_path(p) else {
+            if named {
+                failed.push(Failure { path: shown, reason: "unsupported file type (use .md, .html, .txt, .pdf, .csv or .jsonl)".into() });
+            }
+            return;
+        };
+        let name = std::fs::canonicalize(p).map(|c| c.display().to_string()).unwrap_or(shown.clone());
+        match std::fs::read(p) {
+            Ok(bytes) => out.push(Input { name, format, bytes }),
+            Err(e) => failed.push(Failure { path: shown, reason: e.to_string() }),
+        }
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        walk(p, true, &mut out, failed);
+    }
+    out
+}
+
+/// Chunks waiting for their embeddings.
+struct Pending {
+    doc: Parsed,
+    hash: String,
+    chunks: Vec<Chunk>,
+}
+
+/// Embeds this many chunks at a time, across documents.
+const EMBED_BATCH: usize = 64;
+
+fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pending>, report: &mut Report) -> Result<(), ImportError> {
+    let inputs: Vec<String> = pending.iter().flat_map(|p| p.chunks.iter().map(Chunk::embedding_input)).collect();
+    let mut vectors = embedder.embed_parallel_blocking(&inputs)?.into_iter();
+    for p in pending.drain(..) {
+        let chunks: Vec<NewChunk> =
+            p.chunks.into_iter().map(|c| NewChunk { heading: c.heading, text: c.text, embedding: vectors.next().expect("one vector per chunk") }).collect();
+        let n = chunks.len();
+        let doc = NewDocument { source: p.doc.source, title: p.doc.title, url: p.doc.url, format: p.doc.format.to_owned(), content_hash: p.hash, chunks };
+        let site = *site;
+        store.write_blocking(move |tx| kb::replace_document(tx, &site, &doc))?;
+        report.documents += 1;
+        report.chunks += n;
+    }
+    Ok(())
+}
+
+/// Imports `inputs` into the site. `force` re-embeds unchanged documents (after a model change).
+/// `progress` is called after each input with (inputs done, inputs total).
+pub fn import(store: &Store, embedder: &Embedder, site: &SiteId, inputs: &[Input], force: bool, progress: &dyn Fn(usize, usize)) -> Result<Report, ImportError> {
+    let mut report = Report::default();
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut pending_chunks = 0;
+    for (i, input) in inputs.iter().enumerate() {
+        let docs = match parse(input) {
+            Ok(d) => d,
+            Err(reason) => {
+                report.failed.push(Failure { path: input.name.clone(), reason });
+                progress(i + 1, inputs.len());
+                continue;
+            }
+        };
+        let mut seen = Vec::new();
+        for doc in docs {
+            let doc = match doc {
+                Ok(d) => d,
+                Err(reason) => {
+                    report.failed.push(Failure { path: input.name.clone(), reason });
+                    continue;
+                }
+            };
+            seen.push(doc.source.clone());
+            let hash = content_hash(&doc);
+            let (s, src) = (*site, doc.source.clone());
+            if !force && store.read_blocking(move |c| kb::content_hash(c, &s, &src))?.as_deref() == Some(hash.as_str()) {
+                report.skipped += 1;
+                continue;
+            }
+            let chunks = chunk::chunk(&doc);
+            if chunks.is_empty() {
+                report.failed.push(Failure { path: doc.source.clone(), reason: "no text found".into() });
+                continue;
+            }
+            pending_chunks += chunks.len();
+            pending.push(Pending { doc, hash, chunks });
+            if pending_chunks >= EMBED_BATCH {
+                flush(store, embedder, site, &mut pending, &mut report)?;
+                pending_chunks = 0;
+            }
+        }
+        if matches!(input.format, Format::Csv | Format::Jsonl) {
+            let (s, prefix) = (*site, format!("{}#", input.name));
+            report.deleted += store.write_blocking(move |tx| kb::delete_missing_records(tx, &s, &prefix, &seen))?;
+        }
+        progress(i + 1, inputs.len());
+    }
+    flush(store, embedder, site, &mut pending, &mut report)?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_corrupt_pdf_is_a_reasoned_failure() {
+        let input = Input { name: "broken.pdf".into(), format: Format::Pdf, bytes: b"%PDF-1.4 this is not really a pdf".to_vec() };
+        let err = parse(&input).unwrap_err();
+        assert!(err.contains("PDF"), "{err}");
+    }
+
+    #[test]
+    fn hashes_change_with_content_only() {
+        let a = markdown::parse("a.md".into(), "a", "# T\n\nOne.");
+        let b = markdown::parse("a.md".into(), "a", "# T\n\nOne.");
+        let c = markdown::parse("a.md".into(), "a", "# T\n\nTwo.");
+        assert_eq!(content_hash(&a), content_hash(&b));
+        assert_ne!(content_hash(&a), content_hash(&c));
+    }
+}

@@ -1,0 +1,212 @@
+//! The dense index: one usearch HNSW index (cosine, f32) per site, keyed by chunk rowid.
+//!
+//! SQLite is the truth (every chunk's embedding is stored there); the index is derived. It is persisted
+//! beside the database as `indexes/<site>.usearch` with `<site>.usearch.gen` naming the site
+//! generation it reflects. On first use a file whose generation matches is loaded; otherwise the index
+//! is rebuilt from SQLite. While running, a query that finds the site's generation moved on (an import
+//! by the CLI or another process) syncs incrementally: chunks gone are removed, new ones added, and the
+//! file is saved again. Writes go to a temporary file renamed into place, so a reader never sees half
+//! a file, and a crash between file and generation only costs a rebuild.
+//!
+//! Concurrency: searches share a read lock; a sync takes the write lock of that site only. usearch
+//! needs a search context per concurrent thread; `SEARCH_THREADS` are reserved and the caller bounds
+//! concurrent searches below that (see `Knowledge`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use super::embed::DIMENSIONS;
+use crate::domain::SiteId;
+use crate::store::knowledge as kb;
+use crate::store::{Store, StoreError};
+
+/// Concurrent searches one index supports; `Knowledge` admits no more than this many at once.
+pub const SEARCH_THREADS: usize = 16;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("vector index: {0}")]
+    Usearch(String),
+    #[error("vector index file: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn usearch_err(e: impl std::fmt::Display) -> IndexError {
+    IndexError::Usearch(e.to_string())
+}
+
+pub struct SiteIndex {
+    pub generation: i64,
+    index: Index,
+    keys: HashSet<u64>,
+}
+
+impl SiteIndex {
+    fn empty(capacity: usize) -> Result<SiteIndex, IndexError> {
+        let options = IndexOptions {
+            dimensions: DIMENSIONS,
+            metric: MetricKind::Cos,
+            quantization: ScalarKind::F32,
+            connectivity: 16,
+            expansion_add: 128,
+            expansion_search: 128,
+            multi: false,
+        };
+        let index = Index::new(&options).map_err(usearch_err)?;
+        index.reserve_capacity_and_threads(capacity.max(64), SEARCH_THREADS).map_err(usearch_err)?;
+        Ok(SiteIndex { generation: -1, index, keys: HashSet::new() })
+    }
+
+    fn add(&mut self, vectors: Vec<(u64, Vec<f32>)>) -> Result<(), IndexError> {
+        let needed = self.index.size() + vectors.len();
+        if needed > self.index.capacity() {
+            self.index.reserve_capacity_and_threads((needed * 3 / 2).max(64), SEARCH_THREADS).map_err(usearch_err)?;
+        }
+        for (key, v) in vectors {
+            if v.len() == DIMENSIONS && self.keys.insert(key) {
+                self.index.add(key, &v).map_err(usearch_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The nearest chunks: (key, cosine similarity), best first.
+    pub fn search(&self, query: &[f32], count: usize) -> Result<Vec<(u64, f32)>, IndexError> {
+        if self.keys.is_empty() || count == 0 {
+            return Ok(Vec::new());
+        }
+        let m = self.index.search(query, count).map_err(usearch_err)?;
+        Ok(m.keys.into_iter().zip(m.distances).map(|(k, d)| (k, 1.0 - d)).collect())
+    }
+
+    /// The cosine similarity of `query` with the stored vector of `key`, if the index has it.
+    pub fn similarity(&self, query: &[f32], key: u64) -> Option<f32> {
+        if !self.keys.contains(&key) {
+            return None;
+        }
+        let mut v = vec![0f32; DIMENSIONS];
+        match self.index.get(key, &mut v) {
+            Ok(n) if n > 0 => Some(query.iter().zip(&v).map(|(a, b)| a * b).sum()),
+            _ => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// Every site's index, loaded on demand.
+pub struct Indexes {
+    dir: PathBuf,
+    sites: Mutex<HashMap<SiteId, Arc<RwLock<Option<SiteIndex>>>>>,
+}
+
+impl Indexes {
+    pub fn new(dir: PathBuf) -> Indexes {
+        Indexes { dir, sites: Mutex::new(HashMap::new()) }
+    }
+
+    fn paths(&self, site: &SiteId) -> (PathBuf, PathBuf) {
+        (self.dir.join(format!("{site}.usearch")), self.dir.join(format!("{site}.usearch.gen")))
+    }
+
+    /// Runs `f` on the site's index once it reflects at least `generation` (blocking: call from a
+    /// blocking task).
+    pub fn with_index<T>(&self, store: &Store, site: &SiteId, generation: i64, f: impl FnOnce(&SiteIndex) -> T) -> Result<T, IndexError> {
+        let slot = self.sites.lock().unwrap_or_else(|p| p.into_inner()).entry(*site).or_default().clone();
+        {
+            let guard = slot.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(idx) = guard.as_ref().filter(|i| i.generation >= generation) {
+                return Ok(f(idx));
+            }
+        }
+        let mut guard = slot.write().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_none_or(|i| i.generation < generation) {
+            let current = guard.take();
+            *guard = Some(self.sync(store, site, generation, current)?);
+        }
+        Ok(f(guard.as_ref().expect("just synced")))
+    }
+
+    /// Brings an index (or a fresh one, loaded or rebuilt) to `generation`, then persists it.
+    fn sync(&self, store: &Store, site: &SiteId, generation: i64, current: Option<SiteIndex>) -> Result<SiteIndex, IndexError> {
+        let s = *site;
+        let keys: HashSet<u64> = store.read_blocking(move |c| kb::chunk_keys(c, &s))?.into_iter().collect();
+        let mut idx = match current {
+            Some(i) => i,
+            None => match self.load(site, generation, &keys) {
+                Some(i) => return Ok(i),
+                None => SiteIndex::empty(keys.len())?,
+            },
+        };
+        let gone: Vec<u64> = idx.keys.difference(&keys).copied().collect();
+        for k in &gone {
+            idx.index.remove(*k).map_err(usearch_err)?;
+            idx.keys.remove(k);
+        }
+        let mut new: Vec<u64> = keys.difference(&idx.keys).copied().collect();
+        new.sort_unstable();
+        for part in new.chunks(512) {
+            let part = part.to_vec();
+            let vectors = store.read_blocking(move |c| kb::embeddings_of(c, &s, &part))?;
+            idx.add(vectors)?;
+        }
+        idx.generation = generation;
+        if !gone.is_empty() || !new.is_empty() {
+            tracing::info!(site = %site, generation, added = new.len(), removed = gone.len(), size = idx.len(), "vector index synced");
+            if let Err(e) = self.save(site, &idx) {
+                tracing::warn!(site = %site, error = %e, "cannot save the vector index; it will be rebuilt at the next start");
+            }
+        }
+        Ok(idx)
+    }
+
+    /// The persisted index if it reflects exactly `generation` and holds exactly `keys`.
+    fn load(&self, site: &SiteId, generation: i64, keys: &HashSet<u64>) -> Option<SiteIndex> {
+        let (file, gen_file) = self.paths(site);
+        let saved: i64 = std::fs::read_to_string(&gen_file).ok()?.trim().parse().ok()?;
+        if saved != generation {
+            return None;
+        }
+        let mut idx = SiteIndex::empty(keys.len()).ok()?;
+        idx.index.load(file.to_str()?).ok()?;
+        if idx.index.size() != keys.len() || !keys.iter().all(|k| idx.index.contains(*k)) {
+            return None;
+        }
+        idx.index.reserve_capacity_and_threads(idx.index.capacity().max(keys.len()).max(64), SEARCH_THREADS).ok()?;
+        idx.keys = keys.clone();
+        idx.generation = generation;
+        Some(idx)
+    }
+
+    fn save(&self, site: &SiteId, idx: &SiteIndex) -> Result<(), IndexError> {
+        std::fs::create_dir_all(&self.dir)?;
+        let (file, gen_file) = self.paths(site);
+        let tmp = file.with_extension(format!("usearch.tmp{}", std::process::id()));
+        let tmp_str = tmp.to_str().ok_or_else(|| IndexError::Usearch("index path is not UTF-8".into()))?;
+        idx.index.save(tmp_str).map_err(usearch_err)?;
+        std::fs::rename(&tmp, &file)?;
+        let gen_tmp = gen_file.with_extension(format!("gen.tmp{}", std::process::id()));
+        std::fs::write(&gen_tmp, idx.generation.to_string())?;
+        std::fs::rename(&gen_tmp, &gen_file)?;
+        Ok(())
+    }
+
+    /// Forgets a site's index in memory and on disk (it is rebuilt on next use).
+    pub fn drop_site(&self, site: &SiteId) {
+        self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
+        let (file, gen_file) = self.paths(site);
+        let _ = std::fs::remove_file(gen_file);
+        let _ = std::fs::remove_file(file);
+    }
+}

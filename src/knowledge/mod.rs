@@ -1,0 +1,155 @@
+//! Knowledge: a site's documents turned into grounded answers with citations.
+//!
+//! - [`import`]: parsers per format (Markdown, HTML, text, PDF, FAQ CSV/JSONL, JSONL documents) and
+//!   the idempotent import pipeline (one transaction per document).
+//! - [`chunk`]: structure-following chunks with a token bound and a little overlap.
+//! - [`embed`]: MiniLM sentence embeddings on a bounded pool of ONNX sessions.
+//! - [`index`]: a usearch index per site, derived from SQLite, persisted and synced by generation.
+//! - [`retrieve`]: hybrid BM25 + dense retrieval fused into a calibrated score.
+//! - [`answer`]: extractive answer composition with `[n]` markers, and the localized fallback.
+//! - [`demo`]: the demo site's knowledge, embedded in the binary.
+//!
+//! Request path: the question is embedded (pool) while nothing else waits on the runtime; retrieval
+//! (FTS5 query, index sync if the generation moved, vector search, fusion, chunk fetch) runs in one
+//! blocking task, at most `index::SEARCH_THREADS` at a time; the answer is composed from the passages.
+
+pub mod answer;
+pub mod chunk;
+pub mod demo;
+pub mod embed;
+pub mod import;
+pub mod index;
+pub mod retrieve;
+pub mod runtime;
+pub mod text;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::config::KnowledgeConfig;
+use crate::domain::{Lang, SiteId};
+use crate::store::Store;
+use embed::{EmbedError, Embedder};
+use index::{IndexError, Indexes};
+use runtime::RuntimeError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KnowledgeError {
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("retrieval task failed: {0}")]
+    Join(String),
+}
+
+/// A question as the API received it, validated.
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub text: String,
+    pub top_k: usize,
+    pub threshold: f32,
+    pub lang: Lang,
+}
+
+/// A cited source, as the API shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    pub id: String,
+    pub document_id: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub snippet: String,
+    pub score: f32,
+}
+
+/// The outcome of a question.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    pub id: String,
+    pub answer: String,
+    pub sources: Vec<Source>,
+    pub resolved: bool,
+    pub lang: String,
+    pub latency_ms: u64,
+}
+
+pub struct Knowledge {
+    pub embedder: Arc<Embedder>,
+    pub indexes: Indexes,
+    /// Bounds concurrent retrievals (index searches need a reserved usearch context each).
+    searches: tokio::sync::Semaphore,
+    /// Passages scoring below this never count, whatever `scoreThreshold` says.
+    pub min_score: f32,
+}
+
+impl std::fmt::Debug for Knowledge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Knowledge").field("embedder", &self.embedder).finish_non_exhaustive()
+    }
+}
+
+impl Knowledge {
+    /// Loads the runtime and model (or says exactly what is missing) and prepares the index directory.
+    pub fn open(config: &KnowledgeConfig, data_dir: &Path) -> Result<Arc<Knowledge>, RuntimeError> {
+        let embedder = Embedder::load(config)?;
+        Ok(Arc::new(Knowledge {
+            embedder,
+            indexes: Indexes::new(data_dir.join("indexes")),
+            searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),
+            min_score: config.min_score,
+        }))
+    }
+
+    /// Answers a question from the site's knowledge.
+    pub async fn ask(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Answer, KnowledgeError> {
+        let started = Instant::now();
+        let vector = self.embedder.embed(vec![q.text.clone()]).await?.pop().unwrap_or_default();
+        let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
+        let (this, store, site_id, question) = (self.clone(), store.clone(), *site, q.clone());
+        let threshold = q.threshold.max(self.min_score);
+        let passages = tokio::task::spawn_blocking(move || {
+            retrieve::retrieve(&store, &this.indexes, &site_id, &question.text, &vector, question.top_k, threshold)
+        })
+        .await
+        .map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        let composed = answer::compose(&q.text, &passages);
+        let (text, sources) = match composed {
+            Some(text) => {
+                let sources = passages
+                    .into_iter()
+                    .map(|p| Source {
+                        id: p.chunk.id,
+                        document_id: p.chunk.document_id,
+                        title: p.chunk.heading,
+                        url: p.chunk.url,
+                        snippet: p.chunk.text,
+                        score: (p.score * 10_000.0).round() / 10_000.0,
+                    })
+                    .collect();
+                (text, sources)
+            }
+            None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
+        };
+        Ok(Answer {
+            id: format!("qry_{}", ulid::Ulid::new()),
+            answer: text,
+            resolved: !sources.is_empty(),
+            sources,
+            lang: q.lang.as_str().to_owned(),
+            latency_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Brings the site's vector index up to date with the store and saves it (after a CLI import).
+    pub fn sync_index_blocking(&self, store: &Store, site: &SiteId) -> Result<usize, KnowledgeError> {
+        let s = *site;
+        let generation = store.read_blocking(move |c| crate::store::knowledge::generation(c, &s)).map_err(IndexError::from)?;
+        Ok(self.indexes.with_index(store, site, generation, |i| i.len())?)
+    }
+}

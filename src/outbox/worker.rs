@@ -1,0 +1,295 @@
+//! The delivery worker: claim due events with a lease, send them, record each attempt and its outcome.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Notify, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::deliver::{Sender, Verdict};
+use super::retry::{self, Policy};
+use crate::app::AppState;
+use crate::store::outbox::{self, Attempt, Claimed, Next};
+use crate::store::{StoreError, leads, sites};
+
+/// The longest the worker sleeps between looks at the database when nothing wakes it: events written by
+/// another process (the CLI's `webhooks replay`) and expired leases are noticed within this.
+const POLL: Duration = Duration::from_secs(1);
+/// How often delivered events and idempotency keys past the 24 h window are deleted.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("webhook configuration: {0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("cannot build the webhook HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What one `run_once` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub claimed: usize,
+    pub delivered: usize,
+    pub retrying: usize,
+    pub dead: usize,
+    /// Answered 410: the site's endpoint is now disabled.
+    pub gone: usize,
+}
+
+impl Summary {
+    fn add(&mut self, next: &Next) {
+        match next {
+            Next::Delivered => self.delivered += 1,
+            Next::Retry(_) => self.retrying += 1,
+            Next::Dead => self.dead += 1,
+            Next::Gone => self.gone += 1,
+        }
+    }
+}
+
+/// Everything a delivery needs; cheap to clone into each delivery task.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    state: Arc<AppState>,
+    sender: Sender,
+    policy: Policy,
+    lease: Duration,
+    workers: usize,
+}
+
+impl Worker {
+    pub fn new(state: Arc<AppState>) -> Result<Worker, WorkerError> {
+        let c = &state.config.webhooks;
+        let policy = Policy {
+            schedule: c.retry_delays()?,
+            min_after_throttle: c.min_backoff()?,
+        };
+        let sender = Sender::new(c)?;
+        // The lease outlives the request (bounded by the timeout) and the bookkeeping around it, so a
+        // live worker never loses its row to another; a dead worker's row is free again soon after.
+        let lease = Duration::from_secs(c.timeout_secs * 2 + 2);
+        let workers = c.workers.max(1);
+        Ok(Worker {
+            state,
+            sender,
+            policy,
+            lease,
+            workers,
+        })
+    }
+
+    async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, StoreError> {
+        let lease_ms = self.lease.as_millis() as i64;
+        self.state
+            .store
+            .write(move |tx| {
+                let now = chrono::Utc::now().timestamp_millis();
+                outbox::claim_due(tx, now, now + lease_ms, limit)
+            })
+            .await
+    }
+
+    /// Sends one claimed event and records the attempt. Errors are recorded on the event, not returned:
+    /// a failure to record leaves the lease to expire, and the event is sent again (at least once).
+    pub async fn deliver(&self, event: Claimed) -> Next {
+        let keyring = self.state.store.keyring().clone();
+        let site_id = event.site_id;
+        let secrets = self
+            .state
+            .store
+            .read(move |c| sites::signing_secrets(c, &keyring, &site_id))
+            .await;
+        let sent = match secrets {
+            Ok(secrets) => {
+                self.sender
+                    .send(&event.url, &event.id, &event.payload, &secrets)
+                    .await
+            }
+            Err(e) => {
+                tracing::error!(event = %event.id, error = %e, "cannot read the site's signing secret");
+                super::deliver::Sent {
+                    verdict: Verdict::Failed,
+                    status: None,
+                    body: String::new(),
+                    error: Some("cannot read the site's signing secret".into()),
+                    retry_after: None,
+                    duration: Duration::ZERO,
+                }
+            }
+        };
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let next = self.policy.next(
+            sent.verdict,
+            event.attempts,
+            sent.retry_after,
+            now_ms,
+            retry::jitter(),
+        );
+        let attempt = Attempt {
+            attempt: event.attempts + 1,
+            at: crate::store::now_rfc3339(),
+            status_code: sent.status,
+            error: sent.error.clone(),
+            duration_ms: sent.duration.as_millis() as u64,
+        };
+        let (id, site, rec_next) = (event.id.clone(), event.site_id, next.clone());
+        if let Err(e) = self
+            .state
+            .store
+            .write(move |tx| outbox::record_attempt(tx, &id, &site, &attempt, &rec_next))
+            .await
+        {
+            tracing::error!(event = %event.id, error = %e, "cannot record a webhook attempt; the event will be sent again when its lease expires");
+        }
+        match &next {
+            Next::Delivered => {
+                tracing::debug!(event = %event.id, site = %event.site_id, status = ?sent.status, "webhook delivered")
+            }
+            Next::Retry(at) => {
+                tracing::info!(event = %event.id, site = %event.site_id, status = ?sent.status, error = ?sent.error, retry_in_ms = at - now_ms, "webhook attempt failed; will retry")
+            }
+            Next::Dead => {
+                tracing::warn!(event = %event.id, site = %event.site_id, status = ?sent.status, error = ?sent.error, "webhook dead-lettered after the last retry; replay with `sitebot webhooks replay`")
+            }
+            Next::Gone => {
+                tracing::warn!(event = %event.id, site = %event.site_id, "receiver answered 410 Gone; the site's webhook endpoint is disabled until its URL is set again")
+            }
+        }
+        next
+    }
+
+    /// Claims what is due now (up to `webhooks.workers` events), delivers it concurrently and returns
+    /// what happened. Tests call this to drain the queue step by step.
+    pub async fn run_once(&self) -> Result<Summary, WorkerError> {
+        let claimed = self.claim(self.workers).await?;
+        let mut summary = Summary {
+            claimed: claimed.len(),
+            ..Summary::default()
+        };
+        let mut set = JoinSet::new();
+        for event in claimed {
+            let w = self.clone();
+            set.spawn(async move { w.deliver(event).await });
+        }
+        while let Some(next) = set.join_next().await {
+            summary.add(&next.map_err(|e| StoreError::Join(e.to_string()))?);
+        }
+        Ok(summary)
+    }
+
+    /// How long to sleep before something may be due: never more than `POLL`.
+    async fn idle_wait(&self) -> Duration {
+        match self.state.store.read(outbox::next_due).await {
+            Ok(Some(at)) => {
+                let ms = at - chrono::Utc::now().timestamp_millis();
+                Duration::from_millis(ms.clamp(1, POLL.as_millis() as i64) as u64)
+            }
+            Ok(None) => POLL,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the outbox");
+                POLL
+            }
+        }
+    }
+
+    async fn prune(&self) {
+        let pruned = self
+            .state
+            .store
+            .write(|tx| {
+                Ok((
+                    outbox::prune_delivered(tx, leads::IDEMPOTENCY_WINDOW_SECS)?,
+                    leads::prune_idempotency_keys(tx)?,
+                ))
+            })
+            .await;
+        match pruned {
+            Ok((events, keys)) if events + keys > 0 => tracing::info!(
+                events,
+                keys,
+                "pruned delivered webhook events and idempotency keys older than 24 h"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot prune the outbox"),
+        }
+    }
+
+    /// Delivers until `shutdown` is cancelled, with up to `webhooks.workers` deliveries at once; then
+    /// stops claiming and lets the deliveries in flight finish.
+    pub async fn run_until_stopped(self, shutdown: CancellationToken) {
+        let slots = Arc::new(Semaphore::new(self.workers));
+        let wake = self
+            .state
+            .outbox_wake
+            .clone()
+            .unwrap_or_else(|| Arc::new(Notify::new()));
+        let mut inflight = JoinSet::new();
+        let mut last_prune: Option<tokio::time::Instant> = None;
+        while !shutdown.is_cancelled() {
+            if last_prune.is_none_or(|t| t.elapsed() >= PRUNE_EVERY) {
+                self.prune().await;
+                last_prune = Some(tokio::time::Instant::now());
+            }
+            while inflight.try_join_next().is_some() {}
+            let free = slots.available_permits();
+            if free > 0 {
+                match self.claim(free).await {
+                    Ok(events) => {
+                        let full = events.len() == free;
+                        for event in events {
+                            let permit = slots
+                                .clone()
+                                .try_acquire_owned()
+                                .expect("a free slot was counted");
+                            let w = self.clone();
+                            inflight.spawn(async move {
+                                w.deliver(event).await;
+                                drop(permit);
+                            });
+                        }
+                        if full {
+                            continue; // more may be due; take them as slots free up
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "cannot claim webhook events; retrying"),
+                }
+            }
+            let wait = if free > 0 {
+                self.idle_wait().await
+            } else {
+                POLL
+            };
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = wake.notified() => {}
+                _ = tokio::time::sleep(wait) => {}
+                Some(_) = inflight.join_next(), if !inflight.is_empty() => {}
+            }
+        }
+        if !inflight.is_empty() {
+            tracing::info!(
+                in_flight = inflight.len(),
+                "webhook worker stopping; finishing deliveries in flight"
+            );
+        }
+        while inflight.join_next().await.is_some() {}
+    }
+}
+
+/// Drains what is due now once (see `Worker::run_once`).
+pub async fn run_once(state: Arc<AppState>) -> Result<Summary, WorkerError> {
+    Worker::new(state)?.run_once().await
+}
+
+/// Runs the worker until `shutdown` is cancelled (see `Worker::run_until_stopped`).
+pub async fn run_until_stopped(
+    state: Arc<AppState>,
+    shutdown: CancellationToken,
+) -> Result<(), WorkerError> {
+    Worker::new(state)?.run_until_stopped(shutdown).await;
+    Ok(())
+}

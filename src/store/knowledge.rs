@@ -1,0 +1,246 @@
+//! Knowledge tables: documents, chunks (text, heading path, embedding), the FTS5 index kept in step by
+//! triggers, the per-site generation counter and the query log.
+//!
+//! Every function takes the `SiteId` and filters by it. The FTS5 table is shared by all sites (its
+//! rows are joined back to `kb_chunks` and filtered by site), so BM25's document frequencies count every
+//! site's chunks: it changes scores slightly, never which site's rows are returned.
+//!
+//! The generation counter is bumped in the same transaction as any change to a site's chunks; a
+//! server compares it with the generation its in-memory index was built at, which is how an import made
+//! by the CLI becomes visible without a restart.
+
+use rusqlite::{Connection, Transaction, params};
+use serde::Serialize;
+
+use super::{OptionalRow, Result, StoreError, now_rfc3339};
+use crate::domain::SiteId;
+use crate::store::Site;
+
+/// A chunk ready to be stored.
+#[derive(Debug, Clone)]
+pub struct NewChunk {
+    pub heading: String,
+    pub text: String,
+    pub embedding: Vec<f32>,
+}
+
+/// A parsed, chunked and embedded document.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    /// Identifies the document within the site across imports (its path, or an id from the file).
+    pub source: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub format: String,
+    pub content_hash: String,
+    pub chunks: Vec<NewChunk>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentRow {
+    pub id: String,
+    pub source: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub format: String,
+    pub chunks: i64,
+    pub updated_at: String,
+}
+
+/// A chunk as retrieval shows it.
+#[derive(Debug, Clone)]
+pub struct ChunkRow {
+    pub key: u64,
+    pub id: String,
+    pub document_id: String,
+    pub source: String,
+    pub title: String,
+    pub heading: String,
+    pub url: Option<String>,
+    pub text: String,
+}
+
+pub fn generation(conn: &Connection, site: &SiteId) -> Result<i64> {
+    Ok(conn
+        .query_row("SELECT generation FROM kb_generations WHERE site_id = ?1", [site], |r| r.get(0))
+        .optional_row()?
+        .unwrap_or(0))
+}
+
+fn bump_generation(tx: &Transaction<'_>, site: &SiteId) -> Result<()> {
+    tx.execute(
+        "INSERT INTO kb_generations (site_id, generation) VALUES (?1, 1)
+         ON CONFLICT(site_id) DO UPDATE SET generation = generation + 1",
+        [site],
+    )?;
+    Ok(())
+}
+
+/// The content hash stored for `source`, if the document exists.
+pub fn content_hash(conn: &Connection, site: &SiteId, source: &str) -> Result<Option<String>> {
+    conn.query_row("SELECT content_hash FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source], |r| r.get(0))
+        .optional_row()
+}
+
+/// Stores `doc`, replacing the document with the same source (and its chunks) if there is one.
+/// Returns the new document id.
+pub fn replace_document(tx: &Transaction<'_>, site: &SiteId, doc: &NewDocument) -> Result<String> {
+    tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, doc.source])?;
+    let id = format!("doc_{}", ulid::Ulid::new());
+    let now = now_rfc3339();
+    tx.execute(
+        "INSERT INTO kb_documents (id, site_id, source, title, url, format, content_hash, chunk_count, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+        params![id, site, doc.source, doc.title, doc.url, doc.format, doc.content_hash, doc.chunks.len() as i64, now],
+    )?;
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for (i, c) in doc.chunks.iter().enumerate() {
+        stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding)])?;
+    }
+    bump_generation(tx, site)?;
+    Ok(id)
+}
+
+pub fn list_documents(conn: &Connection, site: &SiteId) -> Result<Vec<DocumentRow>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, source, title, url, format, chunk_count, updated_at FROM kb_documents WHERE site_id = ?1 ORDER BY source",
+    )?;
+    let rows = stmt.query_map([site], |r| {
+        Ok(DocumentRow { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, url: r.get(3)?, format: r.get(4)?, chunks: r.get(5)?, updated_at: r.get(6)? })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Deletes one document (by id or source) with its chunks.
+pub fn delete_document(tx: &Transaction<'_>, site: &SiteId, id_or_source: &str) -> Result<()> {
+    let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND (id = ?2 OR source = ?2)", params![site, id_or_source])?;
+    if n == 0 {
+        return Err(StoreError::NotFound);
+    }
+    bump_generation(tx, site)
+}
+
+/// Deletes every document of the site; returns how many there were.
+pub fn delete_all(tx: &Transaction<'_>, site: &SiteId) -> Result<usize> {
+    let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1", [site])?;
+    bump_generation(tx, site)?;
+    Ok(n)
+}
+
+/// Deletes the record documents of one file (sources starting with `prefix`) that are not in `keep`;
+/// returns how many went.
+pub fn delete_missing_records(tx: &Transaction<'_>, site: &SiteId, prefix: &str, keep: &[String]) -> Result<usize> {
+    let mut stmt = tx.prepare("SELECT source FROM kb_documents WHERE site_id = ?1 AND substr(source, 1, length(?2)) = ?2")?;
+    let stored: Vec<String> = stmt.query_map(params![site, prefix], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let keep: std::collections::HashSet<&str> = keep.iter().map(String::as_str).collect();
+    let mut n = 0;
+    for source in stored.iter().filter(|s| !keep.contains(s.as_str())) {
+        n += tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source])?;
+    }
+    if n > 0 {
+        bump_generation(tx, site)?;
+    }
+    Ok(n)
+}
+
+/// Every chunk key of the site with its embedding (index rebuilds).
+pub fn embeddings(conn: &Connection, site: &SiteId, after_key: u64, limit: usize) -> Result<Vec<(u64, Vec<f32>)>> {
+    let mut stmt = conn.prepare_cached("SELECT rowid, embedding FROM kb_chunks WHERE site_id = ?1 AND rowid > ?2 ORDER BY rowid LIMIT ?3")?;
+    let rows = stmt.query_map(params![site, after_key as i64, limit as i64], |r| {
+        let key: i64 = r.get(0)?;
+        let blob: Vec<u8> = r.get(1)?;
+        Ok((key as u64, blob_to_vector(&blob)))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every chunk key of the site.
+pub fn chunk_keys(conn: &Connection, site: &SiteId) -> Result<Vec<u64>> {
+    let mut stmt = conn.prepare_cached("SELECT rowid FROM kb_chunks WHERE site_id = ?1")?;
+    let rows = stmt.query_map([site], |r| r.get::<_, i64>(0).map(|k| k as u64))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The embeddings of some chunks of the site.
+pub fn embeddings_of(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<Vec<(u64, Vec<f32>)>> {
+    let mut stmt = conn.prepare_cached("SELECT embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2")?;
+    let mut out = Vec::with_capacity(keys.len());
+    for &k in keys {
+        if let Some(blob) = stmt.query_row(params![site, k as i64], |r| r.get::<_, Vec<u8>>(0)).optional_row()? {
+            out.push((k, blob_to_vector(&blob)));
+        }
+    }
+    Ok(out)
+}
+
+/// BM25 over the site's chunks for an FTS5 `MATCH` expression: (key, score), best first. Scores are
+/// positive (FTS5's `bm25()` is negated); `heading_weight` weighs the heading column against the text.
+pub fn fts_search(conn: &Connection, site: &SiteId, expr: &str, heading_weight: f64, limit: usize) -> Result<Vec<(u64, f64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT kb_fts.rowid, -bm25(kb_fts, ?3, 1.0) AS score FROM kb_fts JOIN kb_chunks c ON c.rowid = kb_fts.rowid
+         WHERE kb_fts MATCH ?1 AND c.site_id = ?2 ORDER BY score DESC LIMIT ?4",
+    )?;
+    let rows = stmt.query_map(params![expr, site, heading_weight, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, f64>(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The chunks with these keys that belong to the site, in the order of `keys`.
+pub fn chunks(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<Vec<ChunkRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.id, c.document_id, d.source, d.title, c.heading, d.url, c.text FROM kb_chunks c
+         JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1 AND c.rowid = ?2",
+    )?;
+    let mut out = Vec::with_capacity(keys.len());
+    for &key in keys {
+        let row = stmt
+            .query_row(params![site, key as i64], |r| {
+                Ok(ChunkRow { key, id: r.get(0)?, document_id: r.get(1)?, source: r.get(2)?, title: r.get(3)?, heading: r.get(4)?, url: r.get(5)?, text: r.get(6)? })
+            })
+            .optional_row()?;
+        out.extend(row);
+    }
+    Ok(out)
+}
+
+/// One answered question, for the log, the public counters and the `query.completed` webhook.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryRecord {
+    pub query_id: String,
+    pub site_id: SiteId,
+    pub question: String,
+    pub resolved: bool,
+    pub source_count: usize,
+    pub latency_ms: u64,
+    #[serde(skip)]
+    pub lang: String,
+}
+
+/// Logs the query, counts it in `site_stats` and enqueues `query.completed` for sites that opted in,
+/// all in the caller's transaction. Returns the outbox message id when an event was enqueued.
+pub fn record_query(tx: &Transaction<'_>, site: &Site, q: &QueryRecord) -> Result<Option<String>> {
+    tx.execute(
+        "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![q.query_id, site.id, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now_rfc3339()],
+    )?;
+    tx.execute(
+        "INSERT INTO site_stats (site_id, questions, resolved_questions, active_since) VALUES (?1, 1, ?2, date('now'))
+         ON CONFLICT(site_id) DO UPDATE SET questions = questions + 1,
+             resolved_questions = resolved_questions + excluded.resolved_questions,
+             active_since = coalesce(active_since, excluded.active_since)",
+        params![site.id, q.resolved as i64],
+    )?;
+    super::outbox::enqueue(tx, site, "query.completed", q)
+}
+
+pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}

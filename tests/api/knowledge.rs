@@ -1,0 +1,221 @@
+//! Knowledge import through the real pipeline (parsers, chunker, the real MiniLM model, SQLite, the
+//! usearch index), observed through the API: idempotent re-imports, replaced documents, bad files
+//! skipped with a reason, CLI imports seen by a running server, the index file reloaded on restart.
+
+use serde_json::{Value, json};
+use sitebot::domain::{SiteId, Tier};
+use sitebot::knowledge::import::{self, Report};
+
+use crate::helpers::{TestApp, spawn_app, spawn_app_in, test_config};
+
+pub const HOURS_MD: &str = "---\ntitle: Opening hours\nurl: https://clinic.example/hours\n---\n# Opening hours\n\n\
+The clinic is open Monday to Friday from 8:00 to 18:00. On Saturdays we are open from 9:00 to 13:00.\n\n\
+## Holidays\n\nWe are closed on Sundays and public holidays.\n";
+pub const PRICES_MD: &str = "---\ntitle: Prices\nurl: https://clinic.example/prices\n---\n# Prices\n\n\
+A routine check-up costs 60 euros.\n\n## Whitening\n\nIn-office teeth whitening costs 350 euros per session. \
+A take-home whitening kit costs 250 euros.\n";
+pub const PARKING_HTML: &str = "<html><head><title>Getting here</title><link rel=\"canonical\" href=\"https://clinic.example/directions\">\
+<script>var tracking = 'parking lot';</script></head><body><nav>Home Prices Contact</nav><h1>Getting here</h1>\
+<p>Free parking for patients is available in the courtyard behind the building.</p></body></html>";
+pub const FAQ_CSV: &str = "question,answer,url\n\"Do you treat children?\",\"Yes, children are welcome from their first tooth.\",https://clinic.example/faq#children\n";
+
+/// A different site's knowledge: a bicycle shop.
+pub const BIKES_MD: &str = "---\ntitle: Bike repairs\nurl: https://bikes.example/repairs\n---\n# Bike repairs\n\n\
+A flat tyre repair costs 15 euros and takes about twenty minutes. We service e-bikes of every brand.\n";
+
+/// Writes `files` into a fresh directory and imports it into `site` through the real pipeline.
+pub async fn import_files(app: &TestApp, site: SiteId, files: &[(&str, &[u8])]) -> (Report, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let report = import_dir(app, site, dir.path()).await;
+    (report, dir)
+}
+
+pub async fn import_dir(app: &TestApp, site: SiteId, dir: &std::path::Path) -> Report {
+    let (state, dir) = (app.state.clone(), dir.to_owned());
+    tokio::task::spawn_blocking(move || {
+        let mut failed = Vec::new();
+        let inputs = import::read_paths(&[dir], &mut failed);
+        let mut report = sitebot::cli::knowledge::import_inputs(&state.store, &state.knowledge, &site, &inputs, false, false).unwrap();
+        report.failed.extend(failed);
+        report
+    })
+    .await
+    .unwrap()
+}
+
+/// The clinic corpus used by the query and stream tests.
+pub fn clinic() -> Vec<(&'static str, &'static [u8])> {
+    vec![("hours.md", HOURS_MD.as_bytes()), ("prices.md", PRICES_MD.as_bytes()), ("directions.html", PARKING_HTML.as_bytes()), ("faq.csv", FAQ_CSV.as_bytes())]
+}
+
+pub async fn ask(app: &TestApp, site: SiteId, body: Value) -> reqwest::Response {
+    app.client.post(app.url("/v1/query")).header("X-Site-Id", site.to_string()).json(&body).send().await.unwrap()
+}
+
+pub async fn ask_ok(app: &TestApp, site: SiteId, question: &str) -> Value {
+    let resp = ask(app, site, json!({"question": question})).await;
+    assert_eq!(resp.status(), 200);
+    resp.json().await.unwrap()
+}
+
+fn chunk_count(app: &TestApp, site: SiteId) -> i64 {
+    app.state.store.read_blocking(move |c| Ok(c.query_row("SELECT count(*) FROM kb_chunks WHERE site_id = ?1", [site], |r| r.get(0))?)).unwrap()
+}
+
+#[tokio::test]
+async fn reimport_skips_unchanged_documents_and_replaces_changed_ones() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in clinic() {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let first = import_dir(&app, site.id, dir.path()).await;
+    assert_eq!((first.documents, first.skipped, first.failed.len()), (4, 0, 0), "{first:?}");
+    let chunks = chunk_count(&app, site.id);
+    assert_eq!(chunks as usize, first.chunks);
+
+    let again = import_dir(&app, site.id, dir.path()).await;
+    assert_eq!((again.documents, again.chunks, again.skipped), (0, 0, 4), "{again:?}");
+    assert_eq!(chunk_count(&app, site.id), chunks, "nothing duplicated");
+
+    // A changed price replaces the old chunks: the old figure is no longer cited.
+    std::fs::write(dir.path().join("prices.md"), PRICES_MD.replace("350 euros", "390 euros")).unwrap();
+    let changed = import_dir(&app, site.id, dir.path()).await;
+    assert_eq!((changed.documents, changed.skipped), (1, 3), "{changed:?}");
+    assert_eq!(chunk_count(&app, site.id), chunks);
+    let a = ask_ok(&app, site.id, "How much does in-office whitening cost?").await;
+    assert!(a["answer"].as_str().unwrap().contains("390 euros"), "{a}");
+    assert!(!a.to_string().contains("350 euros"), "{a}");
+
+    // A FAQ row removed from the file removes its document.
+    std::fs::write(dir.path().join("faq.csv"), "question,answer\n\"Is there parking?\",\"Yes, in the courtyard.\"\n").unwrap();
+    let faq = import_dir(&app, site.id, dir.path()).await;
+    assert_eq!((faq.documents, faq.deleted), (1, 1), "{faq:?}");
+}
+
+#[tokio::test]
+async fn a_corrupt_pdf_is_skipped_with_a_reason_and_the_rest_imported() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let files: Vec<(&str, &[u8])> = vec![("broken.pdf", b"%PDF-1.7\n1 0 obj garbage"), ("prices.md", PRICES_MD.as_bytes()), ("notes.txt", b"\xff\xfe not utf8")];
+    let (report, _dir) = import_files(&app, site.id, &files).await;
+    assert_eq!(report.documents, 1, "{report:?}");
+    let reasons: Vec<(String, String)> = report.failed.iter().map(|f| (f.path.clone(), f.reason.clone())).collect();
+    assert!(reasons.iter().any(|(p, r)| p.ends_with("broken.pdf") && r.contains("PDF")), "{reasons:?}");
+    assert!(reasons.iter().any(|(p, r)| p.ends_with("notes.txt") && r.contains("UTF-8")), "{reasons:?}");
+    let docs = app.state.store.read_blocking(move |c| sitebot::store::knowledge::list_documents(c, &site.id)).unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].title, "Prices");
+}
+
+#[tokio::test]
+async fn html_is_imported_as_text_with_its_canonical_url_and_without_scripts() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    let a = ask_ok(&app, site.id, "Where can I park my car?").await;
+    assert_eq!(a["resolved"], true, "{a}");
+    assert_eq!(a["sources"][0]["url"], "https://clinic.example/directions");
+    assert!(a["answer"].as_str().unwrap().contains("courtyard"), "{a}");
+    assert!(!a.to_string().contains("tracking"), "script text must not be imported: {a}");
+    assert!(!a.to_string().contains("Home Prices Contact"), "navigation must not be imported: {a}");
+}
+
+#[tokio::test]
+async fn an_import_by_the_cli_becomes_visible_to_a_running_server() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let before = ask_ok(&app, site.id, "How much is a flat tyre repair?").await;
+    assert_eq!(before["resolved"], false, "{before}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bikes.md"), BIKES_MD).unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot"))
+        .args(["--data-dir", app.data_dir.path().to_str().unwrap(), "knowledge", "import", "--json", "--site", &site.id.to_string()])
+        .arg(dir.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["documents"], 1, "{summary}");
+    assert_eq!(summary["failed"], json!([]));
+
+    let after = ask_ok(&app, site.id, "How much is a flat tyre repair?").await;
+    assert_eq!(after["resolved"], true, "{after}");
+    assert_eq!(after["sources"][0]["url"], "https://bikes.example/repairs");
+    assert!(after["answer"].as_str().unwrap().contains("15 euros"), "{after}");
+}
+
+#[tokio::test]
+async fn the_vector_index_is_persisted_and_serves_after_a_restart() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    let before = ask_ok(&app, site.id, "How much does whitening cost?").await;
+    let index_file = app.data_dir.path().join("indexes").join(format!("{}.usearch", site.id));
+    assert!(index_file.is_file(), "index saved beside the database");
+
+    let dir = app.stop().await;
+    // A stale or missing file is rebuilt from SQLite: remove it to prove it.
+    std::fs::remove_file(dir.path().join("indexes").join(format!("{}.usearch", site.id))).unwrap();
+    let app = spawn_app_in(test_config(), dir).await;
+    let after = ask_ok(&app, site.id, "How much does whitening cost?").await;
+    assert_eq!(after["answer"], before["answer"]);
+    assert_eq!(after["sources"][0]["id"], before["sources"][0]["id"]);
+    assert!(app.data_dir.path().join("indexes").join(format!("{}.usearch", site.id)).is_file(), "rebuilt and saved again");
+}
+
+/// Runs the binary with a config file naming `knowledge` paths that do not hold what they should.
+async fn run_with_knowledge(section: &str, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("sitebot.toml");
+    std::fs::write(&config, format!("[knowledge]\n{section}\n")).unwrap();
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot"))
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .args(args)
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn serve_refuses_to_start_without_the_runtime_and_says_how_to_fix_it() {
+    let out = run_with_knowledge("ort_library = \"/nonexistent/libonnxruntime.so.1.31.1\"", &["serve", "--listen", "127.0.0.1:0"]).await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.lines().find(|l| l.starts_with("error:")).unwrap_or_else(|| panic!("no error line in {stderr}"));
+    assert!(line.contains("ONNX Runtime library not found") && line.contains("install.sh --deps-only"), "{line}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("listening on"));
+
+    let doctor = run_with_knowledge("ort_library = \"/nonexistent/libonnxruntime.so.1.31.1\"", &["doctor"]).await;
+    assert!(!doctor.status.success());
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.lines().any(|l| l.starts_with("FAIL  ONNX Runtime")), "{report}");
+    assert!(report.lines().any(|l| l.starts_with("ok    database")), "{report}");
+}
+
+#[tokio::test]
+async fn serve_refuses_a_corrupt_model_and_doctor_passes_on_a_good_setup() {
+    let models = tempfile::tempdir().unwrap();
+    for f in sitebot::knowledge::runtime::MODEL_FILES {
+        std::fs::write(models.path().join(f), b"not a model").unwrap();
+    }
+    let section = format!("model_dir = {:?}", models.path().to_str().unwrap());
+    let out = run_with_knowledge(&section, &["serve", "--listen", "127.0.0.1:0"]).await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot be loaded") && stderr.contains("install.sh --deps-only"), "{stderr}");
+
+    let good = run_with_knowledge("", &["doctor"]).await;
+    let report = String::from_utf8_lossy(&good.stdout);
+    assert!(good.status.success(), "{report}");
+    assert!(report.lines().any(|l| l.starts_with("ok    embedding model") && l.contains("embeds a sentence")), "{report}");
+}

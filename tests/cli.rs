@@ -1,0 +1,246 @@
+//! Black-box tests of the built binary: the CLI and a running server share one data directory.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sitebot");
+
+fn sitebot(data_dir: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("--data-dir").arg(data_dir);
+    // Hermetic: no operator configuration leaks in.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SITEBOT_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run sitebot");
+    assert!(out.status.success(), "{cmd:?} failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `sitebot serve` on a free port and reads the address it prints before serving.
+fn serve(data_dir: &Path) -> Server {
+    let mut child = sitebot(data_dir)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line.trim().strip_prefix("listening on https://127.0.0.1:").unwrap_or_else(|| panic!("unexpected first line: {line:?}")).parse().unwrap();
+    Server { child, port }
+}
+
+fn client(data_dir: &Path) -> reqwest::blocking::Client {
+    let pem = std::fs::read(data_dir.join("tls/cert.pem")).unwrap();
+    reqwest::blocking::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
+        .build()
+        .unwrap()
+}
+
+fn post_lead(c: &reqwest::blocking::Client, port: u16, site: &str) -> reqwest::blocking::Response {
+    c.post(format!("https://127.0.0.1:{port}/v1/leads")).header("X-Site-Id", site).json(&json!({"email": "ada@example.com"})).send().unwrap()
+}
+
+fn create_site(dir: &Path, tier: &str) -> Value {
+    let out = run_ok(sitebot(dir).args(["site", "create", "--name", "Shop", "--vertical", "dental", "--tier", tier, "--currency", "EUR", "--lang", "en", "--json"]));
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn site_created_by_the_cli_is_served_and_cli_changes_apply_without_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let created = create_site(dir.path(), "pro");
+    let site = created["siteId"].as_str().unwrap().to_owned();
+    assert!(created["webhookSecret"].as_str().unwrap().starts_with("whsec_"));
+    assert!(created["bearerToken"].as_str().unwrap().starts_with("sbt_"));
+
+    let server = serve(dir.path());
+    let c = client(dir.path());
+    assert_eq!(post_lead(&c, server.port, &site).status(), 202);
+    let resp = c.post(format!("https://127.0.0.1:{}/v1/leads", server.port)).bearer_auth(created["bearerToken"].as_str().unwrap()).json(&json!({"email": "b@example.com"})).send().unwrap();
+    assert_eq!(resp.status(), 202);
+
+    // The CLI writes while the server runs; the server sees it on the next request.
+    run_ok(sitebot(dir.path()).args(["site", "disable", &site]));
+    let resp = post_lead(&c, server.port, &site);
+    assert_eq!(resp.status(), 403);
+    assert_eq!(resp.json::<Value>().unwrap()["code"], "site_disabled");
+    run_ok(sitebot(dir.path()).args(["site", "enable", &site]));
+    assert_eq!(post_lead(&c, server.port, &site).status(), 202);
+
+    let rotated: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["site", "rotate-token", &site, "--json"]))).unwrap();
+    let resp = c.post(format!("https://127.0.0.1:{}/v1/leads", server.port)).bearer_auth(created["bearerToken"].as_str().unwrap()).json(&json!({"email": "c@example.com"})).send().unwrap();
+    assert_eq!(resp.status(), 401);
+    let resp = c.post(format!("https://127.0.0.1:{}/v1/leads", server.port)).bearer_auth(rotated["bearerToken"].as_str().unwrap()).json(&json!({"email": "c@example.com"})).send().unwrap();
+    assert_eq!(resp.status(), 202);
+
+    // healthcheck finds the local server through the data directory's certificate.
+    run_ok(sitebot(dir.path()).args(["healthcheck", "--url", &format!("https://127.0.0.1:{}", server.port)]));
+    let shown: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["site", "show", &site, "--json"]))).unwrap();
+    assert_eq!(shown["tier"], "pro");
+    assert_eq!(shown["enabled"], true);
+    assert!(shown.get("tokenHash").is_none() && !shown.to_string().contains("sbt_"));
+}
+
+#[test]
+fn backup_while_serving_is_a_consistent_database_holding_the_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = create_site(dir.path(), "starter")["siteId"].as_str().unwrap().to_owned();
+    let server = serve(dir.path());
+    let c = client(dir.path());
+    // Keep the server writing while the backup runs.
+    let port = server.port;
+    let site2 = site.clone();
+    let dir_path = dir.path().to_owned();
+    let writer = std::thread::spawn(move || {
+        let c = client(&dir_path);
+        let mut accepted = 0;
+        for _ in 0..50 {
+            if post_lead(&c, port, &site2).status() == 202 {
+                accepted += 1;
+            }
+        }
+        accepted
+    });
+    let backup = dir.path().join("backup.db");
+    let out = run_ok(sitebot(dir.path()).arg("backup").arg(&backup));
+    assert!(out.contains("backup written"), "{out}");
+    let accepted = writer.join().unwrap();
+    assert!(accepted > 0);
+    assert_eq!(post_lead(&c, port, &site).status(), 202);
+
+    let conn = rusqlite::Connection::open(&backup).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    let name: String = conn.query_row("SELECT name FROM sites WHERE id = ?1", [&site], |r| r.get(0)).unwrap();
+    assert_eq!(name, "Shop");
+    let leads: i64 = conn.query_row("SELECT count(*) FROM leads", [], |r| r.get(0)).unwrap();
+    assert!(leads <= 51);
+    // Backups never overwrite.
+    let out = sitebot(dir.path()).arg("backup").arg(&backup).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
+}
+
+#[test]
+fn sigterm_stops_the_server_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = serve(dir.path());
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let start = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status:?}");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(15), "server did not stop after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn configuration_layers_unknown_keys_and_redaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("sitebot.toml");
+    std::fs::write(&cfg, "[server]\nlisten = \"127.0.0.1:9443\"\n[secrets]\nmaster_key = \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"\n").unwrap();
+    let out = run_ok(sitebot(dir.path()).arg("--config").arg(&cfg).args(["config", "print"]).env("SITEBOT_WEBHOOKS__ALLOW_HTTP", "true"));
+    assert!(out.contains("listen = \"127.0.0.1:9443\""), "{out}");
+    assert!(out.contains("allow_http = true"), "{out}");
+    assert!(out.contains("[redacted]") && !out.contains("AAAAAAAA"), "{out}");
+
+    let out = sitebot(dir.path()).args(["config", "print"]).env("SITEBOT_SERVER__LISEN", "x").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("server.lisen") && err.contains("SITEBOT_SERVER__LISEN"), "{err}");
+
+    std::fs::write(&cfg, "[limits]\nip_per_minut = 5\n").unwrap();
+    let out = sitebot(dir.path()).arg("--config").arg(&cfg).args(["config", "print"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("limits.ip_per_minut"));
+
+    let example = run_ok(sitebot(dir.path()).args(["config", "example"]));
+    let path = dir.path().join("example.toml");
+    std::fs::write(&path, example).unwrap();
+    run_ok(sitebot(dir.path()).arg("--config").arg(&path).args(["config", "print"]));
+}
+
+#[test]
+fn site_commands_validate_input_and_migrate_reports_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sitebot(dir.path())
+        .args(["site", "create", "--name", "X", "--vertical", "dental", "--tier", "starter", "--currency", "EUR", "--lang", "en", "--webhook-url", "http://127.0.0.1/hook"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("https"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = sitebot(dir.path()).args(["site", "create", "--name", "X", "--vertical", "dental", "--tier", "starter", "--currency", "XYZ", "--lang", "en"]).output().unwrap();
+    assert!(!out.status.success());
+    let id = create_site(dir.path(), "starter")["siteId"].as_str().unwrap().to_owned();
+    let out = sitebot(dir.path()).args(["site", "rotate-token", &id]).output().unwrap();
+    assert!(!out.status.success(), "starter sites have no token");
+    let listed = run_ok(sitebot(dir.path()).args(["site", "list"]));
+    assert!(listed.contains(&id));
+    // Moving up from Starter creates a bearer token, shown once.
+    let updated = run_ok(sitebot(dir.path()).args(["site", "update", &id, "--tier", "enterprise", "--allowed-origin", "https://shop.example.com", "--json"]));
+    assert!(updated.contains("\"bearerToken\":\"sbt_"), "{updated}");
+    let shown: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["site", "show", &id, "--json"]))).unwrap();
+    assert_eq!(shown["tier"], "enterprise");
+    assert_eq!(shown["hasBearerToken"], true);
+    assert_eq!(shown["allowedOrigins"], json!(["https://shop.example.com"]));
+    let out = run_ok(sitebot(dir.path()).arg("migrate"));
+    assert!(out.starts_with("schema version "), "{out}");
+}
+
+#[test]
+fn the_optional_plain_port_refuses_everything() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = sitebot(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("SITEBOT_SERVER__PLAIN_LISTEN", "127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let tls_line = lines.next().unwrap().unwrap();
+    assert!(tls_line.starts_with("listening on https://127.0.0.1:"), "{tls_line}");
+    let plain_line = lines.next().unwrap().unwrap();
+    let addr = plain_line.strip_prefix("refusing plain HTTP on http://").unwrap_or_else(|| panic!("{plain_line}")).to_owned();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /v1/landing/dental/en/home HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 403 Forbidden"), "{out}");
+    assert!(out.contains("\"code\":\"https_required\""), "{out}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
