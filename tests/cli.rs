@@ -1,67 +1,13 @@
 //! Black-box tests of the built binary: the CLI and a running server share one data directory.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sitebot");
-
-fn sitebot(data_dir: &Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.arg("--data-dir").arg(data_dir);
-    // Hermetic: no operator configuration leaks in.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SITEBOT_") {
-            c.env_remove(k);
-        }
-    }
-    c
-}
-
-fn run_ok(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("run sitebot");
-    assert!(out.status.success(), "{cmd:?} failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `sitebot serve` on a free port and reads the address it prints before serving.
-fn serve(data_dir: &Path) -> Server {
-    let mut child = sitebot(data_dir)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let port = line.trim().strip_prefix("listening on https://127.0.0.1:").unwrap_or_else(|| panic!("unexpected first line: {line:?}")).parse().unwrap();
-    Server { child, port }
-}
-
-fn client(data_dir: &Path) -> reqwest::blocking::Client {
-    let pem = std::fs::read(data_dir.join("tls/cert.pem")).unwrap();
-    reqwest::blocking::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
-        .build()
-        .unwrap()
-}
+mod common;
+use common::*;
 
 fn post_lead(c: &reqwest::blocking::Client, port: u16, site: &str) -> reqwest::blocking::Response {
     c.post(format!("https://127.0.0.1:{port}/v1/leads")).header("X-Site-Id", site).json(&json!({"email": "ada@example.com"})).send().unwrap()
@@ -220,7 +166,7 @@ fn site_commands_validate_input_and_migrate_reports_the_schema() {
 
 #[test]
 fn the_optional_plain_port_refuses_everything() {
-    use std::io::{Read, Write};
+    use std::io::{BufRead, BufReader, Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let mut child = sitebot(dir.path())
         .args(["serve", "--listen", "127.0.0.1:0"])

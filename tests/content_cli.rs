@@ -1,66 +1,11 @@
 //! Black-box tests of the content commands: the built binary writes verticals, pages, prices and rates
 //! into a data directory, and a `sitebot serve` on the same directory answers with them.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sitebot");
-
-fn sitebot(data_dir: &Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.arg("--data-dir").arg(data_dir);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SITEBOT_") {
-            c.env_remove(k);
-        }
-    }
-    c
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("run sitebot")
-}
-
-fn run_ok(cmd: &mut Command) -> String {
-    let out = run(cmd);
-    assert!(out.status.success(), "{cmd:?} failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(data_dir: &Path) -> Server {
-    let mut child =
-        sitebot(data_dir).args(["serve", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let port =
-        line.trim().strip_prefix("listening on https://127.0.0.1:").unwrap_or_else(|| panic!("unexpected first line: {line:?}")).parse().unwrap();
-    Server { child, port }
-}
-
-fn client(data_dir: &Path) -> reqwest::blocking::Client {
-    let pem = std::fs::read(data_dir.join("tls/cert.pem")).unwrap();
-    reqwest::blocking::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
-        .build()
-        .unwrap()
-}
+mod common;
+use common::*;
 
 const PAGES: &str = "\
 - site: dental
