@@ -73,14 +73,15 @@ pub fn run(cmd: LeadsCommand, config: &Config, data_dir: &Path) -> anyhow::Resul
             ])?;
             for l in &rows {
                 let site = l.site_id.to_string();
-                let opt = |v: &Option<String>| v.as_deref().unwrap_or("").to_owned();
+                let opt = |v: &Option<String>| spreadsheet_safe(v.as_deref().unwrap_or(""));
                 let (name, message, page) = (opt(&l.name), opt(&l.message), opt(&l.page_url));
+                let email = spreadsheet_safe(&l.email);
                 let row: [&str; 7] = [
                     &l.lead_id,
                     &site,
                     &l.created_at,
                     &name,
-                    &l.email,
+                    &email,
                     &message,
                     &page,
                 ];
@@ -101,8 +102,25 @@ pub fn run(cmd: LeadsCommand, config: &Config, data_dir: &Path) -> anyhow::Resul
     Ok(())
 }
 
+/// Visitors write these fields: a leading `=`, `+`, `-`, `@`, tab or CR would run as a formula when the
+/// CSV is opened in a spreadsheet (CSV injection), so such a value is prefixed with `'` (OWASP advice).
+fn spreadsheet_safe(v: &str) -> String {
+    match v.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{v}"),
+        _ => v.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn formulas_are_neutralised() {
+        assert_eq!(super::spreadsheet_safe("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(super::spreadsheet_safe("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(super::spreadsheet_safe("Ada"), "Ada");
+        assert_eq!(super::spreadsheet_safe(""), "");
+    }
+
     #[test]
     fn since_is_normalized() {
         assert_eq!(
