@@ -1,7 +1,6 @@
 //! Black-box tests of the content commands: the built binary writes verticals, pages, prices and rates
 //! into a data directory, and a `sitebot serve` on the same directory answers with them.
 
-
 use serde_json::{Value, json};
 
 mod common;
