@@ -74,26 +74,61 @@ async fn run(client: &reqwest::Client, url: &str, site: &str, questions: Arc<Vec
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let eval = PathBuf::from(arg("--eval").unwrap_or_else(|| "../shared/eval/scifact".into()));
-    let bin = arg("--bin").unwrap_or_else(|| "target/release/sitebot".into());
-    let data = tempfile::tempdir()?;
-    let dir = data.path().to_str().unwrap().to_owned();
-
-    let out = Command::new(&bin).args(["--data-dir", &dir, "site", "create", "--name", "bench", "--vertical", "science", "--tier", "enterprise", "--currency", "EUR", "--lang", "en", "--json"]).output()?;
+fn import(bin: &str, dir: &str, eval: &std::path::Path) -> anyhow::Result<String> {
+    let out = Command::new(bin)
+        .args([
+            "--data-dir",
+            dir,
+            "site",
+            "create",
+            "--name",
+            "bench",
+            "--vertical",
+            "science",
+            "--tier",
+            "enterprise",
+            "--currency",
+            "EUR",
+            "--lang",
+            "en",
+            "--json",
+        ])
+        .output()?;
     anyhow::ensure!(out.status.success(), "site create: {}", String::from_utf8_lossy(&out.stderr));
     let site = serde_json::from_slice::<serde_json::Value>(&out.stdout)?["siteId"].as_str().unwrap().to_owned();
 
     let t = Instant::now();
-    let out = Command::new(&bin).args(["--data-dir", &dir, "knowledge", "import", "--json", "--site", &site]).arg(eval.join("corpus.jsonl")).output()?;
+    let out = Command::new(bin).args(["--data-dir", dir, "knowledge", "import", "--json", "--site", &site]).arg(eval.join("corpus.jsonl")).output()?;
     anyhow::ensure!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let secs = t.elapsed().as_secs_f64();
     let docs = report["documents"].as_u64().unwrap_or(0);
     println!("import: {docs} documents, {} chunks in {secs:.1}s = {:.1} documents/s (CLI, including model load)", report["chunks"], docs as f64 / secs);
 
-    let mut server = Command::new(&bin).args(["--data-dir", &dir, "serve", "--listen", "127.0.0.1:0"]).env("RUST_LOG", "warn").stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
+    Ok(site)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let eval = PathBuf::from(arg("--eval").unwrap_or_else(|| "../shared/eval/scifact".into()));
+    let bin = arg("--bin").unwrap_or_else(|| "target/release/sitebot".into());
+    let data = tempfile::tempdir()?;
+    // `--data-dir DIR --site ID`: serve an already imported site (skips the import measurement).
+    let (dir, site) = match (arg("--data-dir"), arg("--site")) {
+        (Some(d), Some(s)) => (d, s),
+        _ => {
+            let dir = data.path().to_str().unwrap().to_owned();
+            let site = import(&bin, &dir, &eval)?;
+            (dir, site)
+        }
+    };
+    let data_path = PathBuf::from(&dir);
+    let mut server = Command::new(&bin)
+        .args(["--data-dir", &dir, "serve", "--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
     let pid = server.id();
     let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
     let base = loop {
@@ -102,8 +137,9 @@ async fn main() -> anyhow::Result<()> {
             break addr.trim().to_owned();
         }
     };
-    let pem = std::fs::read(data.path().join("tls/cert.pem"))?;
-    let client = reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
+    let pem = std::fs::read(data_path.join("tls/cert.pem"))?;
+    let client =
+        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
     let url = format!("{base}/v1/query");
     let questions: Vec<String> = std::fs::read_to_string(eval.join("queries.jsonl"))?
         .lines()
@@ -116,7 +152,11 @@ async fn main() -> anyhow::Result<()> {
     run(&client, &url, &site, questions.clone(), 4, 100).await?;
     run(&client, &url, &site, questions.clone(), 1, 500).await?;
     run(&client, &url, &site, questions.clone(), 32, 4000).await?;
-    println!("server peak memory (VmHWM) {:.1} MiB, now (VmRSS) {:.1} MiB", status_kib(pid, "VmHWM:") as f64 / 1024.0, status_kib(pid, "VmRSS:") as f64 / 1024.0);
+    println!(
+        "server peak memory (VmHWM) {:.1} MiB, now (VmRSS) {:.1} MiB",
+        status_kib(pid, "VmHWM:") as f64 / 1024.0,
+        status_kib(pid, "VmRSS:") as f64 / 1024.0
+    );
     server.kill()?;
     server.wait()?;
     Ok(())

@@ -31,7 +31,7 @@ fn arg(name: &str) -> Option<String> {
 
 fn site(store: &Store) -> anyhow::Result<SiteId> {
     if let Some(id) = store.read_blocking(|c| sites::meta_get(c, "scifact_site"))? {
-        return Ok(SiteId::parse(&id).map_err(|e| anyhow::anyhow!(e.0))?);
+        return SiteId::parse(&id).map_err(|e| anyhow::anyhow!(e.0));
     }
     let keyring = store.keyring().clone();
     let (s, _) = store.write_blocking(move |tx| {
@@ -55,7 +55,7 @@ fn site(store: &Store) -> anyhow::Result<SiteId> {
     Ok(s.id)
 }
 
-fn qrels(path: PathBuf) -> anyhow::Result<HashMap<String, HashMap<String, f64>>> {
+fn qrels(path: PathBuf) -> anyhow::Result<Qrels> {
     let mut out: HashMap<String, HashMap<String, f64>> = HashMap::new();
     for line in std::fs::read_to_string(path)?.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
@@ -94,14 +94,18 @@ struct Query {
     vector: Vec<f32>,
 }
 
+/// Relevance judgements: query id -> document id -> grade.
+type Qrels = HashMap<String, HashMap<String, f64>>;
+
 /// Mean nDCG@10 and Recall@100 of `mode` over `queries`; with `samples`, also collects the hybrid
 /// candidates' features and labels.
+#[allow(clippy::too_many_arguments)] // a benchmark harness: every input is a knob
 fn evaluate(
     store: &Store,
     k: &Knowledge,
     site: &SiteId,
     queries: &[Query],
-    rels: &HashMap<String, HashMap<String, f64>>,
+    rels: &Qrels,
     doc_of: &HashMap<u64, String>,
     fusion: &Fusion,
     mode: Mode,
@@ -182,7 +186,7 @@ fn main() -> anyhow::Result<()> {
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .map(|v| (v["_id"].as_str().unwrap_or("").to_owned(), v["text"].as_str().unwrap_or("").to_owned()))
         .collect();
-    let load = |split: &str| -> anyhow::Result<(Vec<Query>, HashMap<String, HashMap<String, f64>>)> {
+    let load = |split: &str| -> anyhow::Result<(Vec<Query>, Qrels)> {
         let rels = qrels(eval.join("qrels").join(format!("{split}.tsv")))?;
         let mut ids: Vec<&String> = rels.keys().collect();
         ids.sort();

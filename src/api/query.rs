@@ -47,10 +47,8 @@ impl Validate for QueryRequest {
         if !(0.0..=1.0).contains(&self.score_threshold) {
             errors.push(FieldError::new("scoreThreshold", "must be a number from 0 to 1"));
         }
-        if let Some(l) = &self.lang {
-            if let Err(e) = Lang::parse(l) {
-                errors.push(FieldError::new("lang", e.0));
-            }
+        if let Some(Err(e)) = self.lang.as_deref().map(Lang::parse) {
+            errors.push(FieldError::new("lang", e.0));
         }
         errors
     }
@@ -82,10 +80,8 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
     };
     let site = site.clone();
     let message = state.store.write(move |tx| kb::record_query(tx, &site, &rec)).await?;
-    if message.is_some() {
-        if let Some(w) = state.outbox_wake.as_ref() {
-            w.notify_one();
-        }
+    if let (Some(_), Some(w)) = (message, state.outbox_wake.as_ref()) {
+        w.notify_one();
     }
     Ok(())
 }

@@ -50,7 +50,7 @@ pub enum KnowledgeCommand {
         #[arg(long, conflicts_with = "document")]
         all: bool,
     },
-    /// Rebuild the site's vector index file from the database
+    /// Rebuild the site's full-text index and vector index file from the stored chunks
     Reindex {
         #[arg(long, env = "SITEBOT_SITE")]
         site: String,
@@ -144,9 +144,10 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
         KnowledgeCommand::Reindex { site } => {
             let site = site_id(&store, &site)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
+            let rows = store.write_blocking(move |tx| kb::rebuild_fts(tx, &site))?;
             knowledge.indexes.drop_site(&site);
             let n = knowledge.sync_index_blocking(&store, &site)?;
-            println!("index of {site} rebuilt: {n} chunks");
+            println!("indexes of {site} rebuilt: {rows} chunks in the full-text index, {n} in the vector index");
             Ok(())
         }
     }

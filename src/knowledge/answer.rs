@@ -22,7 +22,9 @@ const MAX_CHARS: usize = 700;
 pub fn fallback(lang: &str) -> &'static str {
     match lang.split('-').next().unwrap_or("") {
         "de" => "Dazu habe ich in den Informationen dieser Website leider nichts gefunden. Bitte wenden Sie sich direkt an uns, wir helfen Ihnen gerne weiter.",
-        "fr" => "Je n'ai malheureusement rien trouvé à ce sujet dans les informations de ce site. N'hésitez pas à nous contacter directement, nous vous aiderons volontiers.",
+        "fr" => {
+            "Je n'ai malheureusement rien trouvé à ce sujet dans les informations de ce site. N'hésitez pas à nous contacter directement, nous vous aiderons volontiers."
+        }
         "es" => "Lo siento, no he encontrado información sobre eso en este sitio. Póngase en contacto con nosotros directamente y le ayudaremos con gusto.",
         _ => "Sorry, I couldn't find anything about that in this site's information. Please contact us directly and we'll be glad to help.",
     }

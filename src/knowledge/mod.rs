@@ -109,15 +109,19 @@ impl Knowledge {
     /// Answers a question from the site's knowledge.
     pub async fn ask(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Answer, KnowledgeError> {
         let started = Instant::now();
-        let vector = self.embedder.embed(vec![q.text.clone()]).await?.pop().unwrap_or_default();
         let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
-        let (this, store, site_id, question) = (self.clone(), store.clone(), *site, q.clone());
+        // BM25 needs no embedding: it runs while the question is embedded.
+        let (lstore, site_id, text, top_k) = (store.clone(), *site, q.text.clone(), q.top_k);
+        let lexical = tokio::task::spawn_blocking(move || {
+            retrieve::lexical(&lstore, &site_id, &text, retrieve::depth(top_k), &retrieve::Fusion::default(), retrieve::Mode::Hybrid)
+        });
+        let vector = self.embedder.embed(vec![q.text.clone()]).await?.pop().unwrap_or_default();
+        let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        let (this, store) = (self.clone(), store.clone());
         let threshold = q.threshold.max(self.min_score);
-        let passages = tokio::task::spawn_blocking(move || {
-            retrieve::retrieve(&store, &this.indexes, &site_id, &question.text, &vector, question.top_k, threshold)
-        })
-        .await
-        .map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold))
+            .await
+            .map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let composed = answer::compose(&q.text, &passages);
         let (text, sources) = match composed {
             Some(text) => {

@@ -37,7 +37,7 @@ pub struct Fusion {
 
 impl Default for Fusion {
     fn default() -> Self {
-        Fusion { w_cos: 9.0, w_bm25_rank: 2.5, w_dense_rank: 1.0, bias: -6.5, heading_weight: 2.0 }
+        Fusion { w_cos: 8.0, w_bm25_rank: 3.9, w_dense_rank: 2.28, bias: -9.45, heading_weight: 2.0 }
     }
 }
 
@@ -86,7 +86,31 @@ pub fn match_expression(question: &str) -> Option<String> {
     Some(t.iter().map(|w| format!("\"{}\"", w.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR "))
 }
 
+/// The lexical half of retrieval, which needs no embedding (so it runs while the question is
+/// embedded): the site's generation and its BM25 hits.
+#[derive(Debug, Clone)]
+pub struct Lexical {
+    pub generation: i64,
+    pub hits: Vec<(u64, f64)>,
+}
+
+/// BM25 hits for the question (blocking); none in `Mode::Dense`.
+pub fn lexical(store: &Store, site: &SiteId, question: &str, depth: usize, fusion: &Fusion, mode: Mode) -> Result<Lexical, IndexError> {
+    let s = *site;
+    let expr = match_expression(question);
+    let heading_weight = fusion.heading_weight;
+    Ok(store.read_blocking(move |c| {
+        let generation = kb::generation(c, &s)?;
+        let hits = match (&expr, mode) {
+            (Some(e), Mode::Bm25 | Mode::Hybrid) => kb::fts_search(c, &s, e, heading_weight, depth)?,
+            _ => Vec::new(),
+        };
+        Ok(Lexical { generation, hits })
+    })?)
+}
+
 /// Ranks the site's chunks for a question (blocking). Candidates come best first for `mode`.
+#[allow(clippy::too_many_arguments)] // the benchmark varies each of them
 pub fn rank(
     store: &Store,
     indexes: &Indexes,
@@ -97,18 +121,24 @@ pub fn rank(
     fusion: &Fusion,
     mode: Mode,
 ) -> Result<Vec<Candidate>, IndexError> {
-    let s = *site;
-    let expr = match_expression(question);
-    let heading_weight = fusion.heading_weight;
-    let (generation, lexical) = store.read_blocking(move |c| {
-        let g = kb::generation(c, &s)?;
-        let hits = match (&expr, mode) {
-            (Some(e), Mode::Bm25 | Mode::Hybrid) => kb::fts_search(c, &s, e, heading_weight, depth)?,
-            _ => Vec::new(),
-        };
-        Ok((g, hits))
-    })?;
-    let mut out = indexes.with_index(store, site, generation, |idx| -> Result<Vec<Candidate>, IndexError> {
+    let lex = lexical(store, site, question, depth, fusion, mode)?;
+    fuse(store, indexes, site, lex, query, depth, fusion, mode)
+}
+
+/// Adds the dense half to the lexical hits and scores the union (blocking).
+#[allow(clippy::too_many_arguments)]
+pub fn fuse(
+    store: &Store,
+    indexes: &Indexes,
+    site: &SiteId,
+    lex: Lexical,
+    query: &[f32],
+    depth: usize,
+    fusion: &Fusion,
+    mode: Mode,
+) -> Result<Vec<Candidate>, IndexError> {
+    let lexical = lex.hits;
+    let mut out = indexes.with_index(store, site, lex.generation, |idx| -> Result<Vec<Candidate>, IndexError> {
         let dense = if mode == Mode::Bm25 { Vec::new() } else { idx.search(query, depth)? };
         let mut out: Vec<Candidate> = Vec::with_capacity(dense.len() + lexical.len());
         for (i, (key, cos)) in dense.into_iter().enumerate() {
@@ -149,18 +179,23 @@ pub struct Passage {
     pub score: f32,
 }
 
-/// The passages for an answer: hybrid-ranked, those scoring at least `threshold`, at most `top_k`.
+/// Candidates per list for an answer of `top_k` sources.
+pub fn depth(top_k: usize) -> usize {
+    (top_k * 4).max(40)
+}
+
+/// The passages for an answer, given the question's lexical hits (from `lexical` with
+/// `depth(top_k)`): hybrid-ranked, those scoring at least `threshold`, at most `top_k`.
 pub fn retrieve(
     store: &Store,
     indexes: &Indexes,
     site: &SiteId,
-    question: &str,
+    lex: Lexical,
     query: &[f32],
     top_k: usize,
     threshold: f32,
 ) -> Result<Vec<Passage>, IndexError> {
-    let depth = (top_k * 4).max(40);
-    let ranked = rank(store, indexes, site, question, query, depth, &Fusion::default(), Mode::Hybrid)?;
+    let ranked = fuse(store, indexes, site, lex, query, depth(top_k), &Fusion::default(), Mode::Hybrid)?;
     let kept: Vec<Candidate> = ranked.into_iter().filter(|c| c.score >= threshold).take(top_k).collect();
     let keys: Vec<u64> = kept.iter().map(|c| c.key).collect();
     let s = *site;

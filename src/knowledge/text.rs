@@ -46,7 +46,8 @@ pub fn sentences(text: &str) -> Vec<String> {
             if end >= bytes.len() || bytes[end] == b' ' {
                 let before = &text[start..i];
                 let last = before.rsplit(' ').next().unwrap_or("").trim_start_matches(['(', '"', '\'']).to_lowercase();
-                let abbreviation = b == b'.' && (ABBREVIATIONS.contains(&last.as_str()) || (last.chars().count() == 1 && last.chars().all(char::is_alphabetic)));
+                let abbreviation =
+                    b == b'.' && (ABBREVIATIONS.contains(&last.as_str()) || (last.chars().count() == 1 && last.chars().all(char::is_alphabetic)));
                 let next_starts_sentence = text[end..].trim_start().chars().next().is_none_or(|c| !c.is_lowercase());
                 if !abbreviation && next_starts_sentence {
                     let s = text[start..end].trim();
@@ -70,14 +71,13 @@ pub fn sentences(text: &str) -> Vec<String> {
 
 /// English and German words too common to say what a question is about.
 const STOPWORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but", "by", "can", "could",
-    "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i",
-    "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "ours", "she", "should", "so", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "was", "we", "were", "what", "when", "where",
-    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "please", "tell", "know", "there's", "what's",
-    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "ist", "sind", "wie", "was", "wer",
-    "wo", "wann", "warum", "ich", "du", "sie", "wir", "ihr", "es", "mit", "von", "zu", "für", "auf", "im", "in", "bei", "kann", "können",
-    "habe", "haben", "hat", "mein", "meine", "ihre", "ihren", "nicht", "auch", "noch", "man",
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me",
+    "my", "of", "on", "or", "our", "ours", "she", "should", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those",
+    "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "please", "tell", "know", "there's", "what's", "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "ist",
+    "sind", "wie", "was", "wer", "wo", "wann", "warum", "ich", "du", "sie", "wir", "ihr", "es", "mit", "von", "zu", "für", "auf", "im", "in", "bei", "kann",
+    "können", "habe", "haben", "hat", "mein", "meine", "ihre", "ihren", "nicht", "auch", "noch", "man",
 ];
 
 /// The lower-cased content words of `text` (letters and digits; stopwords and one-letter words

@@ -1,9 +1,10 @@
 //! Knowledge tables: documents, chunks (text, heading path, embedding), the FTS5 index kept in step by
 //! triggers, the per-site generation counter and the query log.
 //!
-//! Every function takes the `SiteId` and filters by it. The FTS5 table is shared by all sites (its
-//! rows are joined back to `kb_chunks` and filtered by site), so BM25's document frequencies count every
-//! site's chunks: it changes scores slightly, never which site's rows are returned.
+//! Every function takes the `SiteId` and filters by it. Full-text search uses one contentless FTS5
+//! table per site (`kb_fts_<uuid hex>`, Porter stemming, `contentless_delete`), created on the site's
+//! first import: a query reads only that site's postings (no join to filter by site, BM25 statistics of
+//! the site's own corpus), and no other tenant's text can ever match.
 //!
 //! The generation counter is bumped in the same transaction as any change to a site's chunks; a
 //! server compares it with the generation its in-memory index was built at, which is how an import made
@@ -62,10 +63,35 @@ pub struct ChunkRow {
 }
 
 pub fn generation(conn: &Connection, site: &SiteId) -> Result<i64> {
-    Ok(conn
-        .query_row("SELECT generation FROM kb_generations WHERE site_id = ?1", [site], |r| r.get(0))
-        .optional_row()?
-        .unwrap_or(0))
+    Ok(conn.query_row("SELECT generation FROM kb_generations WHERE site_id = ?1", [site], |r| r.get(0)).optional_row()?.unwrap_or(0))
+}
+
+/// The name of the site's FTS5 table (a UUID in hex: safe to splice into SQL).
+fn fts_table(site: &SiteId) -> String {
+    format!("kb_fts_{}", site.as_uuid().simple())
+}
+
+fn ensure_fts(tx: &Transaction<'_>, site: &SiteId) -> Result<String> {
+    let table = fts_table(site);
+    tx.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(heading, text, content = '', contentless_delete = 1, \
+         tokenize = 'porter unicode61 remove_diacritics 2')"
+    ))?;
+    Ok(table)
+}
+
+/// Removes from the FTS index the chunks of the site's documents matched by `condition` (SQL over
+/// `kb_documents` with `?1` = site and `?2` = the argument), before those documents are deleted.
+fn unindex(tx: &Transaction<'_>, site: &SiteId, condition: &str, arg: &str) -> Result<()> {
+    let table = ensure_fts(tx, site)?;
+    tx.execute(
+        &format!(
+            "DELETE FROM {table} WHERE rowid IN (SELECT c.rowid FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id \
+             WHERE d.site_id = ?1 AND c.site_id = ?1 AND ({condition}))"
+        ),
+        params![site, arg],
+    )?;
+    Ok(())
 }
 
 fn bump_generation(tx: &Transaction<'_>, site: &SiteId) -> Result<()> {
@@ -79,14 +105,15 @@ fn bump_generation(tx: &Transaction<'_>, site: &SiteId) -> Result<()> {
 
 /// The content hash stored for `source`, if the document exists.
 pub fn content_hash(conn: &Connection, site: &SiteId, source: &str) -> Result<Option<String>> {
-    conn.query_row("SELECT content_hash FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source], |r| r.get(0))
-        .optional_row()
+    conn.query_row("SELECT content_hash FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source], |r| r.get(0)).optional_row()
 }
 
 /// Stores `doc`, replacing the document with the same source (and its chunks) if there is one.
 /// Returns the new document id.
 pub fn replace_document(tx: &Transaction<'_>, site: &SiteId, doc: &NewDocument) -> Result<String> {
+    unindex(tx, site, "d.source = ?2", &doc.source)?;
     tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, doc.source])?;
+    let fts = fts_table(site);
     let id = format!("doc_{}", ulid::Ulid::new());
     let now = now_rfc3339();
     tx.execute(
@@ -94,20 +121,18 @@ pub fn replace_document(tx: &Transaction<'_>, site: &SiteId, doc: &NewDocument) 
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
         params![id, site, doc.source, doc.title, doc.url, doc.format, doc.content_hash, doc.chunks.len() as i64, now],
     )?;
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
+    let mut stmt = tx.prepare_cached("INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+    let mut fts_insert = tx.prepare_cached(&format!("INSERT INTO {fts} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
     for (i, c) in doc.chunks.iter().enumerate() {
         stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding)])?;
+        fts_insert.execute(params![tx.last_insert_rowid(), c.heading, c.text])?;
     }
     bump_generation(tx, site)?;
     Ok(id)
 }
 
 pub fn list_documents(conn: &Connection, site: &SiteId) -> Result<Vec<DocumentRow>> {
-    let mut stmt = conn.prepare(
-        "SELECT id, source, title, url, format, chunk_count, updated_at FROM kb_documents WHERE site_id = ?1 ORDER BY source",
-    )?;
+    let mut stmt = conn.prepare("SELECT id, source, title, url, format, chunk_count, updated_at FROM kb_documents WHERE site_id = ?1 ORDER BY source")?;
     let rows = stmt.query_map([site], |r| {
         Ok(DocumentRow { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, url: r.get(3)?, format: r.get(4)?, chunks: r.get(5)?, updated_at: r.get(6)? })
     })?;
@@ -116,6 +141,7 @@ pub fn list_documents(conn: &Connection, site: &SiteId) -> Result<Vec<DocumentRo
 
 /// Deletes one document (by id or source) with its chunks.
 pub fn delete_document(tx: &Transaction<'_>, site: &SiteId, id_or_source: &str) -> Result<()> {
+    unindex(tx, site, "d.id = ?2 OR d.source = ?2", id_or_source)?;
     let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND (id = ?2 OR source = ?2)", params![site, id_or_source])?;
     if n == 0 {
         return Err(StoreError::NotFound);
@@ -125,6 +151,7 @@ pub fn delete_document(tx: &Transaction<'_>, site: &SiteId, id_or_source: &str) 
 
 /// Deletes every document of the site; returns how many there were.
 pub fn delete_all(tx: &Transaction<'_>, site: &SiteId) -> Result<usize> {
+    unindex(tx, site, "?2 = ?2", "")?;
     let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1", [site])?;
     bump_generation(tx, site)?;
     Ok(n)
@@ -138,11 +165,22 @@ pub fn delete_missing_records(tx: &Transaction<'_>, site: &SiteId, prefix: &str,
     let keep: std::collections::HashSet<&str> = keep.iter().map(String::as_str).collect();
     let mut n = 0;
     for source in stored.iter().filter(|s| !keep.contains(s.as_str())) {
+        unindex(tx, site, "d.source = ?2", source)?;
         n += tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source])?;
     }
     if n > 0 {
         bump_generation(tx, site)?;
     }
+    Ok(n)
+}
+
+/// Rebuilds the site's full-text index from its chunks (`knowledge reindex`); returns the row count.
+pub fn rebuild_fts(tx: &Transaction<'_>, site: &SiteId) -> Result<usize> {
+    let table = fts_table(site);
+    tx.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))?;
+    ensure_fts(tx, site)?;
+    let n = tx.execute(&format!("INSERT INTO {table} (rowid, heading, text) SELECT rowid, heading, text FROM kb_chunks WHERE site_id = ?1"), [site])?;
+    bump_generation(tx, site)?;
     Ok(n)
 }
 
@@ -179,11 +217,15 @@ pub fn embeddings_of(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<V
 /// BM25 over the site's chunks for an FTS5 `MATCH` expression: (key, score), best first. Scores are
 /// positive (FTS5's `bm25()` is negated); `heading_weight` weighs the heading column against the text.
 pub fn fts_search(conn: &Connection, site: &SiteId, expr: &str, heading_weight: f64, limit: usize) -> Result<Vec<(u64, f64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT kb_fts.rowid, -bm25(kb_fts, ?3, 1.0) AS score FROM kb_fts JOIN kb_chunks c ON c.rowid = kb_fts.rowid
-         WHERE kb_fts MATCH ?1 AND c.site_id = ?2 ORDER BY score DESC LIMIT ?4",
-    )?;
-    let rows = stmt.query_map(params![expr, site, heading_weight, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, f64>(1)?)))?;
+    let table = fts_table(site);
+    let sql = format!("SELECT rowid, -bm25({table}, ?2, 1.0) AS score FROM {table} WHERE {table} MATCH ?1 ORDER BY score DESC LIMIT ?3");
+    let mut stmt = match conn.prepare_cached(&sql) {
+        Ok(s) => s,
+        // No table yet: the site has never imported anything.
+        Err(rusqlite::Error::SqliteFailure(_, Some(m))) if m.starts_with("no such table") => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let rows = stmt.query_map(params![expr, heading_weight, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, f64>(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -197,7 +239,16 @@ pub fn chunks(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<Vec<Chun
     for &key in keys {
         let row = stmt
             .query_row(params![site, key as i64], |r| {
-                Ok(ChunkRow { key, id: r.get(0)?, document_id: r.get(1)?, source: r.get(2)?, title: r.get(3)?, heading: r.get(4)?, url: r.get(5)?, text: r.get(6)? })
+                Ok(ChunkRow {
+                    key,
+                    id: r.get(0)?,
+                    document_id: r.get(1)?,
+                    source: r.get(2)?,
+                    title: r.get(3)?,
+                    heading: r.get(4)?,
+                    url: r.get(5)?,
+                    text: r.get(6)?,
+                })
             })
             .optional_row()?;
         out.extend(row);
@@ -227,13 +278,7 @@ pub fn record_query(tx: &Transaction<'_>, site: &Site, q: &QueryRecord) -> Resul
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![q.query_id, site.id, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now_rfc3339()],
     )?;
-    tx.execute(
-        "INSERT INTO site_stats (site_id, questions, resolved_questions, active_since) VALUES (?1, 1, ?2, date('now'))
-         ON CONFLICT(site_id) DO UPDATE SET questions = questions + 1,
-             resolved_questions = resolved_questions + excluded.resolved_questions,
-             active_since = coalesce(active_since, excluded.active_since)",
-        params![site.id, q.resolved as i64],
-    )?;
+    super::stats::record_query(tx, &site.id, q.resolved)?;
     super::outbox::enqueue(tx, site, "query.completed", q)
 }
 

@@ -17,7 +17,8 @@ A take-home whitening kit costs 250 euros.\n";
 pub const PARKING_HTML: &str = "<html><head><title>Getting here</title><link rel=\"canonical\" href=\"https://clinic.example/directions\">\
 <script>var tracking = 'parking lot';</script></head><body><nav>Home Prices Contact</nav><h1>Getting here</h1>\
 <p>Free parking for patients is available in the courtyard behind the building.</p></body></html>";
-pub const FAQ_CSV: &str = "question,answer,url\n\"Do you treat children?\",\"Yes, children are welcome from their first tooth.\",https://clinic.example/faq#children\n";
+pub const FAQ_CSV: &str =
+    "question,answer,url\n\"Do you treat children?\",\"Yes, children are welcome from their first tooth.\",https://clinic.example/faq#children\n";
 
 /// A different site's knowledge: a bicycle shop.
 pub const BIKES_MD: &str = "---\ntitle: Bike repairs\nurl: https://bikes.example/repairs\n---\n# Bike repairs\n\n\
@@ -101,7 +102,8 @@ async fn reimport_skips_unchanged_documents_and_replaces_changed_ones() {
 async fn a_corrupt_pdf_is_skipped_with_a_reason_and_the_rest_imported() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let files: Vec<(&str, &[u8])> = vec![("broken.pdf", b"%PDF-1.7\n1 0 obj garbage"), ("prices.md", PRICES_MD.as_bytes()), ("notes.txt", b"\xff\xfe not utf8")];
+    let files: Vec<(&str, &[u8])> =
+        vec![("broken.pdf", b"%PDF-1.7\n1 0 obj garbage"), ("prices.md", PRICES_MD.as_bytes()), ("notes.txt", b"\xff\xfe not utf8")];
     let (report, _dir) = import_files(&app, site.id, &files).await;
     assert_eq!(report.documents, 1, "{report:?}");
     let reasons: Vec<(String, String)> = report.failed.iter().map(|f| (f.path.clone(), f.reason.clone())).collect();

@@ -104,7 +104,8 @@ async fn an_off_topic_question_gets_the_localized_fallback() {
 async fn invalid_requests_name_every_bad_field() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let body = problem(ask(&app, site.id, json!({"question": "   ", "topK": 0, "scoreThreshold": 1.5, "lang": "not a tag"})).await, 422, "validation_failed").await;
+    let body =
+        problem(ask(&app, site.id, json!({"question": "   ", "topK": 0, "scoreThreshold": 1.5, "lang": "not a tag"})).await, 422, "validation_failed").await;
     let fields: Vec<&str> = body["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
     assert_eq!(fields, vec!["question", "topK", "scoreThreshold", "lang"], "{body}");
     let long = "x".repeat(2001);
@@ -150,7 +151,9 @@ async fn every_query_is_logged_counted_and_announced_to_opted_in_sites() {
     let (questions, resolved): (i64, i64) = app
         .state
         .store
-        .read_blocking(move |c| Ok(c.query_row("SELECT questions, resolved_questions FROM site_stats WHERE site_id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))?))
+        .read_blocking(move |c| {
+            Ok(c.query_row("SELECT questions, resolved_questions FROM site_stats WHERE site_id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        })
         .unwrap();
     assert_eq!((questions, resolved), (2, 1));
     let logged: Vec<(String, i64, i64)> = app
@@ -174,7 +177,8 @@ async fn every_query_is_logged_counted_and_announced_to_opted_in_sites() {
         })
         .unwrap();
     assert_eq!(payloads.len(), 2);
-    let event: Value = payloads.iter().map(|p| serde_json::from_str::<Value>(p).unwrap()).find(|e| e["data"]["queryId"] == a["id"]).expect("event of the first query");
+    let event: Value =
+        payloads.iter().map(|p| serde_json::from_str::<Value>(p).unwrap()).find(|e| e["data"]["queryId"] == a["id"]).expect("event of the first query");
     assert_eq!(event["type"], "query.completed");
     assert_eq!(event["data"]["siteId"], site.id.to_string());
     assert_eq!(event["data"]["question"], "How much does teeth whitening cost?");

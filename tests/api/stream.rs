@@ -34,14 +34,7 @@ fn parse_sse(body: &str) -> Vec<(String, String)> {
 }
 
 async fn stream(app: &crate::helpers::TestApp, site: sitebot::domain::SiteId, body: Value) -> reqwest::Response {
-    app.client
-        .post(app.url("/v1/query/stream"))
-        .header("X-Site-Id", site.to_string())
-        .header("Accept-Encoding", "gzip, br")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    app.client.post(app.url("/v1/query/stream")).header("X-Site-Id", site.to_string()).header("Accept-Encoding", "gzip, br").json(&body).send().await.unwrap()
 }
 
 #[tokio::test]
@@ -104,6 +97,13 @@ async fn errors_before_the_stream_are_problem_json() {
     let body = problem(stream(&app, site.id, json!({"question": "", "topK": 50})).await, 422, "validation_failed").await;
     let fields: Vec<&str> = body["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
     assert_eq!(fields, vec!["question", "topK"]);
-    let resp = app.client.post(app.url("/v1/query/stream")).header("X-Site-Id", sitebot::domain::SiteId::new_random().to_string()).json(&json!({"question": "hi"})).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/v1/query/stream"))
+        .header("X-Site-Id", sitebot::domain::SiteId::new_random().to_string())
+        .json(&json!({"question": "hi"}))
+        .send()
+        .await
+        .unwrap();
     problem(resp, 404, "site_not_found").await;
 }

@@ -10,8 +10,31 @@ use crate::knowledge::text::squash;
 const DROPPED: &[&str] = &["script", "style", "nav", "noscript", "template", "svg", "iframe"];
 /// Elements that end a paragraph.
 const BLOCKS: &[&str] = &[
-    "p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "main", "header", "footer", "aside", "blockquote", "dd", "dt",
-    "dl", "pre", "form", "hr", "figure", "figcaption", "address", "body",
+    "p",
+    "div",
+    "br",
+    "li",
+    "ul",
+    "ol",
+    "tr",
+    "table",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "aside",
+    "blockquote",
+    "dd",
+    "dt",
+    "dl",
+    "pre",
+    "form",
+    "hr",
+    "figure",
+    "figcaption",
+    "address",
+    "body",
 ];
 
 /// Decodes the character references that matter for text.

@@ -8,11 +8,8 @@ use super::{Parsed, Section};
 fn front_matter(src: &str) -> (Vec<(String, String)>, &str) {
     let Some(rest) = src.strip_prefix("---\n").or_else(|| src.strip_prefix("---\r\n")) else { return (vec![], src) };
     let Some(end) = rest.find("\n---") else { return (vec![], src) };
-    let pairs = rest[..end]
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_lowercase(), v.trim().trim_matches(['"', '\'']).to_owned()))
-        .collect();
+    let pairs =
+        rest[..end].lines().filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_lowercase(), v.trim().trim_matches(['"', '\'']).to_owned())).collect();
     let body = rest[end + 4..].trim_start_matches(['-']).trim_start_matches(['\r', '\n']);
     (pairs, body)
 }
@@ -34,12 +31,12 @@ pub fn inline(s: &str) -> String {
                 out.push(c);
             }
             '[' => {
-                if let Some(close) = find(&chars, i + 1, ']') {
-                    if chars.get(close + 1) == Some(&'(') {
-                        out.extend(&chars[i + 1..close]);
-                        i = skip_target(&chars, close + 1);
-                        continue;
-                    }
+                if let Some(close) = find(&chars, i + 1, ']')
+                    && chars.get(close + 1) == Some(&'(')
+                {
+                    out.extend(&chars[i + 1..close]);
+                    i = skip_target(&chars, close + 1);
+                    continue;
                 }
                 out.push(c);
             }
@@ -66,10 +63,10 @@ fn find(chars: &[char], from: usize, c: char) -> Option<usize> {
 
 /// Skips a `(target)` starting at `at`, if there is one; returns the index after it.
 fn skip_target(chars: &[char], at: usize) -> usize {
-    if chars.get(at) == Some(&'(') {
-        if let Some(close) = find(chars, at + 1, ')') {
-            return close + 1;
-        }
+    if chars.get(at) == Some(&'(')
+        && let Some(close) = find(chars, at + 1, ')')
+    {
+        return close + 1;
     }
     at
 }

@@ -223,7 +223,14 @@ fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pe
 
 /// Imports `inputs` into the site. `force` re-embeds unchanged documents (after a model change).
 /// `progress` is called after each input with (inputs done, inputs total).
-pub fn import(store: &Store, embedder: &Embedder, site: &SiteId, inputs: &[Input], force: bool, progress: &dyn Fn(usize, usize)) -> Result<Report, ImportError> {
+pub fn import(
+    store: &Store,
+    embedder: &Embedder,
+    site: &SiteId,
+    inputs: &[Input],
+    force: bool,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Report, ImportError> {
     let mut report = Report::default();
     let mut pending: Vec<Pending> = Vec::new();
     let mut pending_chunks = 0;
@@ -283,6 +290,43 @@ mod tests {
         let input = Input { name: "broken.pdf".into(), format: Format::Pdf, bytes: b"%PDF-1.4 this is not really a pdf".to_vec() };
         let err = parse(&input).unwrap_err();
         assert!(err.contains("PDF"), "{err}");
+    }
+
+    /// A one-page PDF whose text layer says `text` (lopdf's own writer).
+    fn pdf_with_text(text: &str) -> Vec<u8> {
+        use lopdf::content::{Content, Operation};
+        use lopdf::{Document, Object, Stream, dictionary};
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font_id = doc.add_object(dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica"});
+        let resources_id = doc.add_object(dictionary! {"Font" => dictionary! {"F1" => font_id}});
+        let content = Content {
+            operations: vec![
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                Operation::new("Td", vec![72.into(), 700.into()]),
+                Operation::new("Tj", vec![Object::string_literal(text)]),
+                Operation::new("ET", vec![]),
+            ],
+        };
+        let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+        let page_id = doc.add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content_id, "Resources" => resources_id, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()]});
+        doc.objects.insert(pages_id, Object::Dictionary(dictionary! {"Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1}));
+        let catalog_id = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
+        doc.trailer.set("Root", catalog_id);
+        let mut out = Vec::new();
+        doc.save_to(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_pdf_text_layer_is_imported() {
+        let input = Input { name: "leaflet.pdf".into(), format: Format::Pdf, bytes: pdf_with_text("Root canal treatment takes about ninety minutes.") };
+        let docs = parse(&input).unwrap();
+        let doc = docs[0].as_ref().unwrap();
+        assert_eq!(doc.format, "pdf");
+        let text: String = doc.sections.iter().flat_map(|s| s.paragraphs.clone()).collect();
+        assert!(text.contains("Root canal treatment takes about ninety minutes."), "{text}");
     }
 
     #[test]

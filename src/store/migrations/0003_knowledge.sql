@@ -1,4 +1,4 @@
--- Knowledge: documents, their chunks (text + embedding), an FTS5 index over the chunks, a per-site
+-- Knowledge: documents, their chunks (text + embedding), a per-site FTS5 index over the chunks, a per-site
 -- generation counter (bumped by every change, so a server notices a CLI import cheaply) and the
 -- query log. Every table carries site_id and every query filters by it.
 CREATE TABLE kb_documents (
@@ -27,17 +27,9 @@ CREATE TABLE kb_chunks (
 ) STRICT;
 CREATE INDEX kb_chunks_by_site ON kb_chunks(site_id, rowid);
 CREATE INDEX kb_chunks_by_document ON kb_chunks(document_id);
-CREATE VIRTUAL TABLE kb_fts USING fts5(
-    heading, text,
-    content = 'kb_chunks', content_rowid = 'rowid',
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER kb_chunks_ai AFTER INSERT ON kb_chunks BEGIN
-    INSERT INTO kb_fts(rowid, heading, text) VALUES (new.rowid, new.heading, new.text);
-END;
-CREATE TRIGGER kb_chunks_ad AFTER DELETE ON kb_chunks BEGIN
-    INSERT INTO kb_fts(kb_fts, rowid, heading, text) VALUES ('delete', old.rowid, old.heading, old.text);
-END;
+-- Full-text search lives in one contentless FTS5 table per site (kb_fts_<site uuid hex>, created on
+-- first import by the store): BM25 statistics are the site's own and a query needs no join to filter
+-- by site. Rows are keyed by kb_chunks.rowid.
 CREATE TABLE kb_generations (
     site_id    TEXT PRIMARY KEY REFERENCES sites(id) ON DELETE CASCADE,
     generation INTEGER NOT NULL
