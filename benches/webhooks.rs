@@ -22,10 +22,7 @@ use sitebot::http::{self, tls};
 use sitebot::store::{NewSite, sites};
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -35,16 +32,10 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument that is not ours means "not this bench".
-    if std::env::args()
-        .skip(1)
-        .any(|a| !a.starts_with('-') && !"webhooks".contains(a.as_str()))
-    {
+    if std::env::args().skip(1).any(|a| !a.starts_with('-') && !"webhooks".contains(a.as_str())) {
         return;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(bench());
 }
 
@@ -61,20 +52,11 @@ async fn bench() {
 
     let rx = receiver::Receiver::start().await;
     let identity = tls::load_identity(dir.path(), &[], None).unwrap();
-    let listener = tokio::net::TcpListener::bind(config.server.listen)
-        .await
-        .unwrap();
+    let listener = tokio::net::TcpListener::bind(config.server.listen).await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
     let state = AppState::build(config, dir.path().to_owned()).unwrap();
     let keyring = state.store.keyring().clone();
-    let url = WebhookUrl::parse(
-        &rx.url("/hook"),
-        WebhookPolicy {
-            allow_http: true,
-            allow_private_networks: true,
-        },
-    )
-    .unwrap();
+    let url = WebhookUrl::parse(&rx.url("/hook"), WebhookPolicy { allow_http: true, allow_private_networks: true }).unwrap();
     let (site, _) = state
         .store
         .write(move |tx| {
@@ -112,15 +94,8 @@ async fn bench() {
         .pool_max_idle_per_host(concurrency)
         .build()
         .unwrap();
-    println!(
-        "webhooks bench: webhooks.workers {workers}, receiver on loopback (plain HTTP), server over TLS in-process"
-    );
-    let ctx = Phase {
-        client,
-        base,
-        site_id: site.id.to_string(),
-        rx: rx.clone(),
-    };
+    println!("webhooks bench: webhooks.workers {workers}, receiver on loopback (plain HTTP), server over TLS in-process");
+    let ctx = Phase { client, base, site_id: site.id.to_string(), rx: rx.clone() };
     let burst = ctx.run("burst", leads, concurrency).await;
     // One at a time: the latency of a delivery when nothing is queued ahead of it.
     let trickle = ctx.run("trickle", 100, 1).await;
@@ -145,8 +120,7 @@ impl Phase {
         let accepted_at: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
         let started = Instant::now();
         let posts = (0..leads).map(|i| {
-            let (client, base, accepted_at, site_id) =
-                (self.client.clone(), self.base.clone(), accepted_at.clone(), self.site_id.clone());
+            let (client, base, accepted_at, site_id) = (self.client.clone(), self.base.clone(), accepted_at.clone(), self.site_id.clone());
             async move {
                 let resp = client
                     .post(format!("{base}/v1/leads"))
@@ -160,20 +134,12 @@ impl Phase {
                 accepted_at.lock().unwrap().insert(id, Instant::now());
             }
         });
-        futures_util::stream::iter(posts)
-            .buffer_unordered(concurrency)
-            .collect::<Vec<()>>()
-            .await;
+        futures_util::stream::iter(posts).buffer_unordered(concurrency).collect::<Vec<()>>().await;
         let posting = started.elapsed();
         let got = self
             .rx
             .wait_until(Duration::from_secs(120), "every delivery", |r| {
-                r[before..]
-                    .iter()
-                    .map(|x| x.id())
-                    .collect::<std::collections::HashSet<_>>()
-                    .len()
-                    >= leads
+                r[before..].iter().map(|x| x.id()).collect::<std::collections::HashSet<_>>().len() >= leads
             })
             .await;
         let all_delivered = started.elapsed();
@@ -183,10 +149,7 @@ impl Phase {
             let lead = r.json()["data"]["leadId"].as_str().unwrap().to_owned();
             first_seen.entry(lead).or_insert(r.at);
         }
-        let mut latencies: Vec<Duration> = first_seen
-            .iter()
-            .map(|(lead, at)| at.saturating_duration_since(accepted_at[lead]))
-            .collect();
+        let mut latencies: Vec<Duration> = first_seen.iter().map(|(lead, at)| at.saturating_duration_since(accepted_at[lead])).collect();
         latencies.sort();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!("{name}: {leads} leads at concurrency {concurrency}");

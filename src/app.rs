@@ -33,11 +33,7 @@ impl std::fmt::Debug for AppState {
 pub fn ensure_data_dir(dir: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if !dir.exists() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .with_context(|| format!("cannot create data directory {}", dir.display()))?;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
     }
     let meta = std::fs::metadata(dir).with_context(|| format!("cannot read data directory {}", dir.display()))?;
     if !meta.is_dir() {
@@ -70,6 +66,14 @@ impl AppState {
         let store = open_store(&config, &data_dir)?;
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
         let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
-        Ok(Arc::new(AppState { config, data_dir, store, limiter, started_at: chrono::Utc::now(), outbox_wake: Some(Arc::new(tokio::sync::Notify::new())), knowledge }))
+        Ok(Arc::new(AppState {
+            config,
+            data_dir,
+            store,
+            limiter,
+            started_at: chrono::Utc::now(),
+            outbox_wake: Some(Arc::new(tokio::sync::Notify::new())),
+            knowledge,
+        }))
     }
 }

@@ -77,13 +77,7 @@ pub struct LimitsConfig {
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        Self {
-            ip_per_minute: 600,
-            burst_multiplier: 2,
-            max_tracked_keys: 100_000,
-            json_body_bytes: 64 * 1024,
-            multipart_body_bytes: 10 * 1024 * 1024,
-        }
+        Self { ip_per_minute: 600, burst_multiplier: 2, max_tracked_keys: 100_000, json_body_bytes: 64 * 1024, multipart_body_bytes: 10 * 1024 * 1024 }
     }
 }
 
@@ -125,13 +119,18 @@ impl WebhooksConfig {
     pub fn retry_delays(&self) -> Result<Vec<Duration>, ConfigError> {
         self.retry_schedule
             .iter()
-            .map(|s| parse_duration(s).ok_or_else(|| ConfigError::Invalid(format!("webhooks.retry_schedule: `{s}` is not a duration such as 500ms, 5s, 5m or 2h"))))
+            .map(|s| {
+                parse_duration(s).ok_or_else(|| ConfigError::Invalid(format!("webhooks.retry_schedule: `{s}` is not a duration such as 500ms, 5s, 5m or 2h")))
+            })
             .collect()
     }
 
     pub fn min_backoff(&self) -> Result<Duration, ConfigError> {
         parse_duration(&self.min_backoff_after_throttle).ok_or_else(|| {
-            ConfigError::Invalid(format!("webhooks.min_backoff_after_throttle: `{}` is not a duration such as 500ms, 5s or 1m", self.min_backoff_after_throttle))
+            ConfigError::Invalid(format!(
+                "webhooks.min_backoff_after_throttle: `{}` is not a duration such as 500ms, 5s or 1m",
+                self.min_backoff_after_throttle
+            ))
         })
     }
 }
@@ -150,7 +149,7 @@ pub struct KnowledgeConfig {
 
 impl Default for KnowledgeConfig {
     fn default() -> Self {
-        Self { ort_library: None, model_dir: None, min_score: 0.3 }
+        Self { ort_library: None, model_dir: None, min_score: 0.25 }
     }
 }
 
@@ -247,8 +246,8 @@ impl Config {
         let mut origins: BTreeMap<String, String> = BTreeMap::new();
         if let Some(path) = file {
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
-            let file_table: toml::Table = toml::from_str(&text)
-                .map_err(|e| ConfigError::Syntax { origin: path.display().to_string(), message: e.message().to_owned() })?;
+            let file_table: toml::Table =
+                toml::from_str(&text).map_err(|e| ConfigError::Syntax { origin: path.display().to_string(), message: e.message().to_owned() })?;
             merge(&mut table, file_table);
         }
         for (name, value) in env {
@@ -300,6 +299,9 @@ impl Config {
         if self.webhooks.workers == 0 || self.webhooks.timeout_secs == 0 {
             return Err(ConfigError::Invalid("webhooks.workers and webhooks.timeout_secs must be at least 1".into()));
         }
+        if !(0.0..=1.0).contains(&self.knowledge.min_score) {
+            return Err(ConfigError::BadValue { key: "knowledge.min_score".into(), message: "must be between 0 and 1".into() });
+        }
         crate::domain::Currency::parse(&self.pricing.reference_currency)
             .map_err(|e| ConfigError::BadValue { key: "pricing.reference_currency".into(), message: e.to_string() })?;
         if let Some(key) = &self.secrets.master_key {
@@ -329,10 +331,7 @@ fn merge(into: &mut toml::Table, from: toml::Table) {
 /// An environment value is read as a TOML value when it parses as one (`true`, `15`, `["a", "b"]`),
 /// else as a plain string, so `SITEBOT_SERVER__LISTEN=127.0.0.1:9443` needs no quotes.
 fn parse_env_value(value: &str) -> toml::Value {
-    toml::from_str::<toml::Table>(&format!("v = {value}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(value.to_owned()))
+    toml::from_str::<toml::Table>(&format!("v = {value}")).ok().and_then(|mut t| t.remove("v")).unwrap_or_else(|| toml::Value::String(value.to_owned()))
 }
 
 /// `500ms`, `5s`, `5m`, `2h`, `1d`.
@@ -422,6 +421,13 @@ mod tests {
         assert!(!c.to_toml().contains(key));
         assert!(c.to_toml().contains("[redacted]"));
         assert!(!format!("{c:?}").contains(key));
+    }
+
+    #[test]
+    fn scores_are_probabilities() {
+        let err = Config::load(None, env(&[("SITEBOT_KNOWLEDGE__MIN_SCORE", "1.5")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("knowledge.min_score"), "{err}");
+        assert!(Config::load(None, env(&[("SITEBOT_KNOWLEDGE__MIN_SCORE", "0.4")]), &Overrides::default()).is_ok());
     }
 
     #[test]

@@ -33,9 +33,7 @@ impl SiteId {
         if s.len() != 36 {
             return Err(invalid("a site id is a GUID such as 3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b"));
         }
-        uuid::Uuid::try_parse(s)
-            .map(Self)
-            .map_err(|_| invalid("a site id is a GUID such as 3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b"))
+        uuid::Uuid::try_parse(s).map(Self).map_err(|_| invalid("a site id is a GUID such as 3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b"))
     }
 
     pub fn as_uuid(&self) -> uuid::Uuid {
@@ -201,13 +199,62 @@ pub struct Currency {
 
 /// Active ISO 4217 codes and their minor units (the currencies an operator can price in).
 const CURRENCIES: &[(&str, u8)] = &[
-    ("AED", 2), ("ARS", 2), ("AUD", 2), ("BDT", 2), ("BGN", 2), ("BHD", 3), ("BRL", 2), ("CAD", 2),
-    ("CHF", 2), ("CLP", 0), ("CNY", 2), ("COP", 2), ("CZK", 2), ("DKK", 2), ("EGP", 2), ("EUR", 2),
-    ("GBP", 2), ("HKD", 2), ("HUF", 2), ("IDR", 2), ("ILS", 2), ("INR", 2), ("ISK", 0), ("JOD", 3),
-    ("JPY", 0), ("KES", 2), ("KRW", 0), ("KWD", 3), ("MAD", 2), ("MXN", 2), ("MYR", 2), ("NGN", 2),
-    ("NOK", 2), ("NZD", 2), ("OMR", 3), ("PEN", 2), ("PHP", 2), ("PKR", 2), ("PLN", 2), ("QAR", 2),
-    ("RON", 2), ("RSD", 2), ("SAR", 2), ("SEK", 2), ("SGD", 2), ("THB", 2), ("TND", 3), ("TRY", 2),
-    ("TWD", 2), ("UAH", 2), ("UGX", 0), ("USD", 2), ("VND", 0), ("XAF", 0), ("XOF", 0), ("ZAR", 2),
+    ("AED", 2),
+    ("ARS", 2),
+    ("AUD", 2),
+    ("BDT", 2),
+    ("BGN", 2),
+    ("BHD", 3),
+    ("BRL", 2),
+    ("CAD", 2),
+    ("CHF", 2),
+    ("CLP", 0),
+    ("CNY", 2),
+    ("COP", 2),
+    ("CZK", 2),
+    ("DKK", 2),
+    ("EGP", 2),
+    ("EUR", 2),
+    ("GBP", 2),
+    ("HKD", 2),
+    ("HUF", 2),
+    ("IDR", 2),
+    ("ILS", 2),
+    ("INR", 2),
+    ("ISK", 0),
+    ("JOD", 3),
+    ("JPY", 0),
+    ("KES", 2),
+    ("KRW", 0),
+    ("KWD", 3),
+    ("MAD", 2),
+    ("MXN", 2),
+    ("MYR", 2),
+    ("NGN", 2),
+    ("NOK", 2),
+    ("NZD", 2),
+    ("OMR", 3),
+    ("PEN", 2),
+    ("PHP", 2),
+    ("PKR", 2),
+    ("PLN", 2),
+    ("QAR", 2),
+    ("RON", 2),
+    ("RSD", 2),
+    ("SAR", 2),
+    ("SEK", 2),
+    ("SGD", 2),
+    ("THB", 2),
+    ("TND", 3),
+    ("TRY", 2),
+    ("TWD", 2),
+    ("UAH", 2),
+    ("UGX", 0),
+    ("USD", 2),
+    ("VND", 0),
+    ("XAF", 0),
+    ("XOF", 0),
+    ("ZAR", 2),
 ];
 
 impl Currency {
@@ -329,14 +376,10 @@ impl Email {
             && local.chars().all(|c| c.is_alphanumeric() || "!#$%&'*+/=?^_`{|}~.-".contains(c));
         let labels: Vec<&str> = domain.split('.').collect();
         let domain_ok = labels.len() >= 2
-            && labels.iter().all(|l| {
-                !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && !l.ends_with('-') && l.chars().all(|c| c.is_alphanumeric() || c == '-')
-            });
-        if local_ok && domain_ok {
-            Ok(Self(s.to_owned()))
-        } else {
-            Err(err())
-        }
+            && labels
+                .iter()
+                .all(|l| !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && !l.ends_with('-') && l.chars().all(|c| c.is_alphanumeric() || c == '-'));
+        if local_ok && domain_ok { Ok(Self(s.to_owned())) } else { Err(err()) }
     }
 
     pub fn as_str(&self) -> &str {
@@ -380,9 +423,7 @@ impl WebhookUrl {
                 }
             };
             if refused {
-                return Err(invalid(
-                    "webhook URLs must point to a public address (the operator can set webhooks.allow_private_networks = true)",
-                ));
+                return Err(invalid("webhook URLs must point to a public address (the operator can set webhooks.allow_private_networks = true)"));
             }
         }
         Ok(Self(url.to_string()))

@@ -120,13 +120,7 @@ impl RateLimiter {
         let tat = state.get(&key).copied().unwrap_or(now).max(now);
         if tat - now > tolerance {
             let retry = tat - now - tolerance;
-            return Decision {
-                allowed: false,
-                limit: per_minute,
-                remaining: 0,
-                reset_secs: ceil_secs(tat - now),
-                retry_after_secs: ceil_secs(retry).max(1),
-            };
+            return Decision { allowed: false, limit: per_minute, remaining: 0, reset_secs: ceil_secs(tat - now), retry_after_secs: ceil_secs(retry).max(1) };
         }
         let new_tat = tat + t;
         state.insert(key, new_tat);

@@ -115,10 +115,8 @@ impl Keyring {
     pub fn seal(&self, plaintext: &str) -> Vec<u8> {
         let nonce = random_bytes::<24>();
         let mut out = nonce.to_vec();
-        let ct = self
-            .cipher
-            .encrypt(XNonce::from_slice(&nonce), plaintext.as_bytes())
-            .expect("XChaCha20-Poly1305 encryption cannot fail for in-memory buffers");
+        let ct =
+            self.cipher.encrypt(XNonce::from_slice(&nonce), plaintext.as_bytes()).expect("XChaCha20-Poly1305 encryption cannot fail for in-memory buffers");
         out.extend_from_slice(&ct);
         out
     }

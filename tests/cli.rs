@@ -14,7 +14,8 @@ fn post_lead(c: &reqwest::blocking::Client, port: u16, site: &str) -> reqwest::b
 }
 
 fn create_site(dir: &Path, tier: &str) -> Value {
-    let out = run_ok(sitebot(dir).args(["site", "create", "--name", "Shop", "--vertical", "dental", "--tier", tier, "--currency", "EUR", "--lang", "en", "--json"]));
+    let out =
+        run_ok(sitebot(dir).args(["site", "create", "--name", "Shop", "--vertical", "dental", "--tier", tier, "--currency", "EUR", "--lang", "en", "--json"]));
     serde_json::from_str(&out).unwrap()
 }
 
@@ -29,7 +30,12 @@ fn site_created_by_the_cli_is_served_and_cli_changes_apply_without_restart() {
     let server = serve(dir.path());
     let c = client(dir.path());
     assert_eq!(post_lead(&c, server.port, &site).status(), 202);
-    let resp = c.post(format!("https://127.0.0.1:{}/v1/leads", server.port)).bearer_auth(created["bearerToken"].as_str().unwrap()).json(&json!({"email": "b@example.com"})).send().unwrap();
+    let resp = c
+        .post(format!("https://127.0.0.1:{}/v1/leads", server.port))
+        .bearer_auth(created["bearerToken"].as_str().unwrap())
+        .json(&json!({"email": "b@example.com"}))
+        .send()
+        .unwrap();
     assert_eq!(resp.status(), 202);
 
     // The CLI writes while the server runs; the server sees it on the next request.
@@ -41,9 +47,19 @@ fn site_created_by_the_cli_is_served_and_cli_changes_apply_without_restart() {
     assert_eq!(post_lead(&c, server.port, &site).status(), 202);
 
     let rotated: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["site", "rotate-token", &site, "--json"]))).unwrap();
-    let resp = c.post(format!("https://127.0.0.1:{}/v1/leads", server.port)).bearer_auth(created["bearerToken"].as_str().unwrap()).json(&json!({"email": "c@example.com"})).send().unwrap();
+    let resp = c
+        .post(format!("https://127.0.0.1:{}/v1/leads", server.port))
+        .bearer_auth(created["bearerToken"].as_str().unwrap())
+        .json(&json!({"email": "c@example.com"}))
+        .send()
+        .unwrap();
     assert_eq!(resp.status(), 401);
-    let resp = c.post(format!("https://127.0.0.1:{}/v1/leads", server.port)).bearer_auth(rotated["bearerToken"].as_str().unwrap()).json(&json!({"email": "c@example.com"})).send().unwrap();
+    let resp = c
+        .post(format!("https://127.0.0.1:{}/v1/leads", server.port))
+        .bearer_auth(rotated["bearerToken"].as_str().unwrap())
+        .json(&json!({"email": "c@example.com"}))
+        .send()
+        .unwrap();
     assert_eq!(resp.status(), 202);
 
     // healthcheck finds the local server through the data directory's certificate.
@@ -141,12 +157,30 @@ fn configuration_layers_unknown_keys_and_redaction() {
 fn site_commands_validate_input_and_migrate_reports_the_schema() {
     let dir = tempfile::tempdir().unwrap();
     let out = sitebot(dir.path())
-        .args(["site", "create", "--name", "X", "--vertical", "dental", "--tier", "starter", "--currency", "EUR", "--lang", "en", "--webhook-url", "http://127.0.0.1/hook"])
+        .args([
+            "site",
+            "create",
+            "--name",
+            "X",
+            "--vertical",
+            "dental",
+            "--tier",
+            "starter",
+            "--currency",
+            "EUR",
+            "--lang",
+            "en",
+            "--webhook-url",
+            "http://127.0.0.1/hook",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("https"), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = sitebot(dir.path()).args(["site", "create", "--name", "X", "--vertical", "dental", "--tier", "starter", "--currency", "XYZ", "--lang", "en"]).output().unwrap();
+    let out = sitebot(dir.path())
+        .args(["site", "create", "--name", "X", "--vertical", "dental", "--tier", "starter", "--currency", "XYZ", "--lang", "en"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let id = create_site(dir.path(), "starter")["siteId"].as_str().unwrap().to_owned();
     let out = sitebot(dir.path()).args(["site", "rotate-token", &id]).output().unwrap();

@@ -28,19 +28,7 @@ const PAGES: &str = "\
 fn content_commands_write_what_the_server_serves() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = run_ok(sitebot(d).args([
-        "vertical",
-        "create",
-        "dental",
-        "--name",
-        "Dental practices",
-        "--lang",
-        "en",
-        "--langs",
-        "en,de",
-        "--currency",
-        "EUR",
-    ]));
+    let out = run_ok(sitebot(d).args(["vertical", "create", "dental", "--name", "Dental practices", "--lang", "en", "--langs", "en,de", "--currency", "EUR"]));
     assert!(out.contains("vertical dental created"), "{out}");
     let again = run(sitebot(d).args(["vertical", "create", "dental", "--name", "Again", "--lang", "en", "--currency", "EUR"]));
     assert!(!again.status.success());
@@ -58,8 +46,7 @@ fn content_commands_write_what_the_server_serves() {
     let bad = d.join("broken.json");
     std::fs::write(
         &bad,
-        json!([{"site": "dental", "lang": "de", "slug": "preise", "type": "pricing", "title": "Preise", "description": "", "published": true}])
-            .to_string(),
+        json!([{"site": "dental", "lang": "de", "slug": "preise", "type": "pricing", "title": "Preise", "description": "", "published": true}]).to_string(),
     )
     .unwrap();
     let out = run(sitebot(d).args(["landing", "import"]).arg(d.join("pages.yaml")).arg(&bad).arg("--publish"));

@@ -22,10 +22,7 @@ fn sitebot(data_dir: &Path) -> Command {
         .arg(data_dir)
         .env("SITEBOT_WEBHOOKS__ALLOW_HTTP", "true")
         .env("SITEBOT_WEBHOOKS__ALLOW_PRIVATE_NETWORKS", "true")
-        .env(
-            "SITEBOT_WEBHOOKS__RETRY_SCHEDULE",
-            r#"["50ms", "100ms", "200ms", "500ms", "1s", "1s"]"#,
-        )
+        .env("SITEBOT_WEBHOOKS__RETRY_SCHEDULE", r#"["50ms", "100ms", "200ms", "500ms", "1s", "1s"]"#)
         .env("SITEBOT_WEBHOOKS__MIN_BACKOFF_AFTER_THROTTLE", "100ms")
         // A 1 s timeout makes the lease 4 s, so the restarted server re-claims the killed one's rows soon.
         .env("SITEBOT_WEBHOOKS__TIMEOUT_SECS", "1")
@@ -43,11 +40,7 @@ async fn serve(data_dir: &Path) -> (Child, String) {
 async fn serve_with(data_dir: &Path, env: &[(&str, &str)]) -> (Child, String) {
     let mut cmd = sitebot(data_dir);
     cmd.envs(env.iter().copied());
-    let mut child = cmd
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start sitebot serve");
+    let mut child = cmd.args(["serve", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).spawn().expect("start sitebot serve");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     while let Some(line) = lines.next_line().await.unwrap() {
         if let Some(addr) = line.strip_prefix("listening on https://") {
@@ -62,11 +55,7 @@ async fn serve_with(data_dir: &Path, env: &[(&str, &str)]) -> (Child, String) {
 
 async fn run(data_dir: &Path, args: &[&str]) -> String {
     let out = sitebot(data_dir).args(args).output().await.unwrap();
-    assert!(
-        out.status.success(),
-        "sitebot {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "sitebot {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -97,11 +86,7 @@ async fn create_site(data_dir: &Path, hook: &str) -> serde_json::Value {
 
 fn private_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o700),
-    )
-    .unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     dir
 }
 
@@ -140,37 +125,20 @@ async fn crash_and_recover() {
         }
     });
     use futures_util::StreamExt;
-    let accepted: BTreeSet<String> = futures_util::stream::iter(posts)
-        .buffer_unordered(16)
-        .collect()
-        .await;
+    let accepted: BTreeSet<String> = futures_util::stream::iter(posts).buffer_unordered(16).collect().await;
     assert_eq!(accepted.len(), LEADS);
 
     rx.wait_for(20, Duration::from_secs(15)).await;
     server.kill().await.unwrap(); // SIGKILL: no graceful anything
     let at_kill = rx.distinct_ids().len();
-    assert!(
-        at_kill < LEADS,
-        "the kill must land while deliveries remain ({at_kill} of {LEADS} already delivered)"
-    );
+    assert!(at_kill < LEADS, "the kill must land while deliveries remain ({at_kill} of {LEADS} already delivered)");
 
     let (mut server, _) = serve(dir.path()).await;
     // Done when the database has no pending event left: the rows leased by the killed server were
     // claimed again once their lease ran out, and sent again.
     loop {
-        let pending = run(
-            dir.path(),
-            &[
-                "webhooks", "list", "--site", &site_id, "--status", "pending", "--json",
-            ],
-        )
-        .await;
-        if serde_json::from_str::<serde_json::Value>(&pending)
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .is_empty()
-        {
+        let pending = run(dir.path(), &["webhooks", "list", "--site", &site_id, "--status", "pending", "--json"]).await;
+        if serde_json::from_str::<serde_json::Value>(&pending).unwrap().as_array().unwrap().is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
@@ -179,80 +147,25 @@ async fn crash_and_recover() {
     let got = rx.requests();
     let ids: BTreeSet<String> = got.iter().map(|r| r.id()).collect();
     assert_eq!(ids.len(), LEADS, "200 distinct webhook-ids");
-    let delivered_leads: BTreeSet<String> = got
-        .iter()
-        .map(|r| r.json()["data"]["leadId"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(
-        delivered_leads, accepted,
-        "every accepted lead reached the receiver"
-    );
+    let delivered_leads: BTreeSet<String> = got.iter().map(|r| r.json()["data"]["leadId"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(delivered_leads, accepted, "every accepted lead reached the receiver");
     // The deliveries cut by the kill were never recorded, so they went out again with the same id.
-    assert!(
-        got.len() > ids.len(),
-        "the kill landed mid-delivery: some events were sent twice ({} requests)",
-        got.len()
-    );
-    eprintln!(
-        "crash test: {at_kill} events delivered before the kill, {} requests in all for {} events",
-        got.len(),
-        ids.len()
-    );
+    assert!(got.len() > ids.len(), "the kill landed mid-delivery: some events were sent twice ({} requests)", got.len());
+    eprintln!("crash test: {at_kill} events delivered before the kill, {} requests in all for {} events", got.len(), ids.len());
 
-    let export = run(
-        dir.path(),
-        &["leads", "export", "--site", &site_id, "--format", "jsonl"],
-    )
-    .await;
-    let exported: BTreeSet<String> = export
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["leadId"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    assert_eq!(
-        exported, accepted,
-        "no accepted lead is missing from the database"
-    );
+    let export = run(dir.path(), &["leads", "export", "--site", &site_id, "--format", "jsonl"]).await;
+    let exported: BTreeSet<String> =
+        export.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["leadId"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(exported, accepted, "no accepted lead is missing from the database");
     let csv = run(dir.path(), &["leads", "export", "--site", &site_id]).await;
-    assert_eq!(
-        csv.lines().count(),
-        LEADS + 1,
-        "a header and one row per lead"
-    );
-    let listed = run(
-        dir.path(),
-        &[
-            "webhooks",
-            "list",
-            "--site",
-            &site_id,
-            "--status",
-            "delivered",
-            "--limit",
-            "1000",
-            "--json",
-        ],
-    )
-    .await;
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&listed)
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .len(),
-        LEADS
-    );
+    assert_eq!(csv.lines().count(), LEADS + 1, "a header and one row per lead");
+    let listed = run(dir.path(), &["webhooks", "list", "--site", &site_id, "--status", "delivered", "--limit", "1000", "--json"]).await;
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&listed).unwrap().as_array().unwrap().len(), LEADS);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn killed_mid_delivery_loses_nothing() {
-    tokio::time::timeout(Duration::from_secs(55), crash_and_recover())
-        .await
-        .expect("the crash test finishes in under a minute");
+    tokio::time::timeout(Duration::from_secs(55), crash_and_recover()).await.expect("the crash test finishes in under a minute");
 }
 
 /// The admin commands, black-box: `webhooks test` (signed, synchronous), `list`, `show` and `purge`.
@@ -261,38 +174,21 @@ async fn webhook_admin_commands() {
     let dir = private_dir();
     let rx = Receiver::start().await;
     let creds = create_site(dir.path(), &rx.url("/hook")).await;
-    let (site_id, secret) = (
-        creds["siteId"].as_str().unwrap().to_owned(),
-        creds["webhookSecret"].as_str().unwrap().to_owned(),
-    );
+    let (site_id, secret) = (creds["siteId"].as_str().unwrap().to_owned(), creds["webhookSecret"].as_str().unwrap().to_owned());
 
     let out = run(dir.path(), &["webhooks", "test", "--site", &site_id]).await;
-    assert!(
-        out.contains("status: 200") && out.contains("body: answered 200"),
-        "{out}"
-    );
+    assert!(out.contains("status: 200") && out.contains("body: answered 200"), "{out}");
     let r = rx.wait_for(1, Duration::from_secs(5)).await.remove(0);
-    standardwebhooks::Webhook::new(&secret)
-        .unwrap()
-        .verify(&r.body, &r.headers)
-        .expect("the test event is signed");
+    standardwebhooks::Webhook::new(&secret).unwrap().verify(&r.body, &r.headers).expect("the test event is signed");
     assert_eq!(r.json()["type"], "webhook.test");
     assert_eq!(r.json()["data"]["siteId"], site_id.as_str());
     rx.set_default(receiver::Reply::Status(500));
-    let failed = sitebot(dir.path())
-        .args(["webhooks", "test", "--site", &site_id])
-        .output()
-        .await
-        .unwrap();
+    let failed = sitebot(dir.path()).args(["webhooks", "test", "--site", &site_id]).output().await.unwrap();
     assert!(!failed.status.success());
     assert!(String::from_utf8_lossy(&failed.stdout).contains("status: 500"));
 
     // A lead whose event dies (one retry, then dead) through a real server.
-    let (mut server, base) = serve_with(
-        dir.path(),
-        &[("SITEBOT_WEBHOOKS__RETRY_SCHEDULE", r#"["10ms"]"#)],
-    )
-    .await;
+    let (mut server, base) = serve_with(dir.path(), &[("SITEBOT_WEBHOOKS__RETRY_SCHEDULE", r#"["10ms"]"#)]).await;
     let resp = trusting_client(dir.path())
         .post(format!("{base}/v1/leads"))
         .header("X-Site-Id", &site_id)
@@ -302,11 +198,7 @@ async fn webhook_admin_commands() {
         .unwrap();
     assert_eq!(resp.status(), 202);
     let dead = loop {
-        let listed = run(
-            dir.path(),
-            &["webhooks", "list", "--status", "dead", "--json"],
-        )
-        .await;
+        let listed = run(dir.path(), &["webhooks", "list", "--status", "dead", "--json"]).await;
         let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
         if let Some(m) = listed.as_array().unwrap().first() {
             break m["id"].as_str().unwrap().to_owned();
@@ -315,17 +207,10 @@ async fn webhook_admin_commands() {
     };
     server.kill().await.unwrap();
     let shown = run(dir.path(), &["webhooks", "show", &dead]).await;
-    assert!(
-        shown.contains("status:        dead") && shown.contains("attempts:      2"),
-        "{shown}"
-    );
+    assert!(shown.contains("status:        dead") && shown.contains("attempts:      2"), "{shown}");
     assert_eq!(shown.matches("status 500").count(), 2, "{shown}");
     assert!(run(dir.path(), &["webhooks", "list"]).await.contains(&dead));
-    let purged = run(
-        dir.path(),
-        &["webhooks", "purge", "--status", "dead", "--site", &site_id],
-    )
-    .await;
+    let purged = run(dir.path(), &["webhooks", "purge", "--status", "dead", "--site", &site_id]).await;
     assert!(purged.contains("purged 1"), "{purged}");
     assert!(!run(dir.path(), &["webhooks", "list"]).await.contains(&dead));
 }

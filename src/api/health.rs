@@ -16,11 +16,7 @@ pub async fn healthz() -> Json<Value> {
 
 #[handler]
 pub async fn readyz(Data(state): Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
-    let ok = state
-        .store
-        .read(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
-        .await
-        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
+    let ok = state.store.read(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?)).await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
     if ok != 1 {
         return Err(ApiError::Unavailable("database check failed".into()).into());
     }

@@ -21,11 +21,7 @@ fn encode<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, ApiError> {
 }
 
 #[handler]
-pub async fn page(
-    req: &Request,
-    Path((site, lang, slug)): Path<(String, String, String)>,
-    Data(state): Data<&Arc<AppState>>,
-) -> poem::Result<Response> {
+pub async fn page(req: &Request, Path((site, lang, slug)): Path<(String, String, String)>, Data(state): Data<&Arc<AppState>>) -> poem::Result<Response> {
     let (Ok(vertical), Ok(lang), Ok(slug)) = (Slug::vertical(&site), Lang::parse(&lang), Slug::parse(&slug, 128)) else {
         return Err(ApiError::NotFound.into());
     };

@@ -65,12 +65,7 @@ fn read_inputs(
 }
 
 #[handler]
-pub async fn get(
-    req: &Request,
-    Path(vertical): Path<String>,
-    Query(q): Query<PricingQuery>,
-    Data(state): Data<&Arc<AppState>>,
-) -> poem::Result<Response> {
+pub async fn get(req: &Request, Path(vertical): Path<String>, Query(q): Query<PricingQuery>, Data(state): Data<&Arc<AppState>>) -> poem::Result<Response> {
     let Ok(vertical) = Slug::vertical(&vertical) else { return Err(ApiError::NotFound.into()) };
     let mut errors = Vec::new();
     let query_lang = q.lang.as_deref().and_then(|l| Lang::parse(l).map_err(|e| errors.push(("lang", e.0))).ok());
@@ -84,20 +79,17 @@ pub async fn get(
     };
     let reference = Currency::parse(&state.config.pricing.reference_currency).map_err(|e| ApiError::Internal(e.0))?;
     let inputs =
-        state.store.read(move |c| read_inputs(c, vertical.as_str(), site, query_currency, reference)).await.map_err(ApiError::from)?.map_err(
-            |m| match m {
-                Missing::Vertical => ApiError::NotFound,
-                Missing::Site => ApiError::SiteNotFound,
-            },
-        )?;
+        state.store.read(move |c| read_inputs(c, vertical.as_str(), site, query_currency, reference)).await.map_err(ApiError::from)?.map_err(|m| match m {
+            Missing::Vertical => ApiError::NotFound,
+            Missing::Site => ApiError::SiteNotFound,
+        })?;
     let accept = req.headers().get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let lang = quote::choose_lang(&inputs.vertical, query_lang.as_ref(), accept).map_err(|e| ApiError::validation("lang", e.to_string()))?;
-    let payload = quote::quote(&inputs.vertical, &inputs.sheet, &lang, inputs.target, inputs.base_rate, inputs.target_rate, reference).map_err(
-        |e| match e {
+    let payload =
+        quote::quote(&inputs.vertical, &inputs.sheet, &lang, inputs.target, inputs.base_rate, inputs.target_rate, reference).map_err(|e| match e {
             QuoteError::LangNotOffered { .. } => ApiError::validation("lang", e.to_string()),
             QuoteError::NoRate(..) | QuoteError::Overflow(_) => ApiError::validation("currency", e.to_string()),
-        },
-    )?;
+        })?;
     let body = serde_json::to_vec(&payload).map_err(|e| ApiError::Internal(e.to_string()))?;
     let mut resp = conditional::json(req, body, None, "public, no-cache");
     let h = resp.headers_mut();

@@ -289,11 +289,10 @@ pub fn run_landing(cmd: LandingCommand, config: &Config, data_dir: &Path) -> any
 fn set_published(store: &Store, p: PageRef, published: bool) -> anyhow::Result<()> {
     let lang = Lang::parse(&p.lang)?;
     let what = format!("{}/{}/{}", p.vertical, lang, p.slug);
-    let change =
-        store.write_blocking(|tx| store_content::set_published(tx, &p.vertical, lang.as_str(), &p.slug, published)).map_err(|e| match e {
-            StoreError::NotFound => anyhow::anyhow!("no page {what}; see sitebot landing list"),
-            other => other.into(),
-        })?;
+    let change = store.write_blocking(|tx| store_content::set_published(tx, &p.vertical, lang.as_str(), &p.slug, published)).map_err(|e| match e {
+        StoreError::NotFound => anyhow::anyhow!("no page {what}; see sitebot landing list"),
+        other => other.into(),
+    })?;
     let state = if published { "published" } else { "unpublished" };
     match change {
         Change::Unchanged => println!("{what} was already {state}"),

@@ -36,25 +36,16 @@ fn parse_since(s: &str) -> anyhow::Result<String> {
     if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Ok(format!("{d}T00:00:00Z"));
     }
-    let t = chrono::DateTime::parse_from_rfc3339(s)
-        .map_err(|_| anyhow::anyhow!("--since {s}: expected YYYY-MM-DD or an RFC 3339 instant"))?;
-    Ok(t.with_timezone(&chrono::Utc)
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    let t = chrono::DateTime::parse_from_rfc3339(s).map_err(|_| anyhow::anyhow!("--since {s}: expected YYYY-MM-DD or an RFC 3339 instant"))?;
+    Ok(t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
 pub fn run(cmd: LeadsCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
-    let LeadsCommand::Export {
-        site,
-        format,
-        since,
-    } = cmd;
+    let LeadsCommand::Export { site, format, since } = cmd;
     let site_id = SiteId::parse(&site).map_err(|e| anyhow::anyhow!("{site}: {e}"))?;
     let since = since.as_deref().map(parse_since).transpose()?;
     let store = crate::app::open_store(config, data_dir)?;
-    if store
-        .read_blocking(|c| crate::store::sites::get(c, &site_id))?
-        .is_none()
-    {
+    if store.read_blocking(|c| crate::store::sites::get(c, &site_id))?.is_none() {
         anyhow::bail!("no site {site_id}");
     }
     let rows = store.read_blocking(|c| leads::list(c, &site_id, since.as_deref()))?;
@@ -62,29 +53,13 @@ pub fn run(cmd: LeadsCommand, config: &Config, data_dir: &Path) -> anyhow::Resul
     match format {
         Format::Csv => {
             let mut w = csv::Writer::from_writer(stdout);
-            w.write_record([
-                "leadId",
-                "siteId",
-                "createdAt",
-                "name",
-                "email",
-                "message",
-                "pageUrl",
-            ])?;
+            w.write_record(["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"])?;
             for l in &rows {
                 let site = l.site_id.to_string();
                 let opt = |v: &Option<String>| spreadsheet_safe(v.as_deref().unwrap_or(""));
                 let (name, message, page) = (opt(&l.name), opt(&l.message), opt(&l.page_url));
                 let email = spreadsheet_safe(&l.email);
-                let row: [&str; 7] = [
-                    &l.lead_id,
-                    &site,
-                    &l.created_at,
-                    &name,
-                    &email,
-                    &message,
-                    &page,
-                ];
+                let row: [&str; 7] = [&l.lead_id, &site, &l.created_at, &name, &email, &message, &page];
                 w.write_record(row)?;
             }
             w.flush()?;
@@ -123,14 +98,8 @@ mod tests {
 
     #[test]
     fn since_is_normalized() {
-        assert_eq!(
-            super::parse_since("2026-11-01").unwrap(),
-            "2026-11-01T00:00:00Z"
-        );
-        assert_eq!(
-            super::parse_since("2026-11-01T12:00:00+02:00").unwrap(),
-            "2026-11-01T10:00:00Z"
-        );
+        assert_eq!(super::parse_since("2026-11-01").unwrap(), "2026-11-01T00:00:00Z");
+        assert_eq!(super::parse_since("2026-11-01T12:00:00+02:00").unwrap(), "2026-11-01T10:00:00Z");
         assert!(super::parse_since("yesterday").is_err());
     }
 }

@@ -120,7 +120,8 @@ fn print_site(site: &Site, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(site)?);
         return Ok(());
     }
-    let origins = if site.allowed_origins.is_empty() { "(any)".to_owned() } else { site.allowed_origins.iter().map(|o| o.as_str()).collect::<Vec<_>>().join(", ") };
+    let origins =
+        if site.allowed_origins.is_empty() { "(any)".to_owned() } else { site.allowed_origins.iter().map(|o| o.as_str()).collect::<Vec<_>>().join(", ") };
     println!("siteId:         {}", site.id);
     println!("name:           {}", site.name);
     println!("vertical:       {}", site.vertical);
@@ -201,16 +202,20 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 tier: a.tier,
                 currency: a.currency.as_deref().map(Currency::parse).transpose()?,
                 lang: a.lang.as_deref().map(Lang::parse).transpose()?,
-                allowed_origins: if a.clear_origins { Some(vec![]) } else if a.allowed_origins.is_empty() { None } else { Some(parse_origins(&a.allowed_origins)?) },
+                allowed_origins: if a.clear_origins {
+                    Some(vec![])
+                } else if a.allowed_origins.is_empty() {
+                    None
+                } else {
+                    Some(parse_origins(&a.allowed_origins)?)
+                },
                 webhook_url: if a.no_webhook { Some(None) } else { a.webhook_url.as_deref().map(|u| WebhookUrl::parse(u, policy).map(Some)).transpose()? },
                 webhook_events: a.events,
             };
-            let (site, creds) = store
-                .write_blocking(|tx| sites::update(tx, &id, up))
-                .map_err(|e| match e {
-                    crate::store::StoreError::NotFound => anyhow::anyhow!("no site {id}"),
-                    other => other.into(),
-                })?;
+            let (site, creds) = store.write_blocking(|tx| sites::update(tx, &id, up)).map_err(|e| match e {
+                crate::store::StoreError::NotFound => anyhow::anyhow!("no site {id}"),
+                other => other.into(),
+            })?;
             print_site(&site, a.json)?;
             if let Some(c) = creds {
                 print_credentials(&c, a.json)?;

@@ -86,23 +86,16 @@ fn parse_site(s: &str) -> anyhow::Result<SiteId> {
 /// Replays an event (the CLI command and the tests share this).
 pub fn replay(store: &Store, id: &str) -> anyhow::Result<outbox::Message> {
     let id = id.to_owned();
-    store
-        .write_blocking(|tx| outbox::replay(tx, &id))
-        .map_err(|e| match e {
-            StoreError::NotFound => anyhow::anyhow!("no webhook event {id}"),
-            other => other.into(),
-        })
+    store.write_blocking(|tx| outbox::replay(tx, &id)).map_err(|e| match e {
+        StoreError::NotFound => anyhow::anyhow!("no webhook event {id}"),
+        other => other.into(),
+    })
 }
 
 pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = crate::app::open_store(config, data_dir)?;
     match cmd {
-        WebhooksCommand::List {
-            site,
-            status,
-            limit,
-            json,
-        } => {
+        WebhooksCommand::List { site, status, limit, json } => {
             let site = site.as_deref().map(parse_site).transpose()?;
             let status = status.map(Status::as_str);
             let rows = store.read_blocking(|c| outbox::list(c, site.as_ref(), status, limit))?;
@@ -111,33 +104,19 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             } else if rows.is_empty() {
                 println!("no webhook events");
             } else {
-                println!(
-                    "{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  last error",
-                    "id", "siteId", "type", "status", "attempts", "created"
-                );
+                println!("{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  last error", "id", "siteId", "type", "status", "attempts", "created");
                 for m in rows {
                     let err = m.last_error.as_deref().unwrap_or("");
-                    println!(
-                        "{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  {err}",
-                        m.id, m.site_id, m.event_type, m.status, m.attempts, m.created_at
-                    );
+                    println!("{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  {err}", m.id, m.site_id, m.event_type, m.status, m.attempts, m.created_at);
                 }
             }
             Ok(())
         }
         WebhooksCommand::Show { id, json } => {
-            let (msg, payload, attempts) = store
-                .read_blocking(|c| outbox::get(c, &id))?
-                .ok_or_else(|| anyhow::anyhow!("no webhook event {id}"))?;
+            let (msg, payload, attempts) = store.read_blocking(|c| outbox::get(c, &id))?.ok_or_else(|| anyhow::anyhow!("no webhook event {id}"))?;
             if json {
-                let payload: serde_json::Value =
-                    serde_json::from_str(&payload).unwrap_or(serde_json::Value::String(payload));
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(
-                        &serde_json::json!({"event": msg, "payload": payload, "attempts": attempts})
-                    )?
-                );
+                let payload: serde_json::Value = serde_json::from_str(&payload).unwrap_or(serde_json::Value::String(payload));
+                println!("{}", serde_json::to_string_pretty(&serde_json::json!({"event": msg, "payload": payload, "attempts": attempts}))?);
                 return Ok(());
             }
             println!("id:            {}", msg.id);
@@ -153,18 +132,8 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             println!("payload:       {payload}");
             println!("attempts:      {}", attempts.len());
             for a in attempts {
-                let status = a
-                    .status_code
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| "-".into());
-                println!(
-                    "  #{:<3} {}  status {:<3}  {:>6} ms  {}",
-                    a.attempt,
-                    a.at,
-                    status,
-                    a.duration_ms,
-                    a.error.as_deref().unwrap_or("ok")
-                );
+                let status = a.status_code.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
+                println!("  #{:<3} {}  status {:<3}  {:>6} ms  {}", a.attempt, a.at, status, a.duration_ms, a.error.as_deref().unwrap_or("ok"));
             }
             Ok(())
         }
@@ -173,15 +142,9 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             let site = store.read_blocking(|c| sites::get(c, &msg.site_id))?;
             println!("{} is pending again and due now (same webhook-id)", msg.id);
             match site {
-                Some(s) if s.webhook_url.is_none() => println!(
-                    "note: site {} has no webhook URL; the event waits until one is set",
-                    s.id
-                ),
+                Some(s) if s.webhook_url.is_none() => println!("note: site {} has no webhook URL; the event waits until one is set", s.id),
                 Some(s) if s.webhook_disabled_at.is_some() => {
-                    println!(
-                        "note: site {}'s endpoint is disabled (410 Gone); the event waits until `site update --webhook-url` re-enables it",
-                        s.id
-                    )
+                    println!("note: site {}'s endpoint is disabled (410 Gone); the event waits until `site update --webhook-url` re-enables it", s.id)
                 }
                 _ => {}
             }
@@ -190,12 +153,8 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
         WebhooksCommand::Test { site } => {
             let site_id = parse_site(&site)?;
             let keyring = store.keyring().clone();
-            let site = store
-                .read_blocking(|c| sites::get(c, &site_id))?
-                .ok_or_else(|| anyhow::anyhow!("no site {site_id}"))?;
-            let url = site.webhook_url.clone().ok_or_else(|| {
-                anyhow::anyhow!("site {site_id} has no webhook URL (site update --webhook-url)")
-            })?;
+            let site = store.read_blocking(|c| sites::get(c, &site_id))?.ok_or_else(|| anyhow::anyhow!("no site {site_id}"))?;
+            let url = site.webhook_url.clone().ok_or_else(|| anyhow::anyhow!("site {site_id} has no webhook URL (site update --webhook-url)"))?;
             let secrets = store.read_blocking(|c| sites::signing_secrets(c, &keyring, &site_id))?;
             let id = outbox::new_message_id();
             let data = serde_json::json!({"siteId": site_id, "message": "This is a test event sent by `sitebot webhooks test`."});
@@ -204,9 +163,7 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             let sent = super::runtime()?.block_on(sender.send(&url, &id, &payload, &secrets));
             println!("sent {id} (webhook.test) to {url}");
             if site.webhook_disabled_at.is_some() {
-                println!(
-                    "note: this endpoint is disabled for events since a 410; `site update --webhook-url` re-enables it"
-                );
+                println!("note: this endpoint is disabled for events since a 410; `site update --webhook-url` re-enables it");
             }
             match sent.status {
                 Some(status) => println!("status: {status} ({} ms)", sent.duration.as_millis()),
@@ -223,10 +180,7 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             }
             Ok(())
         }
-        WebhooksCommand::Purge {
-            status: PurgeStatus::Dead,
-            site,
-        } => {
+        WebhooksCommand::Purge { status: PurgeStatus::Dead, site } => {
             let site = site.as_deref().map(parse_site).transpose()?;
             let n = store.write_blocking(|tx| outbox::purge_dead(tx, site.as_ref()))?;
             println!("purged {n} dead webhook event(s)");

@@ -21,11 +21,7 @@ pub struct ImportError {
 
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}: {}", self.file, self.message)
-        } else {
-            write!(f, "{}: field `{}`: {}", self.file, self.field, self.message)
-        }
+        if self.field.is_empty() { write!(f, "{}: {}", self.file, self.message) } else { write!(f, "{}: field `{}`: {}", self.file, self.field, self.message) }
     }
 }
 

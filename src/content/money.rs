@@ -30,11 +30,8 @@ impl Rate {
     /// Parses `162.5`, `1.0835`, `0.00062`; refuses signs, exponents, zero and more than 12 digits.
     pub fn parse(s: &str) -> Result<Rate, Invalid> {
         let s = s.trim();
-        let err = || {
-            Invalid(format!(
-                "`{s}` is not a rate: a positive decimal such as 1.0835 (at most {MAX_RATE_DIGITS} digits, {MAX_RATE_SCALE} after the point)"
-            ))
-        };
+        let err =
+            || Invalid(format!("`{s}` is not a rate: a positive decimal such as 1.0835 (at most {MAX_RATE_DIGITS} digits, {MAX_RATE_SCALE} after the point)"));
         let (int, frac) = s.split_once('.').unwrap_or((s, ""));
         if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
             return Err(err());
@@ -72,10 +69,7 @@ pub fn convert(amount_minor: u64, from: Currency, from_rate: Rate, to: Currency,
     }
     let pow = |e: u32| 10u128.checked_pow(e);
     // amount / 10^mu_from / from_rate * to_rate * 10^mu_to, as one fraction.
-    let num = (amount_minor as u128)
-        .checked_mul(to_rate.mantissa as u128)?
-        .checked_mul(pow(from_rate.scale)?)?
-        .checked_mul(pow(to.minor_units() as u32)?)?;
+    let num = (amount_minor as u128).checked_mul(to_rate.mantissa as u128)?.checked_mul(pow(from_rate.scale)?)?.checked_mul(pow(to.minor_units() as u32)?)?;
     let den = (from_rate.mantissa as u128).checked_mul(pow(to_rate.scale)?)?.checked_mul(pow(from.minor_units() as u32)?)?;
     let rounded = num.checked_add(den / 2)? / den;
     u64::try_from(rounded).ok()

@@ -22,8 +22,7 @@ pub enum QuoteError {
 /// with an offered one), else the best `Accept-Language` match, else the vertical's default.
 pub fn choose_lang(vertical: &Vertical, query: Option<&Lang>, accept: Option<&str>) -> Result<Lang, QuoteError> {
     if let Some(q) = query {
-        return negotiate(q.as_str(), &vertical.langs)
-            .ok_or_else(|| QuoteError::LangNotOffered { wanted: q.to_string(), offered: vertical.langs_list() });
+        return negotiate(q.as_str(), &vertical.langs).ok_or_else(|| QuoteError::LangNotOffered { wanted: q.to_string(), offered: vertical.langs_list() });
     }
     Ok(accept.and_then(|h| negotiate(h, &vertical.langs)).unwrap_or_else(|| vertical.default_lang.clone()))
 }
@@ -52,12 +51,7 @@ pub fn quote(
             id: t.id.clone(),
             name: text.map(|x| x.name.clone()).unwrap_or_else(|| t.id.clone()),
             description: text.map(|x| x.description.clone()).unwrap_or_default(),
-            price: Price {
-                amount_minor: amount,
-                currency: target.code().to_owned(),
-                interval: t.interval,
-                formatted: money::format(amount, target, lang),
-            },
+            price: Price { amount_minor: amount, currency: target.code().to_owned(), interval: t.interval, formatted: money::format(amount, target, lang) },
             requests_per_minute: t.requests_per_minute,
             features: text.map(|x| x.features.clone()).unwrap_or_default(),
             highlighted: t.highlighted,

@@ -25,8 +25,7 @@ impl PublicStats {
         let created = c.site_created_at.get(..10).and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
         let first = c.first_activity.as_deref().and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
         let since = first.or(created).unwrap_or(today).min(today);
-        let rate =
-            if c.questions == 0 { 0.0 } else { (c.resolved_questions.min(c.questions) as f64 / c.questions as f64 * 10_000.0).round() / 10_000.0 };
+        let rate = if c.questions == 0 { 0.0 } else { (c.resolved_questions.min(c.questions) as f64 / c.questions as f64 * 10_000.0).round() / 10_000.0 };
         PublicStats {
             site_id,
             total_questions: c.questions,

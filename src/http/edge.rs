@@ -61,7 +61,8 @@ pub fn client_ip(req: &Request) -> IpAddr {
 }
 
 pub const ALLOW_HEADERS: &str = "Authorization, Content-Type, Idempotency-Key, X-Site-Id, X-Request-Id, Last-Event-ID, Accept-Language";
-pub const EXPOSE_HEADERS: &str = "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Last-Modified, Content-Language";
+pub const EXPOSE_HEADERS: &str =
+    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Last-Modified, Content-Language";
 
 pub struct Edge<E> {
     inner: E,
@@ -156,13 +157,8 @@ impl<E: Endpoint> Endpoint for Edge<E> {
     type Output = Response;
 
     async fn call(&self, mut req: Request) -> poem::Result<Response> {
-        let request_id = req
-            .headers()
-            .get("x-request-id")
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| sane_request_id(v))
-            .map(String::from)
-            .unwrap_or_else(new_request_id);
+        let request_id =
+            req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).filter(|v| sane_request_id(v)).map(String::from).unwrap_or_else(new_request_id);
         let meta = Arc::new(RequestMeta::new(request_id.clone()));
         req.extensions_mut().insert(meta.clone());
         let ip = client_ip(&req);

@@ -87,25 +87,49 @@ impl ApiError {
     pub fn parts(&self) -> (StatusCode, &'static str, &'static str, String) {
         use ApiError::*;
         match self {
-            SiteIdRequired => (StatusCode::BAD_REQUEST, "site_id_required", "Site id required", "Send the site's id in the X-Site-Id header, or a bearer token.".into()),
+            SiteIdRequired => {
+                (StatusCode::BAD_REQUEST, "site_id_required", "Site id required", "Send the site's id in the X-Site-Id header, or a bearer token.".into())
+            }
             InvalidSiteId(why) => (StatusCode::BAD_REQUEST, "invalid_site_id", "Invalid site id", why.clone()),
             InvalidJson(why) => (StatusCode::BAD_REQUEST, "invalid_json", "Invalid JSON", format!("The body is not valid JSON: {why}")),
             InvalidToken => (StatusCode::UNAUTHORIZED, "invalid_token", "Invalid token", "The bearer token is unknown or has been revoked.".into()),
             HttpsRequired => (StatusCode::FORBIDDEN, "https_required", "HTTPS required", "This service only answers over HTTPS.".into()),
-            TokenSiteMismatch => (StatusCode::FORBIDDEN, "token_site_mismatch", "Token and site disagree", "The bearer token belongs to another site than X-Site-Id.".into()),
-            OriginNotAllowed(origin) => (StatusCode::FORBIDDEN, "origin_not_allowed", "Origin not allowed", format!("The origin {origin} is not in this site's allowed origins.")),
+            TokenSiteMismatch => {
+                (StatusCode::FORBIDDEN, "token_site_mismatch", "Token and site disagree", "The bearer token belongs to another site than X-Site-Id.".into())
+            }
+            OriginNotAllowed(origin) => {
+                (StatusCode::FORBIDDEN, "origin_not_allowed", "Origin not allowed", format!("The origin {origin} is not in this site's allowed origins."))
+            }
             SiteDisabled => (StatusCode::FORBIDDEN, "site_disabled", "Site disabled", "This site is disabled.".into()),
             SiteNotFound => (StatusCode::NOT_FOUND, "site_not_found", "Site not found", "No site has this id.".into()),
             NotFound => (StatusCode::NOT_FOUND, "not_found", "Not found", "Nothing is published at this address.".into()),
             MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed", "This route does not accept this method.".into()),
             BadRequest(why) => (StatusCode::BAD_REQUEST, "bad_request", "Bad request", why.clone()),
-            PayloadTooLarge { limit } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "Payload too large", format!("The body is larger than {limit} bytes.")),
+            PayloadTooLarge { limit } => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "Payload too large", format!("The body is larger than {limit} bytes."))
+            }
             UnsupportedMediaType(why) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "Unsupported media type", why.clone()),
-            Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed", "Validation failed", "Some fields are missing or invalid; see errors.".into()),
-            RateLimited { retry_after_secs } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited", "Too many requests", format!("Rate limit exceeded; retry in {retry_after_secs} s.")),
-            NotImplemented { .. } => (StatusCode::NOT_IMPLEMENTED, "not_implemented", "Not implemented", "Multimodal questions are not available yet; see expected, or ask through the fallback route.".into()),
-            Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", "Something went wrong on our side. Quote the request id when reporting it.".into()),
-            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", "The service is temporarily unavailable; retry shortly.".into()),
+            Validation(_) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed", "Validation failed", "Some fields are missing or invalid; see errors.".into())
+            }
+            RateLimited { retry_after_secs } => {
+                (StatusCode::TOO_MANY_REQUESTS, "rate_limited", "Too many requests", format!("Rate limit exceeded; retry in {retry_after_secs} s."))
+            }
+            NotImplemented { .. } => (
+                StatusCode::NOT_IMPLEMENTED,
+                "not_implemented",
+                "Not implemented",
+                "Multimodal questions are not available yet; see expected, or ask through the fallback route.".into(),
+            ),
+            Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal error",
+                "Something went wrong on our side. Quote the request id when reporting it.".into(),
+            ),
+            Unavailable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", "The service is temporarily unavailable; retry shortly.".into())
+            }
         }
     }
 

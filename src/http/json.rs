@@ -75,7 +75,11 @@ impl<'a, T: DeserializeOwned + Validate> FromRequest<'a> for Json<T> {
     async fn from_request(req: &'a Request, body: &mut RequestBody) -> poem::Result<Self> {
         let content_type = req.headers().get(poem::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
         if !is_json(content_type) {
-            let why = if content_type.is_empty() { "Send the body with Content-Type: application/json.".to_owned() } else { format!("Expected application/json, got {content_type}.") };
+            let why = if content_type.is_empty() {
+                "Send the body with Content-Type: application/json.".to_owned()
+            } else {
+                format!("Expected application/json, got {content_type}.")
+            };
             return Err(ApiError::UnsupportedMediaType(why).into());
         }
         let limit = req.data::<std::sync::Arc<crate::app::AppState>>().map(|s| s.config.limits.json_body_bytes).unwrap_or(64 * 1024);

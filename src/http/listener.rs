@@ -11,9 +11,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use poem::http::uri::Scheme;
 use poem::listener::Acceptor;
 use poem::web::{LocalAddr, RemoteAddr};
-use poem::http::uri::Scheme;
 use rustls::ServerConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -71,15 +71,13 @@ impl TlsOnlyAcceptor {
                     let _ = stream.set_nodelay(true);
                     let mut first = [0u8; 1];
                     match tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut first)).await {
-                        Ok(Ok(1)) if first[0] == TLS_HANDSHAKE_RECORD => {
-                            match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                                Ok(Ok(tls)) => {
-                                    let _ = tx.send((tls, peer)).await;
-                                }
-                                Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-                                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        Ok(Ok(1)) if first[0] == TLS_HANDSHAKE_RECORD => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                            Ok(Ok(tls)) => {
+                                let _ = tx.send((tls, peer)).await;
                             }
-                        }
+                            Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        },
                         Ok(Ok(n)) if n > 0 => refuse_plain(stream, peer, &refusal).await,
                         _ => {}
                     }

@@ -108,10 +108,16 @@ fn paths() -> Map<String, Value> {
                 "requestBody": json_body("LeadRequest")
             }))}),
     );
-    let multimodal = operation("query", "askMultimodal", "Ask with an image (planned)",
+    let multimodal = operation(
+        "query",
+        "askMultimodal",
+        "Ask with an image (planned)",
         "Always answers 501 `not_implemented` with an `expected` member describing the future request and response, \
          whatever method, headers or body are sent. Use `fallback` (`/v1/query`) meanwhile. Rate limited per client IP.",
-        json!({}), &[501], json!({"security": []}));
+        json!({}),
+        &[501],
+        json!({"security": []}),
+    );
     p.insert("/v1/query/ask-multimodal".into(), json!({"post": multimodal}));
     query_paths(&mut p);
     content_paths(&mut p);
@@ -120,7 +126,8 @@ fn paths() -> Map<String, Value> {
 
 /// `/v1/query` and `/v1/query/stream`.
 fn query_paths(p: &mut Map<String, Value>) {
-    let extra = || json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("QueryRequest")});
+    let extra =
+        || json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("QueryRequest")});
     p.insert(
         "/v1/query".into(),
         json!({"post": operation("query", "query", "Ask a question",
@@ -191,9 +198,25 @@ fn components() -> Value {
         responses.insert(format!("Problem{status}"), problem_response(status, description, schema));
     }
     let codes = [
-        "site_id_required", "invalid_site_id", "invalid_json", "bad_request", "invalid_token", "https_required", "token_site_mismatch",
-        "origin_not_allowed", "site_disabled", "site_not_found", "not_found", "method_not_allowed", "payload_too_large",
-        "unsupported_media_type", "validation_failed", "rate_limited", "not_implemented", "internal", "unavailable",
+        "site_id_required",
+        "invalid_site_id",
+        "invalid_json",
+        "bad_request",
+        "invalid_token",
+        "https_required",
+        "token_site_mismatch",
+        "origin_not_allowed",
+        "site_disabled",
+        "site_not_found",
+        "not_found",
+        "method_not_allowed",
+        "payload_too_large",
+        "unsupported_media_type",
+        "validation_failed",
+        "rate_limited",
+        "not_implemented",
+        "internal",
+        "unavailable",
     ];
     json!({
         "securitySchemes": {
@@ -325,8 +348,65 @@ pub fn document() -> Value {
             {"name": "stats", "description": "Public site statistics (public, cacheable)"}
         ],
         "paths": paths(),
-        "components": content_components(components())
+        "webhooks": webhooks(),
+        "components": webhook_schemas(content_components(components()))
     })
+}
+
+/// What a site's CRM endpoint receives (OpenAPI 3.1 `webhooks`): Standard Webhooks v1 deliveries.
+fn webhooks() -> Value {
+    let headers = json!([
+        {"name": "webhook-id", "in": "header", "required": true, "description": "`msg_<ulid>`: the same on every retry and replay of one event; deduplicate on it.", "schema": {"type": "string", "pattern": "^msg_"}},
+        {"name": "webhook-timestamp", "in": "header", "required": true, "description": "Unix seconds of this attempt.", "schema": {"type": "string", "pattern": "^[0-9]+$"}},
+        {"name": "webhook-signature", "in": "header", "required": true,
+         "description": "`v1,<base64 HMAC-SHA256 of {webhook-id}.{webhook-timestamp}.{body}>` with the site's `whsec_` secret; two space-separated signatures for 24 h after a rotation.",
+         "schema": {"type": "string", "pattern": "^v1,"}}
+    ]);
+    let responses = json!({
+        "2XX": {"description": "Delivered."},
+        "410": {"description": "Gone: the site's endpoint is disabled until its URL is set again; events wait."},
+        "default": {"description": "Any other answer, a redirect or a timeout: retried on the schedule, then dead-lettered."}
+    });
+    let event = |type_: &str, summary: &str, data: &str| {
+        json!({"post": {
+            "summary": summary,
+            "parameters": headers,
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["type", "timestamp", "data"],
+                "properties": {
+                    "type": {"type": "string", "const": type_},
+                    "timestamp": {"type": "string", "format": "date-time"},
+                    "data": schema_ref(data)
+                }
+            }}}},
+            "responses": responses
+        }})
+    };
+    json!({
+        "lead.captured": event("lead.captured", "A lead was captured", "LeadCapturedData"),
+        "query.completed": event("query.completed", "A question was answered (sites that opted in)", "QueryCompletedData")
+    })
+}
+
+/// Schemas of the webhook payloads.
+fn webhook_schemas(mut c: Value) -> Value {
+    let schemas = &mut c["schemas"];
+    schemas["LeadCapturedData"] = json!({
+        "type": "object", "required": ["leadId", "siteId", "email", "createdAt"],
+        "properties": {
+            "leadId": {"type": "string", "pattern": "^lead_"}, "siteId": {"type": "string", "format": "uuid"},
+            "name": {"type": ["string", "null"]}, "email": {"type": "string"}, "message": {"type": ["string", "null"]},
+            "pageUrl": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"}
+        }
+    });
+    schemas["QueryCompletedData"] = json!({
+        "type": "object", "required": ["queryId", "siteId", "question", "resolved", "sourceCount", "latencyMs"],
+        "properties": {
+            "queryId": {"type": "string"}, "siteId": {"type": "string", "format": "uuid"}, "question": {"type": "string"},
+            "resolved": {"type": "boolean"}, "sourceCount": {"type": "integer", "minimum": 0}, "latencyMs": {"type": "integer", "minimum": 0}
+        }
+    });
+    c
 }
 
 #[handler]
@@ -365,20 +445,20 @@ fn content_paths(p: &mut Map<String, Value>) {
     p.insert(
         "/v1/landing/{site}/{lang}/{slug}".into(),
         json!({"get": operation("content", "getLandingPage", "A published landing page",
-            "The payload of one published page. Drafts, unknown pages and malformed addresses all answer 404 `not_found`, \
-             so a draft's existence never shows. `alternates` lists only published pages. Cacheable for 5 minutes; \
-             revalidate with `If-None-Match` (lists, `W/` tags and `*` are understood) to get 304.",
-            json!({
-                "200": cached_ok("The page", schema_ref("LandingPage"), &landing_headers),
-                "304": not_modified(&landing_headers)
-            }),
-            &[404],
-            json!({"security": [], "parameters": [
-                site,
-                path_param("lang", "BCP 47 language tag (`en`, `de-CH`).", "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"),
-                path_param("slug", "The page's slug.", "^[a-z0-9-]{1,128}$"),
-                if_none_match
-            ]}))}),
+        "The payload of one published page. Drafts, unknown pages and malformed addresses all answer 404 `not_found`, \
+         so a draft's existence never shows. `alternates` lists only published pages. Cacheable for 5 minutes; \
+         revalidate with `If-None-Match` (lists, `W/` tags and `*` are understood) to get 304.",
+        json!({
+            "200": cached_ok("The page", schema_ref("LandingPage"), &landing_headers),
+            "304": not_modified(&landing_headers)
+        }),
+        &[404],
+        json!({"security": [], "parameters": [
+            site,
+            path_param("lang", "BCP 47 language tag (`en`, `de-CH`).", "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"),
+            path_param("slug", "The page's slug.", "^[a-z0-9-]{1,128}$"),
+            if_none_match
+        ]}))}),
     );
     p.insert(
         "/v1/landing/{site}/sitemap-slugs".into(),
@@ -419,14 +499,14 @@ fn content_paths(p: &mut Map<String, Value>) {
     p.insert(
         "/v1/public-stats/{siteId}".into(),
         json!({"get": operation("stats", "getPublicStats", "Public statistics of a site",
-            "Totals kept as counters in the transactions that record queries and leads, so this is one lookup whatever the \
-             traffic. `activeSince` is the UTC date of the site's first question or lead, or its creation date before any; \
-             `daysActive` counts calendar days from it to today, both included. Cacheable for 60 s.",
-            json!({"200": cached_ok("The statistics", schema_ref("PublicStats"), &[("Cache-Control", "CacheControl")])}),
-            &[400, 403, 404],
-            json!({"security": [], "parameters": [
-                {"name": "siteId", "in": "path", "required": true, "description": "The site's GUID.", "schema": {"type": "string", "format": "uuid"}}
-            ]}))}),
+        "Totals kept as counters in the transactions that record queries and leads, so this is one lookup whatever the \
+         traffic. `activeSince` is the UTC date of the site's first question or lead, or its creation date before any; \
+         `daysActive` counts calendar days from it to today, both included. Cacheable for 60 s.",
+        json!({"200": cached_ok("The statistics", schema_ref("PublicStats"), &[("Cache-Control", "CacheControl")])}),
+        &[400, 403, 404],
+        json!({"security": [], "parameters": [
+            {"name": "siteId", "in": "path", "required": true, "description": "The site's GUID.", "schema": {"type": "string", "format": "uuid"}}
+        ]}))}),
     );
 }
 

@@ -55,9 +55,8 @@ pub fn load_identity(data_dir: &Path, hostnames: &[String], configured: Option<(
     let read = |p: &Path| std::fs::read(p).map_err(|source| TlsError::Read { path: p.to_owned(), source });
     let cert_pem = read(&cert_path)?;
     let key_pem = read(&key_path)?;
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
-        .collect::<Result<_, _>>()
-        .map_err(|_| TlsError::Pem { path: cert_path.clone(), what: "certificate" })?;
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(&cert_pem).collect::<Result<_, _>>().map_err(|_| TlsError::Pem { path: cert_path.clone(), what: "certificate" })?;
     if certs.is_empty() {
         return Err(TlsError::Pem { path: cert_path, what: "certificate" });
     }

@@ -52,9 +52,7 @@ struct CheckedResolver {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "refused: {host} resolves to {ip}, which is not a public address (the operator can set webhooks.allow_private_networks = true)"
-)]
+#[error("refused: {host} resolves to {ip}, which is not a public address (the operator can set webhooks.allow_private_networks = true)")]
 struct RefusedAddress {
     host: String,
     ip: IpAddr,
@@ -65,11 +63,9 @@ impl Resolve for CheckedResolver {
         let allow = self.allow_private_networks;
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if let Some(bad) = addrs.iter().find(|a| !allow && !is_public_ip(a.ip())) {
-                return Err(Box::new(RefusedAddress { host, ip: bad.ip() })
-                    as Box<dyn std::error::Error + Send + Sync>);
+                return Err(Box::new(RefusedAddress { host, ip: bad.ip() }) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
@@ -92,9 +88,7 @@ impl Sender {
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
-            .dns_resolver(Arc::new(CheckedResolver {
-                allow_private_networks: policy.allow_private_networks,
-            }))
+            .dns_resolver(Arc::new(CheckedResolver { allow_private_networks: policy.allow_private_networks }))
             .user_agent(concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Sender { client, policy })
@@ -107,9 +101,7 @@ impl Sender {
             "https" => {}
             "http" if self.policy.allow_http => {}
             other => {
-                return Err(format!(
-                    "refused: {other}:// webhook URLs are not allowed (the operator can set webhooks.allow_http = true)"
-                ));
+                return Err(format!("refused: {other}:// webhook URLs are not allowed (the operator can set webhooks.allow_http = true)"));
             }
         }
         if !self.policy.allow_private_networks {
@@ -119,9 +111,7 @@ impl Sender {
                 _ => None,
             };
             if let Some(ip) = ip.filter(|ip| !is_public_ip(*ip)) {
-                return Err(format!(
-                    "refused: {ip} is not a public address (the operator can set webhooks.allow_private_networks = true)"
-                ));
+                return Err(format!("refused: {ip} is not a public address (the operator can set webhooks.allow_private_networks = true)"));
             }
         }
         Ok(parsed)
@@ -143,8 +133,7 @@ impl Sender {
             Err(e) => return failed(e),
         };
         let timestamp = chrono::Utc::now().timestamp();
-        let signature = match signing::signature_header(secrets, id, timestamp, payload.as_bytes())
-        {
+        let signature = match signing::signature_header(secrets, id, timestamp, payload.as_bytes()) {
             Ok(s) => s,
             Err(e) => return failed(e.to_string()),
         };
@@ -159,49 +148,22 @@ impl Sender {
         let resp = match request.send().await {
             Ok(r) => r,
             Err(e) if e.is_timeout() => {
-                return Sent {
-                    verdict: Verdict::Throttled,
-                    ..failed(format!("timed out: {}", error_chain(&e)))
-                };
+                return Sent { verdict: Verdict::Throttled, ..failed(format!("timed out: {}", error_chain(&e))) };
             }
             Err(e) => return failed(error_chain(&e)),
         };
         let status = resp.status();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
-        let location = resp
-            .headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+        let location = resp.headers().get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = read_start(resp).await;
         let (verdict, error) = match status.as_u16() {
             200..=299 => (Verdict::Delivered, None),
-            410 => (
-                Verdict::Gone,
-                Some("410 Gone: the endpoint was disabled".to_owned()),
-            ),
+            410 => (Verdict::Gone, Some("410 Gone: the endpoint was disabled".to_owned())),
             429 => (Verdict::Throttled, Some("429 Too Many Requests".to_owned())),
-            300..=399 => (
-                Verdict::Failed,
-                Some(format!(
-                    "{status}: redirects are not followed (location: {})",
-                    location.as_deref().unwrap_or("none")
-                )),
-            ),
+            300..=399 => (Verdict::Failed, Some(format!("{status}: redirects are not followed (location: {})", location.as_deref().unwrap_or("none")))),
             _ => (Verdict::Failed, Some(format!("receiver answered {status}"))),
         };
-        Sent {
-            verdict,
-            status: Some(status.as_u16()),
-            body,
-            error,
-            retry_after,
-            duration: started.elapsed(),
-        }
+        Sent { verdict, status: Some(status.as_u16()), body, error, retry_after, duration: started.elapsed() }
     }
 }
 
@@ -210,9 +172,7 @@ async fn read_start(mut resp: reqwest::Response) -> String {
     let mut out = Vec::new();
     while out.len() < BODY_KEEP {
         match resp.chunk().await {
-            Ok(Some(chunk)) => {
-                out.extend_from_slice(&chunk[..chunk.len().min(BODY_KEEP - out.len())])
-            }
+            Ok(Some(chunk)) => out.extend_from_slice(&chunk[..chunk.len().min(BODY_KEEP - out.len())]),
             _ => break,
         }
     }
@@ -252,10 +212,7 @@ mod tests {
     #[test]
     fn retry_after_forms() {
         assert_eq!(parse_retry_after("120"), Some(Duration::from_secs(120)));
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
-            Some(Duration::ZERO)
-        );
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
         let later = (chrono::Utc::now() + chrono::Duration::seconds(300)).to_rfc2822();
         let d = parse_retry_after(&later).unwrap();
         assert!((295..=300).contains(&d.as_secs()), "{d:?}");
@@ -264,32 +221,17 @@ mod tests {
 
     #[tokio::test]
     async fn private_addresses_are_refused_before_connecting() {
-        let config = WebhooksConfig {
-            allow_http: true,
-            ..WebhooksConfig::default()
-        };
+        let config = WebhooksConfig { allow_http: true, ..WebhooksConfig::default() };
         let sender = Sender::new(&config).unwrap();
         let secret = vec!["whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD".to_owned()];
-        for url in [
-            "http://127.0.0.1:9/hook",
-            "http://[::1]:9/hook",
-            "http://10.0.0.1/hook",
-            "http://localhost:9/hook",
-        ] {
+        for url in ["http://127.0.0.1:9/hook", "http://[::1]:9/hook", "http://10.0.0.1/hook", "http://localhost:9/hook"] {
             let sent = sender.send(url, "msg_1", "{}", &secret).await;
             assert_eq!(sent.verdict, Verdict::Failed, "{url}");
             let err = sent.error.unwrap();
             assert!(err.contains("not a public address"), "{url}: {err}");
         }
         let strict = Sender::new(&WebhooksConfig::default()).unwrap();
-        let err = strict
-            .send("http://example.com/hook", "msg_1", "{}", &secret)
-            .await
-            .error
-            .unwrap();
-        assert!(
-            err.contains("http:// webhook URLs are not allowed"),
-            "{err}"
-        );
+        let err = strict.send("http://example.com/hook", "msg_1", "{}", &secret).await.error.unwrap();
+        assert!(err.contains("http:// webhook URLs are not allowed"), "{err}");
     }
 }

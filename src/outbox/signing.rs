@@ -14,38 +14,24 @@ pub enum SigningError {
 }
 
 fn key(secret: &str) -> Result<Vec<u8>, SigningError> {
-    let b64 = secret
-        .strip_prefix("whsec_")
-        .ok_or(SigningError::BadSecret)?;
+    let b64 = secret.strip_prefix("whsec_").ok_or(SigningError::BadSecret)?;
     STANDARD.decode(b64).map_err(|_| SigningError::BadSecret)
 }
 
 /// One `v1,<base64>` signature.
 pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<String, SigningError> {
-    let mut mac =
-        Hmac::<Sha256>::new_from_slice(&key(secret)?).map_err(|_| SigningError::BadSecret)?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key(secret)?).map_err(|_| SigningError::BadSecret)?;
     mac.update(id.as_bytes());
     mac.update(b".");
     mac.update(timestamp.to_string().as_bytes());
     mac.update(b".");
     mac.update(body);
-    Ok(format!(
-        "v1,{}",
-        STANDARD.encode(mac.finalize().into_bytes())
-    ))
+    Ok(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
 }
 
 /// The `webhook-signature` header value: one signature per secret, current first.
-pub fn signature_header(
-    secrets: &[String],
-    id: &str,
-    timestamp: i64,
-    body: &[u8],
-) -> Result<String, SigningError> {
-    let sigs = secrets
-        .iter()
-        .map(|s| sign(s, id, timestamp, body))
-        .collect::<Result<Vec<_>, _>>()?;
+pub fn signature_header(secrets: &[String], id: &str, timestamp: i64, body: &[u8]) -> Result<String, SigningError> {
+    let sigs = secrets.iter().map(|s| sign(s, id, timestamp, body)).collect::<Result<Vec<_>, _>>()?;
     Ok(sigs.join(" "))
 }
 
@@ -68,10 +54,7 @@ mod tests {
 
     #[test]
     fn rotation_sends_both_signatures() {
-        let secrets = vec![
-            "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD".to_owned(),
-            "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".to_owned(),
-        ];
+        let secrets = vec!["whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD".to_owned(), "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".to_owned()];
         let header = signature_header(&secrets, "msg_1", 1, b"{}").unwrap();
         let parts: Vec<&str> = header.split(' ').collect();
         assert_eq!(parts.len(), 2);

@@ -64,22 +64,13 @@ pub struct Worker {
 impl Worker {
     pub fn new(state: Arc<AppState>) -> Result<Worker, WorkerError> {
         let c = &state.config.webhooks;
-        let policy = Policy {
-            schedule: c.retry_delays()?,
-            min_after_throttle: c.min_backoff()?,
-        };
+        let policy = Policy { schedule: c.retry_delays()?, min_after_throttle: c.min_backoff()? };
         let sender = Sender::new(c)?;
         // The lease outlives the request (bounded by the timeout) and the bookkeeping around it, so a
         // live worker never loses its row to another; a dead worker's row is free again soon after.
         let lease = Duration::from_secs(c.timeout_secs * 2 + 2);
         let workers = c.workers.max(1);
-        Ok(Worker {
-            state,
-            sender,
-            policy,
-            lease,
-            workers,
-        })
+        Ok(Worker { state, sender, policy, lease, workers })
     }
 
     async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, StoreError> {
@@ -98,17 +89,9 @@ impl Worker {
     pub async fn deliver(&self, event: Claimed) -> Next {
         let keyring = self.state.store.keyring().clone();
         let site_id = event.site_id;
-        let secrets = self
-            .state
-            .store
-            .read(move |c| sites::signing_secrets(c, &keyring, &site_id))
-            .await;
+        let secrets = self.state.store.read(move |c| sites::signing_secrets(c, &keyring, &site_id)).await;
         let sent = match secrets {
-            Ok(secrets) => {
-                self.sender
-                    .send(&event.url, &event.id, &event.payload, &secrets)
-                    .await
-            }
+            Ok(secrets) => self.sender.send(&event.url, &event.id, &event.payload, &secrets).await,
             Err(e) => {
                 tracing::error!(event = %event.id, error = %e, "cannot read the site's signing secret");
                 super::deliver::Sent {
@@ -122,13 +105,7 @@ impl Worker {
             }
         };
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let next = self.policy.next(
-            sent.verdict,
-            event.attempts,
-            sent.retry_after,
-            now_ms,
-            retry::jitter(),
-        );
+        let next = self.policy.next(sent.verdict, event.attempts, sent.retry_after, now_ms, retry::jitter());
         let attempt = Attempt {
             attempt: event.attempts + 1,
             at: crate::store::now_rfc3339(),
@@ -137,12 +114,7 @@ impl Worker {
             duration_ms: sent.duration.as_millis() as u64,
         };
         let (id, site, rec_next) = (event.id.clone(), event.site_id, next.clone());
-        if let Err(e) = self
-            .state
-            .store
-            .write(move |tx| outbox::record_attempt(tx, &id, &site, &attempt, &rec_next))
-            .await
-        {
+        if let Err(e) = self.state.store.write(move |tx| outbox::record_attempt(tx, &id, &site, &attempt, &rec_next)).await {
             tracing::error!(event = %event.id, error = %e, "cannot record a webhook attempt; the event will be sent again when its lease expires");
         }
         match &next {
@@ -166,10 +138,7 @@ impl Worker {
     /// what happened. Tests call this to drain the queue step by step.
     pub async fn run_once(&self) -> Result<Summary, WorkerError> {
         let claimed = self.claim(self.workers).await?;
-        let mut summary = Summary {
-            claimed: claimed.len(),
-            ..Summary::default()
-        };
+        let mut summary = Summary { claimed: claimed.len(), ..Summary::default() };
         let mut set = JoinSet::new();
         for event in claimed {
             let w = self.clone();
@@ -197,22 +166,9 @@ impl Worker {
     }
 
     async fn prune(&self) {
-        let pruned = self
-            .state
-            .store
-            .write(|tx| {
-                Ok((
-                    outbox::prune_delivered(tx, leads::IDEMPOTENCY_WINDOW_SECS)?,
-                    leads::prune_idempotency_keys(tx)?,
-                ))
-            })
-            .await;
+        let pruned = self.state.store.write(|tx| Ok((outbox::prune_delivered(tx, leads::IDEMPOTENCY_WINDOW_SECS)?, leads::prune_idempotency_keys(tx)?))).await;
         match pruned {
-            Ok((events, keys)) if events + keys > 0 => tracing::info!(
-                events,
-                keys,
-                "pruned delivered webhook events and idempotency keys older than 24 h"
-            ),
+            Ok((events, keys)) if events + keys > 0 => tracing::info!(events, keys, "pruned delivered webhook events and idempotency keys older than 24 h"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune the outbox"),
         }
@@ -222,11 +178,7 @@ impl Worker {
     /// stops claiming and lets the deliveries in flight finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) {
         let slots = Arc::new(Semaphore::new(self.workers));
-        let wake = self
-            .state
-            .outbox_wake
-            .clone()
-            .unwrap_or_else(|| Arc::new(Notify::new()));
+        let wake = self.state.outbox_wake.clone().unwrap_or_else(|| Arc::new(Notify::new()));
         let mut inflight = JoinSet::new();
         let mut last_prune: Option<tokio::time::Instant> = None;
         while !shutdown.is_cancelled() {
@@ -241,10 +193,7 @@ impl Worker {
                     Ok(events) => {
                         let full = events.len() == free;
                         for event in events {
-                            let permit = slots
-                                .clone()
-                                .try_acquire_owned()
-                                .expect("a free slot was counted");
+                            let permit = slots.clone().try_acquire_owned().expect("a free slot was counted");
                             let w = self.clone();
                             inflight.spawn(async move {
                                 w.deliver(event).await;
@@ -258,11 +207,7 @@ impl Worker {
                     Err(e) => tracing::warn!(error = %e, "cannot claim webhook events; retrying"),
                 }
             }
-            let wait = if free > 0 {
-                self.idle_wait().await
-            } else {
-                POLL
-            };
+            let wait = if free > 0 { self.idle_wait().await } else { POLL };
             tokio::select! {
                 _ = shutdown.cancelled() => break,
                 _ = wake.notified() => {}
@@ -271,10 +216,7 @@ impl Worker {
             }
         }
         if !inflight.is_empty() {
-            tracing::info!(
-                in_flight = inflight.len(),
-                "webhook worker stopping; finishing deliveries in flight"
-            );
+            tracing::info!(in_flight = inflight.len(), "webhook worker stopping; finishing deliveries in flight");
         }
         while inflight.join_next().await.is_some() {}
     }
@@ -286,10 +228,7 @@ pub async fn run_once(state: Arc<AppState>) -> Result<Summary, WorkerError> {
 }
 
 /// Runs the worker until `shutdown` is cancelled (see `Worker::run_until_stopped`).
-pub async fn run_until_stopped(
-    state: Arc<AppState>,
-    shutdown: CancellationToken,
-) -> Result<(), WorkerError> {
+pub async fn run_until_stopped(state: Arc<AppState>, shutdown: CancellationToken) -> Result<(), WorkerError> {
     Worker::new(state)?.run_until_stopped(shutdown).await;
     Ok(())
 }

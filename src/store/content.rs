@@ -193,9 +193,8 @@ pub fn set_published(tx: &Transaction<'_>, vertical: &str, lang: &str, slug: &st
     if n > 0 {
         return Ok(Change::Updated);
     }
-    let exists = tx
-        .query_row("SELECT 1 FROM landing_pages WHERE vertical = ?1 AND lang = ?2 AND slug = ?3", params![vertical, lang, slug], |_| Ok(()))
-        .optional()?;
+    let exists =
+        tx.query_row("SELECT 1 FROM landing_pages WHERE vertical = ?1 AND lang = ?2 AND slug = ?3", params![vertical, lang, slug], |_| Ok(())).optional()?;
     exists.map(|_| Change::Unchanged).ok_or(StoreError::NotFound)
 }
 
@@ -216,8 +215,7 @@ pub fn published_page(conn: &Connection, vertical: &str, lang: &str, slug: &str)
     let mut stmt = conn.prepare_cached("SELECT published, updated_at FROM landing_pages WHERE vertical = ?1 AND lang = ?2 AND slug = ?3")?;
     let mut alternates = Vec::with_capacity(body.alternates.len());
     for alt in body.alternates {
-        let Some((published, at)) =
-            stmt.query_row(params![vertical, alt.lang, alt.slug], |r| Ok((r.get::<_, bool>(0)?, r.get::<_, String>(1)?))).optional()?
+        let Some((published, at)) = stmt.query_row(params![vertical, alt.lang, alt.slug], |r| Ok((r.get::<_, bool>(0)?, r.get::<_, String>(1)?))).optional()?
         else {
             continue;
         };
@@ -247,8 +245,8 @@ pub fn published_page(conn: &Connection, vertical: &str, lang: &str, slug: &str)
 pub fn sitemap(conn: &Connection, vertical: &str) -> Result<Option<(Vec<SitemapEntry>, String)>> {
     let Some(v) = get_vertical(conn, vertical)? else { return Ok(None) };
     let latest: Option<String> = conn.query_row("SELECT max(updated_at) FROM landing_pages WHERE vertical = ?1", [vertical], |r| r.get(0))?;
-    let mut stmt = conn
-        .prepare_cached("SELECT slug, lang, type, updated_at FROM landing_pages WHERE vertical = ?1 AND published = 1 ORDER BY lang, type, slug")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT slug, lang, type, updated_at FROM landing_pages WHERE vertical = ?1 AND published = 1 ORDER BY lang, type, slug")?;
     let rows = stmt.query_map([vertical], |r| {
         let t: String = r.get(2)?;
         Ok(SitemapEntry {

@@ -80,11 +80,7 @@ pub fn capture(
         "INSERT INTO leads (id, site_id, name, email, message, page_url, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![lead.lead_id, lead.site_id, lead.name, lead.email, lead.message, lead.page_url, lead.created_at],
     )?;
-    tx.execute(
-        "INSERT INTO site_stats (site_id, leads, active_since) VALUES (?1, 1, date('now'))
-         ON CONFLICT(site_id) DO UPDATE SET leads = leads + 1, active_since = coalesce(active_since, excluded.active_since)",
-        [&site.id],
-    )?;
+    super::stats::record_lead(tx, &site.id)?;
     let message_id = outbox::enqueue(tx, site, "lead.captured", &lead)?;
     if let Some(key) = idempotency_key {
         let stored = respond(&lead);
@@ -104,15 +100,7 @@ pub fn list(conn: &Connection, site_id: &SiteId, since: Option<&str>) -> Result<
          WHERE site_id = ?1 AND created_at >= ?2 ORDER BY created_at, id",
     )?;
     let rows = stmt.query_map(params![site_id, since.unwrap_or("")], |r| {
-        Ok(Lead {
-            lead_id: r.get(0)?,
-            site_id: r.get(1)?,
-            name: r.get(2)?,
-            email: r.get(3)?,
-            message: r.get(4)?,
-            page_url: r.get(5)?,
-            created_at: r.get(6)?,
-        })
+        Ok(Lead { lead_id: r.get(0)?, site_id: r.get(1)?, name: r.get(2)?, email: r.get(3)?, message: r.get(4)?, page_url: r.get(5)?, created_at: r.get(6)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -96,9 +96,7 @@ impl Store {
             tracing::warn!(%mode, "SQLite did not switch to WAL; concurrent CLI use will block more");
         }
         migrations::run(&mut writer)?;
-        Ok(Store {
-            inner: Arc::new(Inner { path: path.to_owned(), writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), keyring }),
-        })
+        Ok(Store { inner: Arc::new(Inner { path: path.to_owned(), writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), keyring }) })
     }
 
     pub fn path(&self) -> &Path {

@@ -25,12 +25,7 @@ pub struct EventBody<'a, T: Serialize> {
 /// Puts an event in the outbox when the site has a webhook and opted in to this event type; returns the
 /// message id (`msg_<ulid>`, the `webhook-id` of every attempt) or `None` when the site does not want it.
 /// Call inside the transaction that makes the change the event reports.
-pub fn enqueue<T: Serialize>(
-    tx: &Transaction<'_>,
-    site: &Site,
-    event_type: &str,
-    data: &T,
-) -> Result<Option<String>> {
+pub fn enqueue<T: Serialize>(tx: &Transaction<'_>, site: &Site, event_type: &str, data: &T) -> Result<Option<String>> {
     if site.webhook_url.is_none() || !site.wants_event(event_type) {
         return Ok(None);
     }
@@ -38,12 +33,7 @@ pub fn enqueue<T: Serialize>(
 }
 
 /// Enqueues regardless of the site's choices.
-pub fn enqueue_unchecked<T: Serialize>(
-    tx: &Transaction<'_>,
-    site_id: &SiteId,
-    event_type: &str,
-    data: &T,
-) -> Result<String> {
+pub fn enqueue_unchecked<T: Serialize>(tx: &Transaction<'_>, site_id: &SiteId, event_type: &str, data: &T) -> Result<String> {
     let id = new_message_id();
     let payload = event_body(event_type, data)?;
     tx.execute(
@@ -59,11 +49,7 @@ pub fn new_message_id() -> String {
 
 /// The JSON body of an event: `{"type", "timestamp", "data"}`.
 pub fn event_body<T: Serialize>(event_type: &str, data: &T) -> Result<String> {
-    let body = EventBody {
-        type_: event_type,
-        timestamp: now_rfc3339(),
-        data,
-    };
+    let body = EventBody { type_: event_type, timestamp: now_rfc3339(), data };
     serde_json::to_string(&body).map_err(|e| StoreError::Invalid(e.to_string()))
 }
 
@@ -83,12 +69,7 @@ pub struct Claimed {
 /// two processes) never claim the same row while a lease holds. A row whose lease ran out (its worker
 /// died) is due again. Events of sites without a URL or with an endpoint disabled by a 410 are left
 /// alone: they wait, they are not lost.
-pub fn claim_due(
-    tx: &Transaction<'_>,
-    now_ms: i64,
-    lease_until_ms: i64,
-    limit: usize,
-) -> Result<Vec<Claimed>> {
+pub fn claim_due(tx: &Transaction<'_>, now_ms: i64, lease_until_ms: i64, limit: usize) -> Result<Vec<Claimed>> {
     let mut stmt = tx.prepare_cached(
         "UPDATE outbox SET lease_until = ?2
          WHERE id IN (
@@ -101,14 +82,7 @@ pub fn claim_due(
                    (SELECT webhook_url FROM sites WHERE sites.id = outbox.site_id)",
     )?;
     let rows = stmt.query_map(params![now_ms, lease_until_ms, limit as i64], |r| {
-        Ok(Claimed {
-            id: r.get(0)?,
-            site_id: r.get(1)?,
-            event_type: r.get(2)?,
-            payload: r.get(3)?,
-            attempts: r.get(4)?,
-            url: r.get(5)?,
-        })
+        Ok(Claimed { id: r.get(0)?, site_id: r.get(1)?, event_type: r.get(2)?, payload: r.get(3)?, attempts: r.get(4)?, url: r.get(5)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -146,18 +120,8 @@ pub enum Next {
 }
 
 /// Records an attempt and applies its outcome, in one transaction.
-pub fn record_attempt(
-    tx: &Transaction<'_>,
-    id: &str,
-    site_id: &SiteId,
-    attempt: &Attempt,
-    next: &Next,
-) -> Result<()> {
-    let number: u32 = tx.query_row(
-        "SELECT coalesce(max(attempt), 0) + 1 FROM outbox_attempts WHERE message_id = ?1",
-        [id],
-        |r| r.get(0),
-    )?;
+pub fn record_attempt(tx: &Transaction<'_>, id: &str, site_id: &SiteId, attempt: &Attempt, next: &Next) -> Result<()> {
+    let number: u32 = tx.query_row("SELECT coalesce(max(attempt), 0) + 1 FROM outbox_attempts WHERE message_id = ?1", [id], |r| r.get(0))?;
     tx.execute(
         "INSERT INTO outbox_attempts (message_id, attempt, at, status_code, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![id, number, attempt.at, attempt.status_code, attempt.error, attempt.duration_ms as i64],
@@ -207,9 +171,7 @@ fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {
         event_type: r.get(2)?,
         status: r.get(3)?,
         attempts: r.get(4)?,
-        next_attempt_at: chrono::DateTime::from_timestamp_millis(next)
-            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-            .unwrap_or_default(),
+        next_attempt_at: chrono::DateTime::from_timestamp_millis(next).map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)).unwrap_or_default(),
         last_error: r.get(6)?,
         created_at: r.get(7)?,
         delivered_at: r.get(8)?,
@@ -217,12 +179,7 @@ fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {
 }
 
 /// Events, newest first, optionally of one site and one status.
-pub fn list(
-    conn: &Connection,
-    site_id: Option<&SiteId>,
-    status: Option<&str>,
-    limit: usize,
-) -> Result<Vec<Message>> {
+pub fn list(conn: &Connection, site_id: Option<&SiteId>, status: Option<&str>, limit: usize) -> Result<Vec<Message>> {
     let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM outbox WHERE (?1 IS NULL OR site_id = ?1) AND (?2 IS NULL OR status = ?2)
          ORDER BY id DESC LIMIT ?3"
@@ -235,24 +192,13 @@ pub fn list(
 /// One event with its payload and every attempt.
 pub fn get(conn: &Connection, id: &str) -> Result<Option<(Message, String, Vec<Attempt>)>> {
     let sql = format!("SELECT {MESSAGE_COLUMNS}, payload FROM outbox WHERE id = ?1");
-    let Some((msg, payload)) = conn
-        .query_row(&sql, [id], |r| {
-            Ok((message_row(r)?, r.get::<_, String>(9)?))
-        })
-        .optional_row()?
-    else {
+    let Some((msg, payload)) = conn.query_row(&sql, [id], |r| Ok((message_row(r)?, r.get::<_, String>(9)?))).optional_row()? else {
         return Ok(None);
     };
     let mut stmt = conn.prepare("SELECT attempt, at, status_code, error, duration_ms FROM outbox_attempts WHERE message_id = ?1 ORDER BY attempt")?;
     let attempts = stmt
         .query_map([id], |r| {
-            Ok(Attempt {
-                attempt: r.get(0)?,
-                at: r.get(1)?,
-                status_code: r.get(2)?,
-                error: r.get(3)?,
-                duration_ms: r.get::<_, i64>(4)? as u64,
-            })
+            Ok(Attempt { attempt: r.get(0)?, at: r.get(1)?, status_code: r.get(2)?, error: r.get(3)?, duration_ms: r.get::<_, i64>(4)? as u64 })
         })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(Some((msg, payload, attempts)))
@@ -274,18 +220,11 @@ pub fn replay(tx: &Transaction<'_>, id: &str) -> Result<Message> {
 
 /// Deletes the dead events (of one site, or all); returns how many.
 pub fn purge_dead(tx: &Transaction<'_>, site_id: Option<&SiteId>) -> Result<usize> {
-    Ok(tx.execute(
-        "DELETE FROM outbox WHERE status = 'dead' AND (?1 IS NULL OR site_id = ?1)",
-        params![site_id],
-    )?)
+    Ok(tx.execute("DELETE FROM outbox WHERE status = 'dead' AND (?1 IS NULL OR site_id = ?1)", params![site_id])?)
 }
 
 /// Deletes delivered events older than `older_than_secs` (their attempts go with them).
 pub fn prune_delivered(tx: &Transaction<'_>, older_than_secs: i64) -> Result<usize> {
-    let cutoff = (chrono::Utc::now() - chrono::Duration::seconds(older_than_secs))
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    Ok(tx.execute(
-        "DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ?1",
-        [cutoff],
-    )?)
+    let cutoff = (chrono::Utc::now() - chrono::Duration::seconds(older_than_secs)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    Ok(tx.execute("DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ?1", [cutoff])?)
 }

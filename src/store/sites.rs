@@ -193,9 +193,8 @@ pub fn list(conn: &Connection) -> Result<Vec<Site>> {
 /// itself safe to index); the caller compares again in constant time.
 pub fn find_by_token(conn: &Connection, token: &str) -> Result<Option<Site>> {
     let hash = secrets::token_hash(token);
-    let found: Option<(String, Vec<u8>)> = conn
-        .query_row("SELECT id, token_hash FROM sites WHERE token_hash = ?1", [hash.to_vec()], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
+    let found: Option<(String, Vec<u8>)> =
+        conn.query_row("SELECT id, token_hash FROM sites WHERE token_hash = ?1", [hash.to_vec()], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
     match found {
         Some((id, stored)) if secrets::ct_eq(&stored, &hash) => get(conn, &SiteId::parse(&id).map_err(|e| StoreError::Invalid(e.to_string()))?),
         _ => Ok(None),
@@ -235,10 +234,7 @@ pub fn update(tx: &Transaction<'_>, id: &SiteId, up: SiteUpdate) -> Result<(Site
     }
     if let Some(url) = &up.webhook_url {
         // Setting the URL again re-enables an endpoint that a 410 switched off.
-        tx.execute(
-            "UPDATE sites SET webhook_url = ?2, webhook_disabled_at = NULL WHERE id = ?1",
-            params![id, url.as_ref().map(|u| u.as_str())],
-        )?;
+        tx.execute("UPDATE sites SET webhook_url = ?2, webhook_disabled_at = NULL WHERE id = ?1", params![id, url.as_ref().map(|u| u.as_str())])?;
     }
     if let Some(events) = &up.webhook_events {
         tx.execute("UPDATE sites SET webhook_events = ?2 WHERE id = ?1", params![id, validate_events(events)?.join(",")])?;
@@ -298,9 +294,7 @@ pub fn rotate_secret(tx: &Transaction<'_>, keyring: &Keyring, id: &SiteId) -> Re
 /// The secrets that sign a delivery now: the current one, and the previous one during its overlap.
 pub fn signing_secrets(conn: &Connection, keyring: &Keyring, id: &SiteId) -> Result<Vec<String>> {
     let (current, prev, until): (Vec<u8>, Option<Vec<u8>>, Option<String>) = conn
-        .query_row("SELECT secret_sealed, prev_secret_sealed, prev_secret_until FROM sites WHERE id = ?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
+        .query_row("SELECT secret_sealed, prev_secret_sealed, prev_secret_until FROM sites WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional_row()?
         .ok_or(StoreError::NotFound)?;
     let mut out = vec![keyring.open(&current)?];

@@ -21,6 +21,16 @@ pub fn record_query(tx: &Transaction<'_>, site_id: &SiteId, resolved: bool) -> R
     Ok(())
 }
 
+/// Counts one captured lead for `site_id`. Call it in the transaction that stores the lead.
+pub fn record_lead(tx: &Transaction<'_>, site_id: &SiteId) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO site_stats (site_id, leads, active_since) VALUES (?1, 1, date('now'))
+         ON CONFLICT(site_id) DO UPDATE SET leads = leads + 1, active_since = coalesce(active_since, excluded.active_since)",
+    )?
+    .execute([site_id])?;
+    Ok(())
+}
+
 /// A site's counters as stored, with the site's creation time and state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteCounters {

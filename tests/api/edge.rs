@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sitebot::domain::Tier;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::helpers::{problem, spawn_app, with_origins, new_site};
+use crate::helpers::{new_site, problem, spawn_app, with_origins};
 
 async fn post_lead(app: &crate::helpers::TestApp, site: Option<&str>, body: Value) -> reqwest::Response {
     let mut req = app.client.post(app.url("/v1/leads")).json(&body);
@@ -81,7 +81,8 @@ async fn every_client_error_code_is_reachable() {
     problem(post_lead(&app, Some("not-a-guid"), json!({"email": "a@example.com"})).await, 400, "invalid_site_id").await;
     problem(post_lead(&app, Some("7b0c3c55-0a4e-4b8e-9d55-6f0f7f0e2a11"), json!({"email": "a@example.com"})).await, 404, "site_not_found").await;
 
-    let resp = app.client.post(app.url("/v1/leads")).header("X-Site-Id", &id).header("Content-Type", "application/json").body("{\"email\": ").send().await.unwrap();
+    let resp =
+        app.client.post(app.url("/v1/leads")).header("X-Site-Id", &id).header("Content-Type", "application/json").body("{\"email\": ").send().await.unwrap();
     problem(resp, 400, "invalid_json").await;
 
     let resp = app.client.post(app.url("/v1/leads")).header("X-Site-Id", &id).header("Content-Type", "text/plain").body("hello").send().await.unwrap();
@@ -241,21 +242,53 @@ async fn bearer_tokens_identify_pro_sites_and_are_refused_elsewhere() {
     assert!(starter_creds.bearer_token.is_none());
 
     // The token alone identifies the site, and skips the Origin check (server-to-server).
-    let resp = app.client.post(app.url("/v1/leads")).bearer_auth(&token).header("Origin", "https://elsewhere.example").json(&json!({"email": "a@example.com"})).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/v1/leads"))
+        .bearer_auth(&token)
+        .header("Origin", "https://elsewhere.example")
+        .json(&json!({"email": "a@example.com"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 202);
     assert_eq!(rate(&resp).0, 600);
-    let resp = app.client.post(app.url("/v1/leads")).bearer_auth(&token).header("X-Site-Id", pro.id.to_string()).json(&json!({"email": "a@example.com"})).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/v1/leads"))
+        .bearer_auth(&token)
+        .header("X-Site-Id", pro.id.to_string())
+        .json(&json!({"email": "a@example.com"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 202);
     let stored = app.state.store.read(move |c| sitebot::store::leads::list(c, &pro.id, None)).await.unwrap();
     assert_eq!(stored.len(), 2);
 
     // Another site's token with this site's id: refused as a mismatch.
-    let resp = app.client.post(app.url("/v1/leads")).bearer_auth(other_creds.bearer_token.unwrap()).header("X-Site-Id", pro.id.to_string()).json(&json!({"email": "a@example.com"})).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/v1/leads"))
+        .bearer_auth(other_creds.bearer_token.unwrap())
+        .header("X-Site-Id", pro.id.to_string())
+        .json(&json!({"email": "a@example.com"}))
+        .send()
+        .await
+        .unwrap();
     problem(resp, 403, "token_site_mismatch").await;
     // A wrong token, or any token for a Starter site: invalid.
     let resp = app.client.post(app.url("/v1/leads")).bearer_auth(format!("{token}x")).json(&json!({"email": "a@example.com"})).send().await.unwrap();
     problem(resp, 401, "invalid_token").await;
-    let resp = app.client.post(app.url("/v1/leads")).bearer_auth(&token).header("X-Site-Id", starter.id.to_string()).json(&json!({"email": "a@example.com"})).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/v1/leads"))
+        .bearer_auth(&token)
+        .header("X-Site-Id", starter.id.to_string())
+        .json(&json!({"email": "a@example.com"}))
+        .send()
+        .await
+        .unwrap();
     problem(resp, 403, "token_site_mismatch").await;
 
     // Rotation revokes the old token at once.
@@ -370,5 +403,10 @@ async fn the_openapi_document_is_served_complete_and_valid() {
         .arg(&file)
         .output()
         .expect("python3 runs (install.sh --deps-only installs openapi-spec-validator)");
-    assert!(out.status.success(), "openapi-spec-validator refused the document:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "openapi-spec-validator refused the document:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -64,17 +64,7 @@ pub async fn spawn_app_in(config: Config, data_dir: tempfile::TempDir) -> TestAp
     });
     let cert_pem = std::fs::read(tls::self_signed_paths(data_dir.path()).0).unwrap();
     let client = client_for(&cert_pem);
-    TestApp {
-        addr,
-        base: format!("https://127.0.0.1:{}", addr.port()),
-        client,
-        state,
-        clock,
-        data_dir,
-        cert_pem,
-        shutdown: Some(tx),
-        handle: Some(handle),
-    }
+    TestApp { addr, base: format!("https://127.0.0.1:{}", addr.port()), client, state, clock, data_dir, cert_pem, shutdown: Some(tx), handle: Some(handle) }
 }
 
 pub fn client_for(cert_pem: &[u8]) -> reqwest::Client {

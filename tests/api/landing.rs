@@ -111,9 +111,7 @@ async fn malformed_addresses_are_404_without_a_lookup() {
     import(&app, &[("p.json", page("en", "home", "home", json!([])).to_string())], true).await.unwrap();
     assert_eq!(get(&app, "/v1/landing/dental/en/home").await.status(), 200);
     let long = format!("/v1/landing/dental/en/{}", "a".repeat(129));
-    for path in
-        ["/v1/landing/Dental/en/home", "/v1/landing/dental/english!/home", "/v1/landing/dental/en/Home", "/v1/landing/dental/en/ho%20me", &long]
-    {
+    for path in ["/v1/landing/Dental/en/home", "/v1/landing/dental/english!/home", "/v1/landing/dental/en/Home", "/v1/landing/dental/en/ho%20me", &long] {
         problem(get(&app, path).await, 404, "not_found").await;
     }
     problem(get(&app, "/v1/landing/other/en/home").await, 404, "not_found").await;
@@ -186,10 +184,8 @@ async fn the_sitemap_lists_published_pages_sorted_by_lang_type_slug() {
     assert_eq!(resp.headers()["cache-control"], "public, max-age=300");
     let etag = resp.headers()["etag"].to_str().unwrap().to_owned();
     let entries: Vec<Value> = resp.json().await.unwrap();
-    let got: Vec<(String, String, String)> = entries
-        .iter()
-        .map(|e| (e["lang"].as_str().unwrap().into(), e["type"].as_str().unwrap().into(), e["slug"].as_str().unwrap().into()))
-        .collect();
+    let got: Vec<(String, String, String)> =
+        entries.iter().map(|e| (e["lang"].as_str().unwrap().into(), e["type"].as_str().unwrap().into(), e["slug"].as_str().unwrap().into())).collect();
     let want = [
         ("de", "home", "startseite"),
         ("de", "pricing", "preise"),
@@ -210,10 +206,7 @@ async fn the_sitemap_lists_published_pages_sorted_by_lang_type_slug() {
     assert_eq!(resp.status(), 200);
     let entries: Vec<Value> = resp.json().await.unwrap();
     assert_eq!(entries.len(), 8);
-    assert_eq!(
-        (entries[2]["lang"].as_str(), entries[2]["type"].as_str(), entries[2]["slug"].as_str()),
-        (Some("en"), Some("article"), Some("secret-launch"))
-    );
+    assert_eq!((entries[2]["lang"].as_str(), entries[2]["type"].as_str(), entries[2]["slug"].as_str()), (Some("en"), Some("article"), Some("secret-launch")));
 
     problem(get(&app, "/v1/landing/unknown/sitemap-slugs").await, 404, "not_found").await;
     let empty: Vec<Value> = {
@@ -281,8 +274,7 @@ async fn the_demo_content_loads_once_and_its_alternates_all_resolve() {
     // The draft comparison page is not listed, and every alternate of every page is itself published.
     assert!(!entries.iter().any(|e| e["slug"] == "sitebot-vs-contact-forms"));
     for e in &entries {
-        let page: Value =
-            get(&app, &format!("/v1/landing/dental/{}/{}", e["lang"].as_str().unwrap(), e["slug"].as_str().unwrap())).await.json().await.unwrap();
+        let page: Value = get(&app, &format!("/v1/landing/dental/{}/{}", e["lang"].as_str().unwrap(), e["slug"].as_str().unwrap())).await.json().await.unwrap();
         assert!(!page["alternates"].as_array().unwrap().is_empty(), "{} has no alternate", e["slug"]);
         for alt in page["alternates"].as_array().unwrap() {
             assert!(entries.iter().any(|x| x["lang"] == alt["lang"] && x["slug"] == alt["slug"]), "dangling alternate {alt}");

@@ -7,18 +7,8 @@ use sitebot::store::{leads, outbox};
 use crate::helpers::{TestApp, new_site, problem, spawn_app, spawn_app_with, with_webhook};
 use crate::webhooks::webhook_config;
 
-pub async fn post_lead(
-    app: &TestApp,
-    site: &SiteId,
-    body: &serde_json::Value,
-) -> reqwest::Response {
-    app.client
-        .post(app.url("/v1/leads"))
-        .header("X-Site-Id", site.to_string())
-        .json(body)
-        .send()
-        .await
-        .unwrap()
+pub async fn post_lead(app: &TestApp, site: &SiteId, body: &serde_json::Value) -> reqwest::Response {
+    app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.to_string()).json(body).send().await.unwrap()
 }
 
 /// Posts a lead and returns its id, asserting the 202.
@@ -30,30 +20,17 @@ pub async fn accepted(app: &TestApp, site: &SiteId, body: &serde_json::Value) ->
 }
 
 async fn stored(app: &TestApp, site: SiteId) -> Vec<leads::Lead> {
-    app.state
-        .store
-        .read(move |c| leads::list(c, &site, None))
-        .await
-        .unwrap()
+    app.state.store.read(move |c| leads::list(c, &site, None)).await.unwrap()
 }
 
 async fn events(app: &TestApp, site: SiteId) -> Vec<outbox::Message> {
-    app.state
-        .store
-        .read(move |c| outbox::list(c, Some(&site), None, 1000))
-        .await
-        .unwrap()
+    app.state.store.read(move |c| outbox::list(c, Some(&site), None, 1000)).await.unwrap()
 }
 
 #[tokio::test]
 async fn a_lead_is_accepted_and_stored_with_its_event() {
     let app = spawn_app_with(webhook_config()).await;
-    let (site, _) = app
-        .create_site_with(with_webhook(
-            new_site(Tier::Pro),
-            "http://127.0.0.1:9/never",
-        ))
-        .await;
+    let (site, _) = app.create_site_with(with_webhook(new_site(Tier::Pro), "http://127.0.0.1:9/never")).await;
     let body = json!({"name": "Ada Lovelace", "email": "ada@example.com", "message": "Call me", "pageUrl": "https://clinic.example/prices", "extra": 1});
     let resp = post_lead(&app, &site.id, &body).await;
     assert_eq!(resp.status(), 202);
@@ -67,15 +44,9 @@ async fn a_lead_is_accepted_and_stored_with_its_event() {
     let leads = stored(&app, site.id).await;
     assert_eq!(leads.len(), 1);
     let lead = &leads[0];
-    assert_eq!(
-        (lead.lead_id.as_str(), lead.email.as_str()),
-        (id, "ada@example.com")
-    );
+    assert_eq!((lead.lead_id.as_str(), lead.email.as_str()), (id, "ada@example.com"));
     assert_eq!(lead.name.as_deref(), Some("Ada Lovelace"));
-    assert_eq!(
-        lead.page_url.as_deref(),
-        Some("https://clinic.example/prices")
-    );
+    assert_eq!(lead.page_url.as_deref(), Some("https://clinic.example/prices"));
     let evs = events(&app, site.id).await;
     assert_eq!(evs.len(), 1);
     assert_eq!(evs[0].event_type, "lead.captured");
@@ -102,14 +73,8 @@ async fn a_lead_is_stored_even_without_a_webhook() {
     let (site, _) = app.create_site(Tier::Starter).await;
     let id = accepted(&app, &site.id, &json!({"email": "bob@example.com"})).await;
     let leads = stored(&app, site.id).await;
-    assert_eq!(
-        leads.iter().map(|l| l.lead_id.as_str()).collect::<Vec<_>>(),
-        vec![id.as_str()]
-    );
-    assert!(
-        events(&app, site.id).await.is_empty(),
-        "no webhook, no event"
-    );
+    assert_eq!(leads.iter().map(|l| l.lead_id.as_str()).collect::<Vec<_>>(), vec![id.as_str()]);
+    assert!(events(&app, site.id).await.is_empty(), "no webhook, no event");
 }
 
 #[tokio::test]
@@ -117,34 +82,14 @@ async fn invalid_leads_name_every_bad_field() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
     let body = json!({"name": "x".repeat(201), "email": "not-an-address", "message": "m".repeat(5001), "pageUrl": "javascript:alert(1)"});
-    let problem_body = problem(
-        post_lead(&app, &site.id, &body).await,
-        422,
-        "validation_failed",
-    )
-    .await;
-    let mut fields: Vec<&str> = problem_body["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
+    let problem_body = problem(post_lead(&app, &site.id, &body).await, 422, "validation_failed").await;
+    let mut fields: Vec<&str> = problem_body["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
     fields.sort();
     assert_eq!(fields, vec!["email", "message", "name", "pageUrl"]);
 
-    let missing = problem(
-        post_lead(&app, &site.id, &json!({"name": "Ada"})).await,
-        422,
-        "validation_failed",
-    )
-    .await;
+    let missing = problem(post_lead(&app, &site.id, &json!({"name": "Ada"})).await, 422, "validation_failed").await;
     assert_eq!(missing["errors"][0]["field"], "email");
-    let wrong_type = problem(
-        post_lead(&app, &site.id, &json!({"email": 42})).await,
-        422,
-        "validation_failed",
-    )
-    .await;
+    let wrong_type = problem(post_lead(&app, &site.id, &json!({"email": 42})).await, 422, "validation_failed").await;
     assert_eq!(wrong_type["errors"][0]["field"], "email");
     let long_key = app
         .client
@@ -157,49 +102,23 @@ async fn invalid_leads_name_every_bad_field() {
         .unwrap();
     let key_problem = problem(long_key, 422, "validation_failed").await;
     assert_eq!(key_problem["errors"][0]["field"], "Idempotency-Key");
-    assert!(
-        stored(&app, site.id).await.is_empty(),
-        "nothing invalid is stored"
-    );
+    assert!(stored(&app, site.id).await.is_empty(), "nothing invalid is stored");
 }
 
 #[tokio::test]
 async fn malformed_wrongly_typed_and_oversized_bodies_are_refused() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let req = || {
-        app.client
-            .post(app.url("/v1/leads"))
-            .header("X-Site-Id", site.id.to_string())
-    };
-    let bad_json = req()
-        .header("content-type", "application/json")
-        .body("{\"email\": ")
-        .send()
-        .await
-        .unwrap();
+    let req = || app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string());
+    let bad_json = req().header("content-type", "application/json").body("{\"email\": ").send().await.unwrap();
     problem(bad_json, 400, "invalid_json").await;
-    let text = req()
-        .header("content-type", "text/plain")
-        .body("email=ada@example.com")
-        .send()
-        .await
-        .unwrap();
+    let text = req().header("content-type", "text/plain").body("email=ada@example.com").send().await.unwrap();
     problem(text, 415, "unsupported_media_type").await;
-    let none = req()
-        .body("{\"email\": \"ada@example.com\"}")
-        .send()
-        .await
-        .unwrap();
+    let none = req().body("{\"email\": \"ada@example.com\"}").send().await.unwrap();
     problem(none, 415, "unsupported_media_type").await;
     let big = json!({"email": "ada@example.com", "message": "x".repeat(64 * 1024)}).to_string();
     assert!(big.len() > 64 * 1024);
-    let too_large = req()
-        .header("content-type", "application/json")
-        .body(big)
-        .send()
-        .await
-        .unwrap();
+    let too_large = req().header("content-type", "application/json").body(big).send().await.unwrap();
     problem(too_large, 413, "payload_too_large").await;
     assert!(stored(&app, site.id).await.is_empty());
 }
@@ -207,12 +126,7 @@ async fn malformed_wrongly_typed_and_oversized_bodies_are_refused() {
 #[tokio::test]
 async fn an_idempotency_key_replays_the_first_response_and_stores_one_lead() {
     let app = spawn_app_with(webhook_config()).await;
-    let (site, _) = app
-        .create_site_with(with_webhook(
-            new_site(Tier::Pro),
-            "http://127.0.0.1:9/never",
-        ))
-        .await;
+    let (site, _) = app.create_site_with(with_webhook(new_site(Tier::Pro), "http://127.0.0.1:9/never")).await;
     let (other, _) = app.create_site(Tier::Pro).await;
     let send = |site: SiteId, email: &'static str| {
         app.client
@@ -239,12 +153,7 @@ async fn an_idempotency_key_replays_the_first_response_and_stores_one_lead() {
     assert_eq!(leads[0].email, "ada@example.com");
     assert_eq!(events(&app, site.id).await.len(), 1, "one lead, one event");
     // Keys belong to a site: the same key elsewhere is a new lead.
-    let elsewhere: serde_json::Value = send(other.id, "eve@example.com")
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let elsewhere: serde_json::Value = send(other.id, "eve@example.com").await.unwrap().json().await.unwrap();
     assert_ne!(elsewhere["id"], first["id"]);
     assert_eq!(stored(&app, other.id).await.len(), 1);
     let counted: i64 = app
@@ -252,13 +161,7 @@ async fn an_idempotency_key_replays_the_first_response_and_stores_one_lead() {
         .store
         .read({
             let id = site.id;
-            move |c| {
-                Ok(c.query_row(
-                    "SELECT leads FROM site_stats WHERE site_id = ?1",
-                    [id],
-                    |r| r.get(0),
-                )?)
-            }
+            move |c| Ok(c.query_row("SELECT leads FROM site_stats WHERE site_id = ?1", [id], |r| r.get(0))?)
         })
         .await
         .unwrap();

@@ -4,11 +4,11 @@ mod helpers;
 mod receiver;
 
 mod edge;
+mod knowledge;
 mod landing;
 mod leads;
 mod pricing;
-mod stats;
-mod webhooks;
-mod knowledge;
 mod query;
+mod stats;
 mod stream;
+mod webhooks;

@@ -31,10 +31,7 @@ pub struct Received {
 
 impl Received {
     pub fn header(&self, name: &str) -> &str {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
     }
 
     pub fn id(&self) -> String {
@@ -67,47 +64,25 @@ pub struct Receiver {
 #[handler]
 async fn receive(req: &Request, body: Body, inner: poem::web::Data<&Arc<Inner>>) -> Response {
     let body = body.into_vec().await.unwrap_or_default();
-    inner
-        .started
-        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    inner.started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let delay = *inner.delay.lock().unwrap();
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let reply = inner
-        .script
-        .lock()
-        .unwrap()
-        .pop_front()
-        .unwrap_or_else(|| inner.default.lock().unwrap().clone());
-    inner.requests.lock().unwrap().push(Received {
-        path: req.uri().path().to_owned(),
-        headers: req.headers().clone(),
-        body,
-        at: Instant::now(),
-    });
+    let reply = inner.script.lock().unwrap().pop_front().unwrap_or_else(|| inner.default.lock().unwrap().clone());
+    inner.requests.lock().unwrap().push(Received { path: req.uri().path().to_owned(), headers: req.headers().clone(), body, at: Instant::now() });
     inner.arrived.notify_waiters();
     match reply {
-        Reply::Status(s) => Response::builder()
-            .status(StatusCode::from_u16(s).unwrap())
-            .body(format!("answered {s}")),
-        Reply::RetryAfter(s, secs) => Response::builder()
-            .status(StatusCode::from_u16(s).unwrap())
-            .header("retry-after", secs.to_string())
-            .body("later"),
-        Reply::Redirect(to) => Response::builder()
-            .status(StatusCode::FOUND)
-            .header("location", to)
-            .body(""),
+        Reply::Status(s) => Response::builder().status(StatusCode::from_u16(s).unwrap()).body(format!("answered {s}")),
+        Reply::RetryAfter(s, secs) => Response::builder().status(StatusCode::from_u16(s).unwrap()).header("retry-after", secs.to_string()).body("later"),
+        Reply::Redirect(to) => Response::builder().status(StatusCode::FOUND).header("location", to).body(""),
     }
 }
 
 impl Receiver {
     /// Starts a receiver that answers 200 to everything until scripted otherwise.
     pub async fn start() -> Receiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind receiver");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let port = listener.local_addr().unwrap().port();
         let inner = Arc::new(Inner {
             requests: Mutex::new(Vec::new()),
@@ -122,11 +97,7 @@ impl Receiver {
         let handle = tokio::spawn(async move {
             let _ = Server::new_with_acceptor(acceptor).run(app).await;
         });
-        Receiver {
-            base: format!("http://127.0.0.1:{port}"),
-            inner,
-            _task: Arc::new(Task(handle)),
-        }
+        Receiver { base: format!("http://127.0.0.1:{port}"), inner, _task: Arc::new(Task(handle)) }
     }
 
     /// The URL of a path on this receiver.
@@ -163,22 +134,11 @@ impl Receiver {
 
     /// Distinct `webhook-id`s received so far.
     pub fn distinct_ids(&self) -> std::collections::BTreeSet<String> {
-        self.inner
-            .requests
-            .lock()
-            .unwrap()
-            .iter()
-            .map(Received::id)
-            .collect()
+        self.inner.requests.lock().unwrap().iter().map(Received::id).collect()
     }
 
     /// Waits until `pred` holds for the requests received, or panics after `timeout`.
-    pub async fn wait_until(
-        &self,
-        timeout: Duration,
-        what: &str,
-        pred: impl Fn(&[Received]) -> bool,
-    ) -> Vec<Received> {
+    pub async fn wait_until(&self, timeout: Duration, what: &str, pred: impl Fn(&[Received]) -> bool) -> Vec<Received> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.inner.arrived.notified();
@@ -193,18 +153,14 @@ impl Receiver {
                 if pred(&reqs) {
                     return reqs;
                 }
-                panic!(
-                    "timed out after {timeout:?} waiting for {what}; received {} request(s)",
-                    reqs.len()
-                );
+                panic!("timed out after {timeout:?} waiting for {what}; received {} request(s)", reqs.len());
             }
         }
     }
 
     /// Waits for at least `n` requests.
     pub async fn wait_for(&self, n: usize, timeout: Duration) -> Vec<Received> {
-        self.wait_until(timeout, &format!("{n} request(s)"), |r| r.len() >= n)
-            .await
+        self.wait_until(timeout, &format!("{n} request(s)"), |r| r.len() >= n).await
     }
 }
 

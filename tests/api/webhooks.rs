@@ -28,21 +28,12 @@ pub fn webhook_config() -> Config {
 }
 
 fn verify(secret: &str, r: &Received) {
-    Webhook::new(secret)
-        .unwrap()
-        .verify(&r.body, &r.headers)
-        .unwrap_or_else(|e| panic!("{} does not verify: {e:?}", r.id()));
+    Webhook::new(secret).unwrap().verify(&r.body, &r.headers).unwrap_or_else(|e| panic!("{} does not verify: {e:?}", r.id()));
 }
 
 async fn event(app: &TestApp, id: &str) -> (outbox::Message, Vec<outbox::Attempt>) {
     let id = id.to_owned();
-    let (m, _, a) = app
-        .state
-        .store
-        .read(move |c| outbox::get(c, &id))
-        .await
-        .unwrap()
-        .expect("event exists");
+    let (m, _, a) = app.state.store.read(move |c| outbox::get(c, &id)).await.unwrap().expect("event exists");
     (m, a)
 }
 
@@ -60,29 +51,19 @@ async fn wait_event(
         if pred(&m, &a) {
             return (m, a);
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}: {m:?} {a:?}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}: {m:?} {a:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 async fn only_event(app: &TestApp, site: SiteId) -> String {
-    let list = app
-        .state
-        .store
-        .read(move |c| outbox::list(c, Some(&site), None, 10))
-        .await
-        .unwrap();
+    let list = app.state.store.read(move |c| outbox::list(c, Some(&site), None, 10)).await.unwrap();
     assert_eq!(list.len(), 1, "{list:?}");
     list[0].id.clone()
 }
 
 async fn site_for(app: &TestApp, url: &str) -> (sitebot::store::Site, String) {
-    let (site, creds) = app
-        .create_site_with(with_webhook(new_site(Tier::Pro), url))
-        .await;
+    let (site, creds) = app.create_site_with(with_webhook(new_site(Tier::Pro), url)).await;
     (site, creds.webhook_secret.unwrap())
 }
 
@@ -91,23 +72,12 @@ async fn every_delivery_verifies_with_the_official_library() {
     let rx = Receiver::start().await;
     let app = spawn_app_with(webhook_config()).await;
     let (site, secret) = site_for(&app, &rx.url("/hook")).await;
-    let lead_id = accepted(
-        &app,
-        &site.id,
-        &json!({"name": "Ada", "email": "ada@example.com"}),
-    )
-    .await;
+    let lead_id = accepted(&app, &site.id, &json!({"name": "Ada", "email": "ada@example.com"})).await;
     let got = rx.wait_for(1, WAIT).await;
     let r = &got[0];
     assert_eq!(r.path, "/hook");
     verify(&secret, r);
-    assert!(
-        Webhook::new("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
-            .unwrap()
-            .verify(&r.body, &r.headers)
-            .is_err(),
-        "another secret must not verify"
-    );
+    assert!(Webhook::new("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap().verify(&r.body, &r.headers).is_err(), "another secret must not verify");
     assert!(r.id().starts_with("msg_"));
     assert_eq!(r.header("content-type"), "application/json");
     let ts: i64 = r.header("webhook-timestamp").parse().unwrap();
@@ -118,8 +88,7 @@ async fn every_delivery_verifies_with_the_official_library() {
     assert_eq!(body["data"]["siteId"], site.id.to_string());
     assert_eq!(body["data"]["email"], "ada@example.com");
     assert!(chrono::DateTime::parse_from_rfc3339(body["timestamp"].as_str().unwrap()).is_ok());
-    let (m, attempts) =
-        wait_event(&app, &r.id(), "delivered", |m, _| m.status == "delivered").await;
+    let (m, attempts) = wait_event(&app, &r.id(), "delivered", |m, _| m.status == "delivered").await;
     assert!(m.delivered_at.is_some());
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].status_code, Some(200));
@@ -129,26 +98,16 @@ async fn every_delivery_verifies_with_the_official_library() {
 #[tokio::test]
 async fn a_failing_receiver_gets_the_same_id_on_every_retry_until_it_recovers() {
     let rx = Receiver::start().await;
-    rx.script([
-        Reply::Status(500),
-        Reply::Status(503),
-        Reply::RetryAfter(429, 0),
-    ]);
+    rx.script([Reply::Status(500), Reply::Status(503), Reply::RetryAfter(429, 0)]);
     let app = spawn_app_with(webhook_config()).await;
     let (site, secret) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let got = rx.wait_for(4, WAIT).await;
     let ids: Vec<String> = got.iter().map(Received::id).collect();
     assert!(ids.iter().all(|i| *i == ids[0]), "{ids:?}");
-    assert!(
-        got.iter().all(|r| r.body == got[0].body),
-        "the body is the same byte for byte"
-    );
+    assert!(got.iter().all(|r| r.body == got[0].body), "the body is the same byte for byte");
     got.iter().for_each(|r| verify(&secret, r));
-    let (_, attempts) = wait_event(&app, &ids[0], "delivery after retries", |m, _| {
-        m.status == "delivered"
-    })
-    .await;
+    let (_, attempts) = wait_event(&app, &ids[0], "delivery after retries", |m, _| m.status == "delivered").await;
     let codes: Vec<Option<u16>> = attempts.iter().map(|a| a.status_code).collect();
     assert_eq!(codes, vec![Some(500), Some(503), Some(429), Some(200)]);
     assert!(attempts[0].error.as_deref().unwrap().contains("500"));
@@ -166,20 +125,12 @@ async fn retry_after_and_the_throttle_floor_are_honoured() {
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let got = rx.wait_for(2, WAIT).await;
     // The schedule says 10 ms; the receiver asked for 1 s.
-    assert!(
-        got[1].at - got[0].at >= Duration::from_millis(950),
-        "{:?}",
-        got[1].at - got[0].at
-    );
+    assert!(got[1].at - got[0].at >= Duration::from_millis(950), "{:?}", got[1].at - got[0].at);
 
     rx.script([Reply::Status(429)]);
     accepted(&app, &site.id, &json!({"email": "bob@example.com"})).await;
     let got = rx.wait_for(4, WAIT).await;
-    assert!(
-        got[3].at - got[2].at >= Duration::from_millis(290),
-        "a 429 waits at least the floor: {:?}",
-        got[3].at - got[2].at
-    );
+    assert!(got[3].at - got[2].at >= Duration::from_millis(290), "a 429 waits at least the floor: {:?}", got[3].at - got[2].at);
 }
 
 #[tokio::test]
@@ -192,50 +143,24 @@ async fn gone_disables_the_endpoint_and_events_wait_until_it_is_set_again() {
     let first = rx.wait_for(1, WAIT).await[0].id();
     wait_event(&app, &first, "the 410 to be recorded", |_, a| a.len() == 1).await;
     let id = site.id;
-    let disabled = app
-        .state
-        .store
-        .read(move |c| sites::get(c, &id))
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        disabled.webhook_disabled_at.is_some(),
-        "a 410 disables the endpoint"
-    );
+    let disabled = app.state.store.read(move |c| sites::get(c, &id)).await.unwrap().unwrap();
+    assert!(disabled.webhook_disabled_at.is_some(), "a 410 disables the endpoint");
     accepted(&app, &site.id, &json!({"email": "bob@example.com"})).await;
     // Well past the retry schedule and the worker's poll: nothing more is sent...
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(rx.count(), 1);
     // ...and nothing is lost: both events wait.
-    let pending = app
-        .state
-        .store
-        .read(move |c| outbox::list(c, Some(&id), Some("pending"), 10))
-        .await
-        .unwrap();
+    let pending = app.state.store.read(move |c| outbox::list(c, Some(&id), Some("pending"), 10)).await.unwrap();
     assert_eq!(pending.len(), 2);
     // The operator sets the URL again (`site update --webhook-url`): both go out.
     rx.set_default(Reply::Status(200));
-    let url =
-        sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), app.state.config.webhooks.policy())
-            .unwrap();
-    let up = sitebot::store::SiteUpdate {
-        webhook_url: Some(Some(url)),
-        ..Default::default()
-    };
-    app.state
-        .store
-        .write(move |tx| sites::update(tx, &id, up))
-        .await
-        .unwrap();
+    let url = sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), app.state.config.webhooks.policy()).unwrap();
+    let up = sitebot::store::SiteUpdate { webhook_url: Some(Some(url)), ..Default::default() };
+    app.state.store.write(move |tx| sites::update(tx, &id, up)).await.unwrap();
     let got = rx.wait_for(3, WAIT).await;
     let after: std::collections::BTreeSet<String> = got[1..].iter().map(Received::id).collect();
     assert_eq!(after.len(), 2, "both waiting events go out: {after:?}");
-    assert!(
-        after.contains(&first),
-        "the first event keeps its webhook-id"
-    );
+    assert!(after.contains(&first), "the first event keeps its webhook-id");
 }
 
 #[tokio::test]
@@ -249,10 +174,7 @@ async fn a_dead_event_is_replayed_with_the_same_id() {
     // 1 try + 3 retries, then dead.
     let (m, attempts) = wait_event(&app, &id, "dead", |m, _| m.status == "dead").await;
     assert_eq!(attempts.len(), 4);
-    assert_eq!(
-        m.last_error.as_deref(),
-        Some("receiver answered 500 Internal Server Error")
-    );
+    assert_eq!(m.last_error.as_deref(), Some("receiver answered 500 Internal Server Error"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(rx.count(), 4, "a dead event is not sent again by itself");
 
@@ -262,10 +184,7 @@ async fn a_dead_event_is_replayed_with_the_same_id() {
     let got = rx.wait_for(5, WAIT).await;
     assert_eq!(got[4].id(), id, "same webhook-id on replay");
     verify(&secret, &got[4]);
-    let (_, attempts) = wait_event(&app, &id, "delivered after replay", |m, _| {
-        m.status == "delivered"
-    })
-    .await;
+    let (_, attempts) = wait_event(&app, &id, "delivered after replay", |m, _| m.status == "delivered").await;
     assert_eq!(attempts.len(), 5);
     assert!(sitebot::cli::webhooks::replay(&app.state.store, "msg_01NOPE").is_err());
 }
@@ -277,12 +196,7 @@ async fn during_a_rotation_both_secrets_sign() {
     let (site, old) = site_for(&app, &rx.url("/hook")).await;
     let keyring = app.state.store.keyring().clone();
     let id = site.id;
-    let new = app
-        .state
-        .store
-        .write(move |tx| sites::rotate_secret(tx, &keyring, &id))
-        .await
-        .unwrap();
+    let new = app.state.store.write(move |tx| sites::rotate_secret(tx, &keyring, &id)).await.unwrap();
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let r = rx.wait_for(1, WAIT).await.remove(0);
     let sigs: Vec<&str> = r.header("webhook-signature").split(' ').collect();
@@ -292,19 +206,10 @@ async fn during_a_rotation_both_secrets_sign() {
     for secret in [&old, &new] {
         let mut only = r.clone();
         for sig in &sigs {
-            only.headers
-                .insert("webhook-signature", sig.parse().unwrap());
-            let ok = Webhook::new(secret)
-                .unwrap()
-                .verify(&only.body, &only.headers)
-                .is_ok();
+            only.headers.insert("webhook-signature", sig.parse().unwrap());
+            let ok = Webhook::new(secret).unwrap().verify(&only.body, &only.headers).is_ok();
             let is_current = *sig == sigs[0];
-            assert_eq!(
-                ok,
-                is_current == (secret == &new),
-                "secret {} / signature {sig}",
-                if secret == &new { "new" } else { "old" }
-            );
+            assert_eq!(ok, is_current == (secret == &new), "secret {} / signature {sig}", if secret == &new { "new" } else { "old" });
         }
         verify(secret, &r);
     }
@@ -319,18 +224,10 @@ async fn redirects_are_not_followed() {
     let (site, _) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let id = only_event(&app, site.id).await;
-    let (_, attempts) =
-        wait_event(&app, &id, "dead after redirects", |m, _| m.status == "dead").await;
+    let (_, attempts) = wait_event(&app, &id, "dead after redirects", |m, _| m.status == "dead").await;
     assert_eq!(attempts.len(), 4);
     assert!(attempts.iter().all(|a| a.status_code == Some(302)));
-    assert!(
-        attempts[0]
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("redirects are not followed"),
-        "{attempts:?}"
-    );
+    assert!(attempts[0].error.as_deref().unwrap().contains("redirects are not followed"), "{attempts:?}");
     assert_eq!(rx.count(), 4);
     assert_eq!(target.count(), 0, "the redirect target gets nothing");
 }
@@ -347,8 +244,7 @@ async fn private_addresses_are_refused_unless_allowed() {
         let (site, _) = site_for(&app, &url).await;
         accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
         let id = only_event(&app, site.id).await;
-        let (_, attempts) =
-            wait_event(&app, &id, "a refused attempt", |m, _| m.status == "dead").await;
+        let (_, attempts) = wait_event(&app, &id, "a refused attempt", |m, _| m.status == "dead").await;
         let err = attempts[0].error.as_deref().unwrap();
         assert!(err.contains("not a public address"), "{url}: {err}");
         assert_eq!(attempts[0].status_code, None);
@@ -372,24 +268,15 @@ async fn shutdown_finishes_the_delivery_in_flight() {
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let deadline = tokio::time::Instant::now() + WAIT;
     while rx.started() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the delivery never started"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "the delivery never started");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(
-        rx.count(),
-        0,
-        "still being answered when the server is told to stop"
-    );
+    assert_eq!(rx.count(), 0, "still being answered when the server is told to stop");
     let dir = app.stop().await;
     // The server returned only after the worker finished and recorded its delivery.
     assert_eq!(rx.count(), 1);
     let store = sitebot::app::open_store(&config, dir.path()).unwrap();
-    let done = store
-        .read_blocking(|c| outbox::list(c, Some(&site.id), None, 10))
-        .unwrap();
+    let done = store.read_blocking(|c| outbox::list(c, Some(&site.id), None, 10)).unwrap();
     assert_eq!(done.len(), 1);
     assert_eq!(done[0].status, "delivered", "{done:?}");
 }
