@@ -195,11 +195,11 @@ impl<E: Endpoint> Endpoint for Edge<E> {
         if let Ok(v) = HeaderValue::from_str(&request_id) {
             h.insert("x-request-id", v);
         }
-        if let Some(origin) = origin.filter(|_| !meta.origin_refused()) {
-            if let Ok(v) = HeaderValue::from_str(&origin) {
-                h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
-                h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
-            }
+        if let Some(origin) = origin.filter(|_| !meta.origin_refused())
+            && let Ok(v) = HeaderValue::from_str(&origin)
+        {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+            h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
         }
         h.append(header::VARY, HeaderValue::from_static("Origin"));
         Ok(resp)

@@ -24,10 +24,10 @@ fn is_json(content_type: &str) -> bool {
 
 /// Reads at most `limit` bytes of the body.
 pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize) -> Result<Vec<u8>, ApiError> {
-    if let Some(len) = req.headers().get(poem::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()) {
-        if len > limit as u64 {
-            return Err(ApiError::PayloadTooLarge { limit });
-        }
+    if let Some(len) = req.headers().get(poem::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok())
+        && len > limit as u64
+    {
+        return Err(ApiError::PayloadTooLarge { limit });
     }
     let body = body.take().map_err(|_| ApiError::InvalidJson("the body was already read".into()))?;
     let mut stream = body.into_bytes_stream();

@@ -94,12 +94,11 @@ impl<E: Endpoint> Endpoint for TenantEndpoint<E> {
         if !tenant.site.enabled {
             return Err(ApiError::SiteDisabled.into());
         }
-        if !tenant.via_token {
-            if let Some(origin) = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-                if !tenant.site.allows_origin(origin) {
-                    return Err(ApiError::OriginNotAllowed(origin.to_owned()).into());
-                }
-            }
+        if !tenant.via_token
+            && let Some(origin) = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok())
+            && !tenant.site.allows_origin(origin)
+        {
+            return Err(ApiError::OriginNotAllowed(origin.to_owned()).into());
         }
         req.extensions_mut().insert(tenant);
         self.0.call(req).await.map(IntoResponse::into_response)

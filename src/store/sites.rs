@@ -298,10 +298,10 @@ pub fn signing_secrets(conn: &Connection, keyring: &Keyring, id: &SiteId) -> Res
         .optional_row()?
         .ok_or(StoreError::NotFound)?;
     let mut out = vec![keyring.open(&current)?];
-    if let (Some(prev), Some(until)) = (prev, until) {
-        if until > now_rfc3339() {
-            out.push(keyring.open(&prev)?);
-        }
+    if let (Some(prev), Some(until)) = (prev, until)
+        && until > now_rfc3339()
+    {
+        out.push(keyring.open(&prev)?);
     }
     Ok(out)
 }
