@@ -7,7 +7,6 @@
 //! that can reach it, so the error contract cannot drift per route.
 
 use poem::handler;
-use poem::web::Json;
 use serde_json::{Map, Value, json};
 
 fn header_ref(name: &str) -> Value {
@@ -409,9 +408,12 @@ fn webhook_schemas(mut c: Value) -> Value {
     c
 }
 
+/// The document never changes while the process runs: built once, served as bytes.
 #[handler]
-pub async fn serve() -> Json<Value> {
-    Json(document())
+pub async fn serve() -> poem::Response {
+    static DOCUMENT: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let body = DOCUMENT.get_or_init(|| serde_json::to_vec(&document()).unwrap_or_default());
+    poem::Response::builder().content_type("application/json").body(body.clone())
 }
 
 // Public content routes (landing, sitemap, pricing, public stats): no header needed, rate limited per
