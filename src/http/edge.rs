@@ -7,6 +7,7 @@
 //! no scope saw (an unknown route, a wrong method, a preflight) is counted per client IP here.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use poem::error::{MethodNotAllowedError, NotFoundError};
@@ -22,12 +23,12 @@ use crate::ratelimit::{Decision, Key};
 pub struct RequestMeta {
     pub request_id: String,
     decision: Mutex<Option<Decision>>,
-    origin_refused: Mutex<bool>,
+    origin_refused: AtomicBool,
 }
 
 impl RequestMeta {
     fn new(request_id: String) -> Self {
-        Self { request_id, decision: Mutex::new(None), origin_refused: Mutex::new(false) }
+        Self { request_id, decision: Mutex::new(None), origin_refused: AtomicBool::new(false) }
     }
 
     pub fn record(&self, d: Decision) {
@@ -39,11 +40,11 @@ impl RequestMeta {
     }
 
     pub fn refuse_origin(&self) {
-        *self.origin_refused.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.origin_refused.store(true, Ordering::Relaxed);
     }
 
     fn origin_refused(&self) -> bool {
-        *self.origin_refused.lock().unwrap_or_else(|p| p.into_inner())
+        self.origin_refused.load(Ordering::Relaxed)
     }
 }
 

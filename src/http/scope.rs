@@ -58,6 +58,14 @@ async fn resolve(state: &AppState, req: &Request) -> Result<Tenant, ApiError> {
     Ok(Tenant { site, via_token: false })
 }
 
+/// Counts the request against `key`, records the decision for the edge's headers, and refuses it with
+/// 429 when the bucket is empty.
+fn charge(state: &AppState, meta: &RequestMeta, key: Key, per_minute: u32) -> Result<(), ApiError> {
+    let d = state.limiter.check(key, per_minute);
+    meta.record(d);
+    if d.allowed { Ok(()) } else { Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }) }
+}
+
 pub struct TenantScope;
 
 impl<E: Endpoint> Middleware<E> for TenantScope {
@@ -78,19 +86,11 @@ impl<E: Endpoint> Endpoint for TenantEndpoint<E> {
             Ok(t) => t,
             Err(e) => {
                 // Without a site, the failed request counts against the client's address.
-                let d = state.limiter.check(Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute);
-                meta.record(d);
-                if !d.allowed {
-                    return Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }.into());
-                }
+                charge(&state, &meta, Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute)?;
                 return Err(e.into());
             }
         };
-        let d = state.limiter.check(Key::Site(tenant.site.id), tenant.site.tier.per_minute());
-        meta.record(d);
-        if !d.allowed {
-            return Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }.into());
-        }
+        charge(&state, &meta, Key::Site(tenant.site.id), tenant.site.tier.per_minute())?;
         if !tenant.site.enabled {
             return Err(ApiError::SiteDisabled.into());
         }
@@ -121,11 +121,7 @@ impl<E: Endpoint> Endpoint for PublicEndpoint<E> {
 
     async fn call(&self, req: Request) -> poem::Result<Response> {
         let (state, meta) = state_and_meta(&req)?;
-        let d = state.limiter.check(Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute);
-        meta.record(d);
-        if !d.allowed {
-            return Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }.into());
-        }
+        charge(&state, &meta, Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute)?;
         self.0.call(req).await.map(IntoResponse::into_response)
     }
 }
