@@ -58,6 +58,11 @@ fn idempotency_key(req: &Request) -> Result<Option<String>, ApiError> {
     Ok(Some(v.to_owned()))
 }
 
+/// The 202 body, stored as is for an `Idempotency-Key` replay.
+fn accepted_body(lead_id: &str) -> String {
+    serde_json::json!({"id": lead_id, "status": "accepted"}).to_string()
+}
+
 fn non_empty(s: Option<String>) -> Option<String> {
     s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
 }
@@ -74,12 +79,7 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
     let site = tenant.site.clone();
     let outcome = state
         .store
-        .write(move |tx| {
-            leads::capture(tx, &site, new, key.as_deref(), |lead| StoredResponse {
-                status: 202,
-                body: serde_json::json!({"id": lead.lead_id, "status": "accepted"}).to_string(),
-            })
-        })
+        .write(move |tx| leads::capture(tx, &site, new, key.as_deref(), |lead| StoredResponse { status: 202, body: accepted_body(&lead.lead_id) }))
         .await
         .map_err(ApiError::from)?;
     let (body, replayed) = match outcome {
@@ -88,7 +88,7 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
             if let (Some(_), Some(w)) = (&message_id, state.outbox_wake.as_ref()) {
                 w.notify_one();
             }
-            (serde_json::json!({"id": lead.lead_id, "status": "accepted"}).to_string(), false)
+            (accepted_body(&lead.lead_id), false)
         }
         Capture::Replayed(StoredResponse { body, .. }) => (body, true),
     };

@@ -212,10 +212,7 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 webhook_url: if a.no_webhook { Some(None) } else { a.webhook_url.as_deref().map(|u| WebhookUrl::parse(u, policy).map(Some)).transpose()? },
                 webhook_events: a.events,
             };
-            let (site, creds) = store.write_blocking(|tx| sites::update(tx, &id, up)).map_err(|e| match e {
-                crate::store::StoreError::NotFound => anyhow::anyhow!("no site {id}"),
-                other => other.into(),
-            })?;
+            let (site, creds) = store.write_blocking(|tx| sites::update(tx, &id, up)).map_err(not_found(id))?;
             print_site(&site, a.json)?;
             if let Some(c) = creds {
                 print_credentials(&c, a.json)?;
