@@ -144,51 +144,27 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let config = cli.global.load_config(&overrides)?;
     let data_dir = cli.global.data_dir();
+    // Servers log at the configured level; one-shot commands only say what went wrong (migrate also
+    // lists the migrations it applies).
+    let level = match &cli.command {
+        Command::Serve(_) | Command::Demo(_) => config.log.level.as_str(),
+        Command::Migrate => "info",
+        Command::Doctor => "error",
+        _ => "warn",
+    };
+    init_tracing(level, config.log.format);
     match cli.command {
-        Command::Serve(_) => {
-            init_tracing(&config.log.level, config.log.format);
-            runtime()?.block_on(serve::serve(config, data_dir, None))
-        }
-        Command::Demo(_) => {
-            init_tracing(&config.log.level, config.log.format);
-            runtime()?.block_on(serve::demo(config, data_dir))
-        }
-        Command::Site { command } => {
-            init_tracing("warn", config.log.format);
-            site::run(command, &config, &data_dir)
-        }
-        Command::Knowledge { command } => {
-            init_tracing("warn", config.log.format);
-            knowledge::run(command, &config, &data_dir)
-        }
-        Command::Doctor => {
-            init_tracing("error", config.log.format);
-            doctor::run(&config, &data_dir)
-        }
-        Command::Webhooks { command } => {
-            init_tracing("warn", config.log.format);
-            webhooks::run(command, &config, &data_dir)
-        }
-        Command::Leads { command } => {
-            init_tracing("warn", config.log.format);
-            leads::run(command, &config, &data_dir)
-        }
-        Command::Vertical { command } => {
-            init_tracing("warn", config.log.format);
-            content::run_vertical(command, &config, &data_dir)
-        }
-        Command::Landing { command } => {
-            init_tracing("warn", config.log.format);
-            content::run_landing(command, &config, &data_dir)
-        }
-        Command::Pricing { command } => {
-            init_tracing("warn", config.log.format);
-            content::run_pricing(command, &config, &data_dir)
-        }
-        Command::Rates { command } => {
-            init_tracing("warn", config.log.format);
-            content::run_rates(command, &config, &data_dir)
-        }
+        Command::Serve(_) => runtime()?.block_on(serve::serve(config, data_dir, None)),
+        Command::Demo(_) => runtime()?.block_on(serve::demo(config, data_dir)),
+        Command::Site { command } => site::run(command, &config, &data_dir),
+        Command::Knowledge { command } => knowledge::run(command, &config, &data_dir),
+        Command::Doctor => doctor::run(&config, &data_dir),
+        Command::Webhooks { command } => webhooks::run(command, &config, &data_dir),
+        Command::Leads { command } => leads::run(command, &config, &data_dir),
+        Command::Vertical { command } => content::run_vertical(command, &config, &data_dir),
+        Command::Landing { command } => content::run_landing(command, &config, &data_dir),
+        Command::Pricing { command } => content::run_pricing(command, &config, &data_dir),
+        Command::Rates { command } => content::run_rates(command, &config, &data_dir),
         Command::Config { command: ConfigCommand::Print } => {
             println!("# data_dir = {:?} (flag --data-dir / SITEBOT_DATA_DIR)", data_dir.display().to_string());
             print!("{}", config.to_toml());
@@ -198,19 +174,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", crate::config::EXAMPLE);
             Ok(())
         }
-        Command::Backup { path } => {
-            init_tracing("warn", config.log.format);
-            serve::backup(&config, &data_dir, &path)
-        }
+        Command::Backup { path } => serve::backup(&config, &data_dir, &path),
         Command::Migrate => {
-            init_tracing("info", config.log.format);
             let store = crate::app::open_store(&config, &data_dir)?;
             println!("schema version {}", store.schema_version()?);
             Ok(())
         }
-        Command::Healthcheck { url } => {
-            init_tracing("warn", config.log.format);
-            runtime()?.block_on(serve::healthcheck(&config, &data_dir, url))
-        }
+        Command::Healthcheck { url } => runtime()?.block_on(serve::healthcheck(&config, &data_dir, url)),
     }
 }
