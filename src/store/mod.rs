@@ -18,7 +18,7 @@ pub mod sites;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
@@ -47,8 +47,10 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// Readers kept open between calls; more are opened under load and closed after.
-const IDLE_READERS: usize = 8;
+/// Reader connections at most. A read beyond that waits for one to come back instead of opening
+/// another: each connection costs its own page cache and schema (one FTS table per site), and opening
+/// one under load costs more than the wait.
+const MAX_READERS: usize = 8;
 
 #[derive(Clone)]
 pub struct Store {
@@ -58,8 +60,30 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     writer: Mutex<Connection>,
-    readers: Mutex<Vec<Connection>>,
+    readers: Mutex<Readers>,
+    reader_returned: Condvar,
     keyring: crate::secrets::Keyring,
+}
+
+/// The reader pool: connections not in use, and how many are open in all.
+#[derive(Default)]
+struct Readers {
+    idle: Vec<Connection>,
+    open: usize,
+}
+
+struct ReaderLease<'a> {
+    store: &'a Store,
+    conn: Option<Connection>,
+}
+
+impl Drop for ReaderLease<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.store.inner.readers.lock().unwrap_or_else(|p| p.into_inner()).idle.push(conn);
+            self.store.inner.reader_returned.notify_one();
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -96,7 +120,15 @@ impl Store {
             tracing::warn!(%mode, "SQLite did not switch to WAL; concurrent CLI use will block more");
         }
         migrations::run(&mut writer)?;
-        Ok(Store { inner: Arc::new(Inner { path: path.to_owned(), writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), keyring }) })
+        Ok(Store {
+            inner: Arc::new(Inner {
+                path: path.to_owned(),
+                writer: Mutex::new(writer),
+                readers: Mutex::new(Readers::default()),
+                reader_returned: Condvar::new(),
+                keyring,
+            }),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -130,17 +162,32 @@ impl Store {
 
     /// `read` for synchronous callers (the CLI, blocking workers).
     pub fn read_blocking<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let conn = self.inner.readers.lock().expect("reader pool poisoned").pop();
+        let conn = {
+            let mut readers = self.inner.readers.lock().unwrap_or_else(|p| p.into_inner());
+            loop {
+                if let Some(c) = readers.idle.pop() {
+                    break Some(c);
+                }
+                if readers.open < MAX_READERS {
+                    readers.open += 1;
+                    break None;
+                }
+                readers = self.inner.reader_returned.wait(readers).unwrap_or_else(|p| p.into_inner());
+            }
+        };
         let conn = match conn {
             Some(c) => c,
-            None => open_connection(&self.inner.path, true)?,
+            None => open_connection(&self.inner.path, true).inspect_err(|_| self.reader_gone())?,
         };
-        let out = f(&conn);
-        let mut pool = self.inner.readers.lock().expect("reader pool poisoned");
-        if pool.len() < IDLE_READERS {
-            pool.push(conn);
-        }
-        out
+        // Returned on drop, so a panicking read does not shrink the pool.
+        let lease = ReaderLease { store: self, conn: Some(conn) };
+        f(lease.conn.as_ref().expect("leased connection"))
+    }
+
+    /// A reader slot whose connection could not be opened is free again.
+    fn reader_gone(&self) {
+        self.inner.readers.lock().unwrap_or_else(|p| p.into_inner()).open -= 1;
+        self.inner.reader_returned.notify_one();
     }
 
     /// `write` for synchronous callers.
@@ -197,5 +244,53 @@ impl<T> OptionalRow<T> for rusqlite::Result<T> {
             Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[7u8; 32])).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn concurrent_reads_never_open_more_than_the_bound() {
+        let (_dir, store) = store();
+        let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|s| {
+            for _ in 0..3 * MAX_READERS {
+                s.spawn(|| {
+                    store
+                        .read_blocking(|c| {
+                            let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(now, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                            Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?)
+                        })
+                        .unwrap()
+                });
+            }
+        });
+        assert_eq!(most.load(Ordering::SeqCst), MAX_READERS, "reads beyond the bound wait, and the bound is used");
+        let readers = store.inner.readers.lock().unwrap();
+        assert_eq!((readers.open, readers.idle.len()), (MAX_READERS, MAX_READERS));
+    }
+
+    #[test]
+    fn a_panicking_read_gives_its_connection_back() {
+        let (_dir, store) = store();
+        for _ in 0..2 * MAX_READERS {
+            let s = store.clone();
+            let r = std::thread::spawn(move || s.read_blocking(|_| -> Result<()> { panic!("boom") })).join();
+            assert!(r.is_err());
+        }
+        assert_eq!(store.read_blocking(|c| Ok(c.query_row("SELECT 2", [], |r| r.get::<_, i64>(0))?)).unwrap(), 2);
+        assert_eq!(store.inner.readers.lock().unwrap().open, 1);
     }
 }
