@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release --example scifact                       # report on test (qrels/test.tsv)
 //! cargo run --release --example scifact -- --fit              # also fit the fusion on train, report both
+//! cargo run --release --example scifact -- --max-term-share 1  # BM25 with every question term
 //! cargo run --release --example scifact -- --eval DIR --data-dir DIR
 //! ```
 //! The data directory (default `target/scifact-data`) keeps the imported corpus between runs; the
@@ -114,7 +115,7 @@ fn evaluate(
     let (mut ndcg, mut recall) = (0.0, 0.0);
     for q in queries {
         let rel = &rels[&q.id];
-        let ranked = retrieve::rank(store, &k.indexes, site, &q.text, &q.vector, DEPTH, fusion, mode)?;
+        let ranked = retrieve::rank(store, &k.indexes, &k.term_stats, site, &q.text, &q.vector, DEPTH, fusion, mode)?;
         if let Some(s) = samples.as_deref_mut() {
             for c in &ranked {
                 let label = doc_of.get(&c.key).is_some_and(|d| rel.get(d).copied().unwrap_or(0.0) > 0.0);
@@ -197,6 +198,10 @@ fn main() -> anyhow::Result<()> {
     };
 
     let mut fusion = Fusion::default();
+    // `--max-term-share X`: measure another BM25 term-pruning share (1 keeps every term).
+    if let Some(share) = arg("--max-term-share") {
+        fusion.max_term_share = share.parse()?;
+    }
     if fitting {
         let (train, train_rels) = load("train")?;
         let mut samples = Vec::new();

@@ -82,6 +82,7 @@ pub struct Answer {
 pub struct Knowledge {
     pub embedder: Arc<Embedder>,
     pub indexes: Indexes,
+    pub term_stats: retrieve::TermStats,
     /// Bounds concurrent retrievals (index searches need a reserved usearch context each).
     searches: tokio::sync::Semaphore,
     /// Passages scoring below this never count, whatever `scoreThreshold` says.
@@ -101,6 +102,7 @@ impl Knowledge {
         Ok(Arc::new(Knowledge {
             embedder,
             indexes: Indexes::new(data_dir.join("indexes")),
+            term_stats: retrieve::TermStats::default(),
             searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),
             min_score: config.min_score,
         }))
@@ -111,9 +113,10 @@ impl Knowledge {
         let started = Instant::now();
         let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
         // BM25 needs no embedding: it runs while the question is embedded.
-        let (lstore, site_id, text, top_k) = (store.clone(), *site, q.text.clone(), q.top_k);
+        let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, q.text.clone(), q.top_k);
         let lexical = tokio::task::spawn_blocking(move || {
-            retrieve::lexical(&lstore, &site_id, &text, retrieve::depth(top_k), &retrieve::Fusion::default(), retrieve::Mode::Hybrid)
+            let fusion = retrieve::Fusion::default();
+            retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid)
         });
         let vector = self.embedder.embed(vec![q.text.clone()]).await?.pop().unwrap_or_default();
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;

@@ -229,6 +229,26 @@ pub fn fts_search(conn: &Connection, site: &SiteId, expr: &str, heading_weight: 
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// How many of the site's chunks match the FTS5 expression (no ranking).
+pub fn fts_count(conn: &Connection, site: &SiteId, expr: &str) -> Result<u64> {
+    let table = fts_table(site);
+    match conn.prepare_cached(&format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1")) {
+        Ok(mut stmt) => Ok(stmt.query_row([expr], |r| r.get::<_, i64>(0))? as u64),
+        Err(rusqlite::Error::SqliteFailure(_, Some(m))) if m.starts_with("no such table") => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// How many chunks the site's full-text index holds.
+pub fn fts_rows(conn: &Connection, site: &SiteId) -> Result<u64> {
+    let table = fts_table(site);
+    match conn.prepare_cached(&format!("SELECT count(*) FROM {table}_docsize")) {
+        Ok(mut stmt) => Ok(stmt.query_row([], |r| r.get::<_, i64>(0))? as u64),
+        Err(rusqlite::Error::SqliteFailure(_, Some(m))) if m.starts_with("no such table") => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The chunks with these keys that belong to the site, in the order of `keys`.
 pub fn chunks(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<Vec<ChunkRow>> {
     let mut stmt = conn.prepare_cached(
