@@ -3,6 +3,7 @@
 //! 1. `sitebot knowledge import` of `corpus.jsonl` into a fresh data directory: import throughput.
 //! 2. `sitebot serve` on a free port; `POST /v1/query` with SciFact's test questions at concurrency 1
 //!    and 32: p50, p99 and requests a second.
+//!    At concurrency 32 also with `wrk`, whose own CPU cost is negligible.
 //! 3. The server's peak resident memory (`VmHWM` in /proc/<pid>/status).
 //!
 //! ```text
@@ -108,6 +109,28 @@ fn import(bin: &str, dir: &str, eval: &std::path::Path) -> anyhow::Result<String
     Ok(site)
 }
 
+/// `wrk -t1 -c32 -d15s` over the same questions in turn (a Lua script), printing p50, p99 and req/s.
+fn wrk(url: &str, site: &str, questions: &[String], dir: &std::path::Path) -> anyhow::Result<()> {
+    let bodies: Vec<String> = questions.iter().map(|q| serde_json::json!({"question": q}).to_string()).collect();
+    let script = dir.join("questions.lua");
+    // JSON string literals are valid Lua string literals for this text.
+    let table = format!("{{ {} }}", bodies.iter().map(|b| serde_json::to_string(b).unwrap()).collect::<Vec<_>>().join(", "));
+    std::fs::write(
+        &script,
+        format!(
+            "local qs = {}\nlocal i = 0\nwrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"X-Site-Id\"] = \"{site}\"\n\
+             request = function()\n  i = i + 1\n  return wrk.format(nil, nil, nil, qs[(i % #qs) + 1])\nend\n",
+            table
+        ),
+    )?;
+    let out = Command::new("wrk").args(["-t1", "-c32", "-d15s", "--latency", "-s"]).arg(&script).arg(url).output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    anyhow::ensure!(out.status.success() && !text.contains("Non-2xx"), "wrk failed: {text}");
+    let field = |prefix: &str| text.lines().find_map(|l| l.trim().strip_prefix(prefix).map(|v| v.trim().to_owned())).unwrap_or_default();
+    println!("wrk c=32 15s: p50 {}, p99 {}, {} req/s", field("50%"), field("99%"), field("Requests/sec:"));
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let eval = PathBuf::from(arg("--eval").unwrap_or_else(|| "../shared/eval/scifact".into()));
@@ -138,8 +161,12 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     let pem = std::fs::read(data_path.join("tls/cert.pem"))?;
-    let client =
-        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
+    let client = reqwest::Client::builder()
+        .use_rustls_tls()
+        .http1_only()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&pem)?)
+        .build()?;
     let url = format!("{base}/v1/query");
     let questions: Vec<String> = std::fs::read_to_string(eval.join("queries.jsonl"))?
         .lines()
@@ -152,6 +179,11 @@ async fn main() -> anyhow::Result<()> {
     run(&client, &url, &site, questions.clone(), 4, 100).await?;
     run(&client, &url, &site, questions.clone(), 1, 500).await?;
     run(&client, &url, &site, questions.clone(), 32, 4000).await?;
+    // The client above costs about as much CPU as the server on this 2-core machine; wrk costs almost
+    // none, so its figure is the server's own.
+    if let Err(e) = wrk(&url, &site, &questions, data_path.as_path()) {
+        println!("wrk c=32: not measured ({e}); install wrk (./install.sh --deps-only)");
+    }
     println!(
         "server peak memory (VmHWM) {:.1} MiB, now (VmRSS) {:.1} MiB",
         status_kib(pid, "VmHWM:") as f64 / 1024.0,
