@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use super::runtime::{self, RuntimeError};
 use crate::config::KnowledgeConfig;
@@ -90,8 +90,8 @@ fn corrupt(dir: &Path, e: impl std::fmt::Display) -> RuntimeError {
 
 fn load_tokenizer(dir: &Path) -> Result<Tokenizer, RuntimeError> {
     let mut t = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| corrupt(dir, format!("tokenizer.json: {e}")))?;
-    let pad_id = t.token_to_id("[PAD]").unwrap_or(0);
-    t.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, pad_id, pad_token: "[PAD]".into(), ..Default::default() }));
+    // One text per run, so never padded (tokenizer.json may ask for a fixed length).
+    t.with_padding(None);
     t.with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() })).map_err(|e| corrupt(dir, e))?;
     Ok(t)
 }
@@ -141,54 +141,34 @@ impl Embedder {
         Ok(embedder)
     }
 
-    /// One inference call: tokenize, run, mean-pool over the attention mask, normalize.
-    fn run(&self, session: &mut Session, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let enc = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(inference)?;
-        let (b, s) = (enc.len(), enc.first().map_or(0, |e| e.len()));
-        let mut ids = Vec::with_capacity(b * s);
-        let mut mask = Vec::with_capacity(b * s);
-        let mut types = Vec::with_capacity(b * s);
-        for e in &enc {
-            ids.extend(e.get_ids().iter().map(|&x| x as i64));
-            mask.extend(e.get_attention_mask().iter().map(|&x| x as i64));
-            types.extend(e.get_type_ids().iter().map(|&x| x as i64));
-        }
-        let shape = [b as i64, s as i64];
+    /// One inference run for one text: tokenize, run, mean-pool over the tokens, normalize.
+    fn run(&self, session: &mut Session, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let enc = self.tokenizer.encode(text, true).map_err(inference)?;
+        let ids: Vec<i64> = enc.get_ids().iter().map(|&x| x as i64).collect();
+        let types: Vec<i64> = enc.get_type_ids().iter().map(|&x| x as i64).collect();
+        let shape = [1, ids.len() as i64];
         let outputs = session
             .run(ort::inputs![
                 "input_ids" => Tensor::from_array((shape, ids)).map_err(inference)?,
-                "attention_mask" => Tensor::from_array((shape, mask.clone())).map_err(inference)?,
+                "attention_mask" => Tensor::from_array((shape, vec![1i64; shape[1] as usize])).map_err(inference)?,
                 "token_type_ids" => Tensor::from_array((shape, types)).map_err(inference)?,
             ])
             .map_err(inference)?;
         let (out_shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>().map_err(inference)?;
-        let d = *out_shape.last().unwrap_or(&0) as usize;
-        if d != DIMENSIONS || hidden.len() != b * s * d {
+        if out_shape.last() != Some(&(DIMENSIONS as i64)) || hidden.len() != shape[1] as usize * DIMENSIONS {
             return Err(EmbedError::Inference(format!("unexpected output shape {out_shape:?}")));
         }
-        let mut out = Vec::with_capacity(b);
-        for i in 0..b {
-            let mut v = vec![0f32; d];
-            let mut n = 0f32;
-            for t in 0..s {
-                if mask[i * s + t] == 0 {
-                    continue;
-                }
-                n += 1.0;
-                let row = &hidden[(i * s + t) * d..(i * s + t + 1) * d];
-                for (acc, x) in v.iter_mut().zip(row) {
-                    *acc += x;
-                }
-            }
-            // The mean over n tokens, L2-normalized, is the sum normalized: n cancels out.
-            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if n == 0.0 || norm == 0.0 {
-                return Err(EmbedError::Inference("empty input".into()));
-            }
-            v.iter_mut().for_each(|x| *x /= norm);
-            out.push(v);
+        let mut v = vec![0f32; DIMENSIONS];
+        for row in hidden.chunks_exact(DIMENSIONS) {
+            v.iter_mut().zip(row).for_each(|(acc, x)| *acc += x);
         }
-        Ok(out)
+        // The mean over the tokens, L2-normalized, is the sum normalized: the count cancels out.
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if hidden.is_empty() || norm == 0.0 {
+            return Err(EmbedError::Inference("empty input".into()));
+        }
+        v.iter_mut().for_each(|x| *x /= norm);
+        Ok(v)
     }
 
     /// Sessions loaded now.
@@ -218,7 +198,7 @@ impl Embedder {
             return Ok(Vec::new());
         }
         let mut session = self.session();
-        texts.iter().map(|t| self.run(&mut session, &[t.as_ref()]).map(|mut v| v.remove(0))).collect()
+        texts.iter().map(|t| self.run(&mut session, t.as_ref())).collect()
     }
 
     /// Embeds many texts on every session of the pool at once (imports), from a blocking context. Each
@@ -242,7 +222,7 @@ impl Embedder {
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(text) = texts.get(i) else { return Ok(done) };
-                            done.push((i, self.run(&mut session, &[text.as_str()])?.remove(0)));
+                            done.push((i, self.run(&mut session, text)?));
                         }
                     })
                 })

@@ -219,34 +219,33 @@ pub fn embeddings_of(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<V
 pub fn fts_search(conn: &Connection, site: &SiteId, expr: &str, heading_weight: f64, limit: usize) -> Result<Vec<(u64, f64)>> {
     let table = fts_table(site);
     let sql = format!("SELECT rowid, -bm25({table}, ?2, 1.0) AS score FROM {table} WHERE {table} MATCH ?1 ORDER BY score DESC LIMIT ?3");
-    let mut stmt = match conn.prepare_cached(&sql) {
-        Ok(s) => s,
-        // No table yet: the site has never imported anything.
-        Err(rusqlite::Error::SqliteFailure(_, Some(m))) if m.starts_with("no such table") => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
+    let Some(mut stmt) = fts_statement(conn, &sql)? else { return Ok(Vec::new()) };
     let rows = stmt.query_map(params![expr, heading_weight, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, f64>(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A prepared statement over a site's FTS tables, or `None` when the site has no table yet (it has
+/// never imported anything).
+fn fts_statement<'c>(conn: &'c Connection, sql: &str) -> Result<Option<rusqlite::CachedStatement<'c>>> {
+    match conn.prepare_cached(sql) {
+        Ok(stmt) => Ok(Some(stmt)),
+        Err(rusqlite::Error::SqliteFailure(_, Some(m))) if m.starts_with("no such table") => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// How many of the site's chunks match the FTS5 expression (no ranking).
 pub fn fts_count(conn: &Connection, site: &SiteId, expr: &str) -> Result<u64> {
     let table = fts_table(site);
-    match conn.prepare_cached(&format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1")) {
-        Ok(mut stmt) => Ok(stmt.query_row([expr], |r| r.get::<_, i64>(0))? as u64),
-        Err(rusqlite::Error::SqliteFailure(_, Some(m))) if m.starts_with("no such table") => Ok(0),
-        Err(e) => Err(e.into()),
-    }
+    let Some(mut stmt) = fts_statement(conn, &format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1"))? else { return Ok(0) };
+    Ok(stmt.query_row([expr], |r| r.get::<_, i64>(0))? as u64)
 }
 
 /// How many chunks the site's full-text index holds.
 pub fn fts_rows(conn: &Connection, site: &SiteId) -> Result<u64> {
     let table = fts_table(site);
-    match conn.prepare_cached(&format!("SELECT count(*) FROM {table}_docsize")) {
-        Ok(mut stmt) => Ok(stmt.query_row([], |r| r.get::<_, i64>(0))? as u64),
-        Err(rusqlite::Error::SqliteFailure(_, Some(m))) if m.starts_with("no such table") => Ok(0),
-        Err(e) => Err(e.into()),
-    }
+    let Some(mut stmt) = fts_statement(conn, &format!("SELECT count(*) FROM {table}_docsize"))? else { return Ok(0) };
+    Ok(stmt.query_row([], |r| r.get::<_, i64>(0))? as u64)
 }
 
 /// The chunks with these keys that belong to the site, in the order of `keys`.
