@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use sitebot::app::AppState;
 use sitebot::config::Config;
-use sitebot::domain::{Currency, Lang, Tier, WebhookPolicy, WebhookUrl};
+use sitebot::domain::{Currency, EventType, Lang, Slug, Tier, WebhookPolicy, WebhookUrl};
 use sitebot::http::{self, tls};
-use sitebot::store::{NewSite, sites};
+use sitebot::store::NewSite;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -55,28 +55,18 @@ async fn bench() {
     let listener = tokio::net::TcpListener::bind(config.server.listen).await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
     let state = AppState::build(config, dir.path().to_owned()).unwrap();
-    let keyring = state.store.keyring().clone();
     let url = WebhookUrl::parse(&rx.url("/hook"), WebhookPolicy { allow_http: true, allow_private_networks: true }).unwrap();
-    let (site, _) = state
-        .store
-        .write(move |tx| {
-            sites::create(
-                tx,
-                &keyring,
-                NewSite {
-                    name: "Bench".into(),
-                    vertical: "dental".into(),
-                    tier: Tier::Enterprise,
-                    currency: Currency::parse("EUR").unwrap(),
-                    lang: Lang::parse("en").unwrap(),
-                    allowed_origins: vec![],
-                    webhook_url: Some(url),
-                    webhook_events: vec!["lead.captured".into()],
-                },
-            )
-        })
-        .await
-        .unwrap();
+    let new = NewSite {
+        name: "Bench".into(),
+        vertical: Slug::vertical("dental").unwrap(),
+        tier: Tier::Enterprise,
+        currency: Currency::parse("EUR").unwrap(),
+        lang: Lang::parse("en").unwrap(),
+        allowed_origins: vec![],
+        webhook_url: Some(url),
+        webhook_events: vec![EventType::LeadCaptured],
+    };
+    let (site, _) = state.store.run(move |s| s.sites().create(new)).await.unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let st = state.clone();
     let server = tokio::spawn(async move {

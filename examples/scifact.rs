@@ -20,7 +20,7 @@ use sitebot::domain::{Currency, Lang, SiteId, Tier};
 use sitebot::knowledge::Knowledge;
 use sitebot::knowledge::import;
 use sitebot::knowledge::retrieve::{self, Candidate, Fusion, Mode};
-use sitebot::store::{NewSite, Store, sites};
+use sitebot::store::{NewSite, Store};
 
 /// Chunks retrieved per list; enough for Recall@100 over documents.
 const DEPTH: usize = 200;
@@ -31,28 +31,20 @@ fn arg(name: &str) -> Option<String> {
 }
 
 fn site(store: &Store) -> anyhow::Result<SiteId> {
-    if let Some(id) = store.read_blocking(|c| sites::meta_get(c, "scifact_site"))? {
+    if let Some(id) = store.meta("scifact_site").get()? {
         return SiteId::parse(&id).map_err(|e| anyhow::anyhow!(e.0));
     }
-    let keyring = store.keyring().clone();
-    let (s, _) = store.write_blocking(move |tx| {
-        let out = sites::create(
-            tx,
-            &keyring,
-            NewSite {
-                name: "SciFact".into(),
-                vertical: "science".into(),
-                tier: Tier::Enterprise,
-                currency: Currency::parse("EUR").expect("EUR"),
-                lang: Lang::parse("en").expect("en"),
-                allowed_origins: vec![],
-                webhook_url: None,
-                webhook_events: vec![],
-            },
-        )?;
-        sites::meta_set(tx, "scifact_site", &out.0.id.to_string())?;
-        Ok(out)
+    let (s, _) = store.sites().create(NewSite {
+        name: "SciFact".into(),
+        vertical: sitebot::domain::Slug::vertical("science").expect("a valid slug"),
+        tier: Tier::Enterprise,
+        currency: Currency::parse("EUR").expect("EUR"),
+        lang: Lang::parse("en").expect("en"),
+        allowed_origins: vec![],
+        webhook_url: None,
+        webhook_events: vec![],
     })?;
+    store.meta("scifact_site").set(&s.id.to_string())?;
     Ok(s.id)
 }
 
@@ -175,12 +167,8 @@ fn main() -> anyhow::Result<()> {
         if report.documents > 0 { format!(" = {:.1} documents/s", report.documents as f64 / imported) } else { String::new() }
     );
 
-    let s = site;
-    let doc_of: HashMap<u64, String> = store.read_blocking(move |c| {
-        let mut stmt = c.prepare("SELECT c.rowid, d.source FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1")?;
-        let rows = stmt.query_map([s], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?)))?;
-        Ok(rows.filter_map(Result::ok).map(|(k, src)| (k, src.rsplit('#').next().unwrap_or("").to_owned())).collect())
-    })?;
+    let doc_of: HashMap<u64, String> =
+        store.site(site).knowledge().chunk_sources()?.into_iter().map(|(k, src)| (k, src.rsplit('#').next().unwrap_or("").to_owned())).collect();
 
     let texts: HashMap<String, String> = std::fs::read_to_string(eval.join("queries.jsonl"))?
         .lines()

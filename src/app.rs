@@ -17,8 +17,8 @@ pub struct AppState {
     pub store: Store,
     pub limiter: RateLimiter,
     pub started_at: chrono::DateTime<chrono::Utc>,
-    /// Wakes the webhook worker when an event is enqueued (set when a worker runs in this process).
-    pub outbox_wake: Option<Arc<tokio::sync::Notify>>,
+    /// Wakes the webhook worker when an event is enqueued.
+    pub outbox_wake: Arc<tokio::sync::Notify>,
     /// Embeddings, vector indexes and retrieval; loading it fails when the runtime or model is missing.
     pub knowledge: Arc<crate::knowledge::Knowledge>,
 }
@@ -72,7 +72,7 @@ impl AppState {
             store,
             limiter,
             started_at: chrono::Utc::now(),
-            outbox_wake: Some(Arc::new(tokio::sync::Notify::new())),
+            outbox_wake: Arc::new(tokio::sync::Notify::new()),
             knowledge,
         }))
     }

@@ -16,9 +16,6 @@ pub async fn healthz() -> Json<Value> {
 
 #[handler]
 pub async fn readyz(Data(state): Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
-    let ok = state.store.read(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?)).await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
-    if ok != 1 {
-        return Err(ApiError::Unavailable("database check failed".into()).into());
-    }
+    state.store.run(|s| s.ping()).await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
     Ok(Json(json!({"status": "ready"})))
 }

@@ -9,10 +9,10 @@ use poem::web::{Data, Path};
 use poem::{Request, Response, handler};
 
 use crate::app::AppState;
+use crate::content::page::{LandingPayload, SitemapEntry};
 use crate::domain::{Lang, Slug};
 use crate::http::conditional;
 use crate::http::error::ApiError;
-use crate::store::content;
 
 const CACHE_CONTROL: &str = "public, max-age=300";
 
@@ -25,19 +25,16 @@ pub async fn page(req: &Request, Path((site, lang, slug)): Path<(String, String,
     let (Ok(vertical), Ok(lang), Ok(slug)) = (Slug::vertical(&site), Lang::parse(&lang), Slug::parse(&slug, 128)) else {
         return Err(ApiError::NotFound.into());
     };
-    let payload = state
-        .store
-        .read(move |c| content::published_page(c, vertical.as_str(), lang.as_str(), slug.as_str()))
-        .await
-        .map_err(ApiError::from)?
-        .ok_or(ApiError::NotFound)?;
-    Ok(conditional::json(req, encode(&payload)?, Some(&payload.updated_at), CACHE_CONTROL))
+    let (v, l, s) = (vertical.clone(), lang.clone(), slug.clone());
+    let page = state.store.run(move |st| st.content().published_page(&v, &l, &s)).await.map_err(ApiError::from)?.ok_or(ApiError::NotFound)?;
+    let payload = LandingPayload::new(&vertical, &lang, &slug, page);
+    Ok(conditional::json(req, encode(&payload)?, Some(payload.updated_at), CACHE_CONTROL))
 }
 
 #[handler]
 pub async fn sitemap(req: &Request, Path(site): Path<String>, Data(state): Data<&Arc<AppState>>) -> poem::Result<Response> {
     let Ok(vertical) = Slug::vertical(&site) else { return Err(ApiError::NotFound.into()) };
-    let (entries, last_modified) =
-        state.store.read(move |c| content::sitemap(c, vertical.as_str())).await.map_err(ApiError::from)?.ok_or(ApiError::NotFound)?;
-    Ok(conditional::json(req, encode(&entries)?, Some(&last_modified), CACHE_CONTROL))
+    let (rows, last_modified) = state.store.run(move |s| s.content().sitemap(&vertical)).await.map_err(ApiError::from)?.ok_or(ApiError::NotFound)?;
+    let entries: Vec<SitemapEntry> = rows.into_iter().map(SitemapEntry::from).collect();
+    Ok(conditional::json(req, encode(&entries)?, Some(last_modified), CACHE_CONTROL))
 }

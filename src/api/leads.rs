@@ -13,7 +13,7 @@ use crate::domain::Email;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
-use crate::store::leads::{self, Capture, NewLead, StoredResponse};
+use crate::store::leads::{Capture, NewLead, StoredResponse};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -76,17 +76,17 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         message: non_empty(body.message),
         page_url: non_empty(body.page_url),
     };
-    let site = tenant.site.clone();
+    let site = tenant.site.id;
     let outcome = state
         .store
-        .write(move |tx| leads::capture(tx, &site, new, key.as_deref(), |lead| StoredResponse { status: 202, body: accepted_body(&lead.lead_id) }))
+        .run(move |s| s.site(site).leads().capture(new, key.as_deref(), |lead| StoredResponse { status: 202, body: accepted_body(&lead.lead_id) }))
         .await
         .map_err(ApiError::from)?;
     let (body, replayed) = match outcome {
         Capture::Stored { lead, message_id } => {
             tracing::info!(site = %lead.site_id, lead = %lead.lead_id, event = ?message_id, "lead captured");
-            if let (Some(_), Some(w)) = (&message_id, state.outbox_wake.as_ref()) {
-                w.notify_one();
+            if message_id.is_some() {
+                state.outbox_wake.notify_one();
             }
             (accepted_body(&lead.lead_id), false)
         }

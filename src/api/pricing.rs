@@ -16,12 +16,13 @@ use serde::Deserialize;
 use crate::app::AppState;
 use crate::content::money::Rate;
 use crate::content::quote::{self, QuoteError};
-use crate::domain::{Currency, Lang, SiteId, Slug};
+use crate::domain::{Currency, Lang, Slug};
 use crate::http::conditional;
 use crate::http::error::ApiError;
-use crate::store::content::{self, Vertical};
-use crate::store::pricing::{self, StoredSheet};
-use crate::store::{StoreError, sites};
+use crate::http::scope::OptionalTenant;
+use crate::store::content::Vertical;
+use crate::store::pricing::StoredSheet;
+use crate::store::{Store, StoreError};
 
 #[derive(Debug, Deserialize)]
 pub struct PricingQuery {
@@ -29,43 +30,37 @@ pub struct PricingQuery {
     currency: Option<String>,
 }
 
-/// Everything one request needs, read in one go.
+/// Everything one request needs, read in one unit of work.
 struct Inputs {
     vertical: Vertical,
     sheet: StoredSheet,
-    target: Currency,
     base_rate: Option<Rate>,
     target_rate: Option<Rate>,
 }
 
-enum Missing {
-    Vertical,
-    Site,
-}
-
+/// `None` when the vertical or its price list does not exist.
 fn read_inputs(
-    conn: &rusqlite::Connection,
-    vertical: &str,
-    site: Option<SiteId>,
-    query_currency: Option<Currency>,
+    store: &Store,
+    vertical: &Slug,
+    target: impl FnOnce(&Vertical) -> Currency,
     reference: Currency,
-) -> Result<Result<Inputs, Missing>, StoreError> {
-    let Some(v) = content::get_vertical(conn, vertical)? else { return Ok(Err(Missing::Vertical)) };
-    let Some(sheet) = pricing::sheet(conn, vertical)? else { return Ok(Err(Missing::Vertical)) };
-    let target = match site {
-        Some(id) => match sites::get(conn, &id)? {
-            Some(s) => s.currency,
-            None => return Ok(Err(Missing::Site)),
-        },
-        None => query_currency.unwrap_or(v.default_currency),
-    };
-    let base_rate = pricing::rate(conn, reference, sheet.currency)?;
-    let target_rate = pricing::rate(conn, reference, target)?;
-    Ok(Ok(Inputs { vertical: v, sheet, target, base_rate, target_rate }))
+) -> Result<Option<(Inputs, Currency)>, StoreError> {
+    let Some(v) = store.content().vertical(vertical)? else { return Ok(None) };
+    let Some(sheet) = store.pricing().sheet(vertical)? else { return Ok(None) };
+    let target = target(&v);
+    let base_rate = store.pricing().rate(reference, sheet.currency)?;
+    let target_rate = store.pricing().rate(reference, target)?;
+    Ok(Some((Inputs { vertical: v, sheet, base_rate, target_rate }, target)))
 }
 
 #[handler]
-pub async fn get(req: &Request, Path(vertical): Path<String>, Query(q): Query<PricingQuery>, Data(state): Data<&Arc<AppState>>) -> poem::Result<Response> {
+pub async fn get(
+    req: &Request,
+    Path(vertical): Path<String>,
+    Query(q): Query<PricingQuery>,
+    Data(state): Data<&Arc<AppState>>,
+    Data(site): Data<&OptionalTenant>,
+) -> poem::Result<Response> {
     let Ok(vertical) = Slug::vertical(&vertical) else { return Err(ApiError::NotFound.into()) };
     let mut errors = Vec::new();
     let query_lang = q.lang.as_deref().and_then(|l| Lang::parse(l).map_err(|e| errors.push(("lang", e.0))).ok());
@@ -73,23 +68,16 @@ pub async fn get(req: &Request, Path(vertical): Path<String>, Query(q): Query<Pr
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors.into_iter().map(|(f, m)| crate::http::error::FieldError::new(f, m)).collect()).into());
     }
-    let site = match req.headers().get("x-site-id") {
-        None => None,
-        Some(v) => Some(SiteId::parse(v.to_str().unwrap_or("")).map_err(|e| ApiError::InvalidSiteId(e.0))?),
-    };
+    let site_currency = site.0.as_ref().map(|t| t.site.currency);
     let reference = Currency::parse(&state.config.pricing.reference_currency).map_err(|e| ApiError::Internal(e.0))?;
-    let inputs =
-        state.store.read(move |c| read_inputs(c, vertical.as_str(), site, query_currency, reference)).await.map_err(ApiError::from)?.map_err(|m| match m {
-            Missing::Vertical => ApiError::NotFound,
-            Missing::Site => ApiError::SiteNotFound,
-        })?;
+    let target = move |v: &Vertical| site_currency.or(query_currency).unwrap_or(v.default_currency);
+    let (inputs, target) = state.store.run(move |s| read_inputs(s, &vertical, target, reference)).await.map_err(ApiError::from)?.ok_or(ApiError::NotFound)?;
     let accept = req.headers().get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let lang = quote::choose_lang(&inputs.vertical, query_lang.as_ref(), accept).map_err(|e| ApiError::validation("lang", e.to_string()))?;
-    let payload =
-        quote::quote(&inputs.vertical, &inputs.sheet, &lang, inputs.target, inputs.base_rate, inputs.target_rate, reference).map_err(|e| match e {
-            QuoteError::LangNotOffered { .. } => ApiError::validation("lang", e.to_string()),
-            QuoteError::NoRate(..) | QuoteError::Overflow(_) => ApiError::validation("currency", e.to_string()),
-        })?;
+    let payload = quote::quote(&inputs.vertical, &inputs.sheet, &lang, target, inputs.base_rate, inputs.target_rate, reference).map_err(|e| match e {
+        QuoteError::LangNotOffered { .. } => ApiError::validation("lang", e.to_string()),
+        QuoteError::NoRate(..) | QuoteError::Overflow(_) => ApiError::validation("currency", e.to_string()),
+    })?;
     let body = serde_json::to_vec(&payload).map_err(|e| ApiError::Internal(e.to_string()))?;
     let mut resp = conditional::json(req, body, None, "public, no-cache");
     let h = resp.headers_mut();

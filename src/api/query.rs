@@ -16,7 +16,7 @@ use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
 use crate::knowledge::{Answer, KnowledgeError, Question};
 use crate::store::Site;
-use crate::store::knowledge::{self as kb, QueryRecord};
+use crate::store::queries::QueryRecord;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -78,10 +78,9 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
         latency_ms: answer.latency_ms,
         lang: answer.lang.clone(),
     };
-    let site = site.clone();
-    let message = state.store.write(move |tx| kb::record_query(tx, &site, &rec)).await?;
-    if let (Some(_), Some(w)) = (message, state.outbox_wake.as_ref()) {
-        w.notify_one();
+    let message = state.store.run(move |s| s.site(rec.site_id).queries().record(&rec)).await?;
+    if message.is_some() {
+        state.outbox_wake.notify_one();
     }
     Ok(())
 }

@@ -11,12 +11,11 @@ use crate::app::AppState;
 use crate::content::stats::PublicStats;
 use crate::domain::SiteId;
 use crate::http::error::ApiError;
-use crate::store::stats;
 
 #[handler]
 pub async fn get(Path(id): Path<String>, Data(state): Data<&Arc<AppState>>) -> poem::Result<Response> {
     let id = SiteId::parse(&id).map_err(|e| ApiError::InvalidSiteId(e.0))?;
-    let counters = state.store.read(move |c| stats::counters(c, &id)).await.map_err(ApiError::from)?.ok_or(ApiError::SiteNotFound)?;
+    let counters = state.store.run(move |s| s.site(id).counters()).await.map_err(ApiError::from)?.ok_or(ApiError::SiteNotFound)?;
     if !counters.site_enabled {
         return Err(ApiError::SiteDisabled.into());
     }

@@ -3,15 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 
+use super::JsonFlag;
 use crate::config::Config;
 use crate::content::money::Rate;
 use crate::content::{self, ContentError, Source};
 use crate::domain::{Currency, Lang, Slug};
-use crate::store::content::{self as store_content, Change, NewVertical};
-use crate::store::{Store, StoreError, pricing as store_pricing};
+use crate::store::content::{Change, NewVertical};
+use crate::store::{Store, StoreError};
 
 #[derive(Debug, Subcommand)]
 pub enum VerticalCommand {
@@ -20,61 +20,53 @@ pub enum VerticalCommand {
     /// Change a vertical's name, default language, languages or default currency
     Update(VerticalUpdateArgs),
     /// List verticals
-    List {
-        /// Print JSON
-        #[arg(long, env = "SITEBOT_JSON")]
-        json: bool,
-    },
+    List(#[command(flatten)] JsonFlag),
     /// Show one vertical with its page and tier counts
     Show {
         /// Vertical slug (e.g. dental)
-        #[arg(env = "SITEBOT_VERTICAL")]
-        slug: String,
-        #[arg(long, env = "SITEBOT_JSON")]
-        json: bool,
+        #[arg(env = "SITEBOT_VERTICAL", value_parser = Slug::vertical)]
+        slug: Slug,
+        #[command(flatten)]
+        out: JsonFlag,
     },
 }
 
 #[derive(Debug, Args)]
 pub struct VerticalArgs {
     /// Slug: 1 to 64 of a-z, 0-9 and -
-    #[arg(env = "SITEBOT_VERTICAL")]
-    slug: String,
+    #[arg(env = "SITEBOT_VERTICAL", value_parser = Slug::vertical)]
+    slug: Slug,
     /// Display name
     #[arg(long, env = "SITEBOT_VERTICAL_NAME")]
     name: String,
     /// Default language, BCP 47 (e.g. en)
     #[arg(long, env = "SITEBOT_VERTICAL_LANG")]
-    lang: String,
+    lang: Lang,
     /// Languages offered, comma separated; the default is always included
     #[arg(long, env = "SITEBOT_VERTICAL_LANGS", value_delimiter = ',')]
-    langs: Vec<String>,
+    langs: Vec<Lang>,
     /// Default currency, ISO 4217 (e.g. EUR)
     #[arg(long, env = "SITEBOT_VERTICAL_CURRENCY")]
-    currency: String,
+    currency: Currency,
 }
 
 #[derive(Debug, Args)]
 pub struct VerticalUpdateArgs {
     /// Vertical slug
-    #[arg(env = "SITEBOT_VERTICAL")]
-    slug: String,
+    #[arg(env = "SITEBOT_VERTICAL", value_parser = Slug::vertical)]
+    slug: Slug,
     /// Display name
     #[arg(long, env = "SITEBOT_VERTICAL_NAME")]
     name: Option<String>,
     /// Default language, BCP 47
     #[arg(long, env = "SITEBOT_VERTICAL_LANG")]
-    lang: Option<String>,
+    lang: Option<Lang>,
     /// Languages offered, comma separated (replaces the list; the default is always included)
     #[arg(long, env = "SITEBOT_VERTICAL_LANGS", value_delimiter = ',')]
-    langs: Option<Vec<String>>,
+    langs: Option<Vec<Lang>>,
     /// Default currency, ISO 4217
     #[arg(long, env = "SITEBOT_VERTICAL_CURRENCY")]
-    currency: Option<String>,
-}
-
-fn parse_langs(list: &[String]) -> anyhow::Result<Vec<Lang>> {
-    list.iter().filter(|l| !l.trim().is_empty()).map(|l| Lang::parse(l).context("--langs")).collect()
+    currency: Option<Currency>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,30 +87,31 @@ pub enum LandingCommand {
     /// List pages, drafts included
     List {
         /// Only this vertical
-        #[arg(env = "SITEBOT_VERTICAL")]
-        vertical: Option<String>,
-        #[arg(long, env = "SITEBOT_JSON")]
-        json: bool,
+        #[arg(env = "SITEBOT_VERTICAL", value_parser = Slug::vertical)]
+        vertical: Option<Slug>,
+        #[command(flatten)]
+        out: JsonFlag,
     },
 }
 
 #[derive(Debug, Args)]
 pub struct PageRef {
     /// Vertical slug
-    #[arg(env = "SITEBOT_VERTICAL")]
-    vertical: String,
+    #[arg(env = "SITEBOT_VERTICAL", value_parser = Slug::vertical)]
+    vertical: Slug,
     /// Language tag
     #[arg(env = "SITEBOT_LANDING_LANG")]
-    lang: String,
+    lang: Lang,
     /// Page slug
-    #[arg(env = "SITEBOT_LANDING_SLUG")]
-    slug: String,
+    #[arg(env = "SITEBOT_LANDING_SLUG", value_parser = page_slug)]
+    slug: Slug,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum PricingCommand {
     /// Import a vertical's price list (JSON or YAML), replacing the previous one
     Import {
+        /// The price list file
         #[arg(env = "SITEBOT_PRICING_FILE")]
         path: PathBuf,
     },
@@ -130,18 +123,23 @@ pub enum RatesCommand {
     Set {
         /// ISO 4217 code (e.g. JPY)
         #[arg(env = "SITEBOT_RATES_CURRENCY")]
-        currency: String,
+        currency: Currency,
         /// Exact decimal (e.g. 162.5)
-        #[arg(env = "SITEBOT_RATES_RATE")]
-        rate: String,
+        #[arg(env = "SITEBOT_RATES_RATE", value_parser = Rate::parse)]
+        rate: Rate,
     },
     /// Import rates from a JSON or YAML file: {"base": "EUR", "rates": {"USD": 1.08, ...}}
     Import {
+        /// The rates file
         #[arg(env = "SITEBOT_RATES_FILE")]
         path: PathBuf,
     },
     /// List the rates against the reference currency
     List,
+}
+
+fn page_slug(s: &str) -> Result<Slug, crate::domain::Invalid> {
+    Slug::parse(s, 128)
 }
 
 fn open(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
@@ -172,37 +170,28 @@ pub fn run_vertical(cmd: VerticalCommand, config: &Config, data_dir: &Path) -> a
     let store = open(config, data_dir)?;
     match cmd {
         VerticalCommand::Create(a) => {
-            let new = NewVertical {
-                slug: Slug::vertical(&a.slug)?,
-                name: a.name,
-                default_lang: Lang::parse(&a.lang).context("--lang")?,
-                default_currency: Currency::parse(&a.currency).context("--currency")?,
-                langs: parse_langs(&a.langs)?,
-            };
-            let v = store.write_blocking(|tx| store_content::create_vertical(tx, new))?;
+            let new = NewVertical { slug: a.slug, name: a.name, default_lang: a.lang, default_currency: a.currency, langs: a.langs };
+            let v = store.content().create_vertical(new)?;
             println!("vertical {} created: {} (languages {}, currency {})", v.slug, v.name, v.langs_list(), v.default_currency);
             Ok(())
         }
         VerticalCommand::Update(a) => {
-            let slug = a.slug.clone();
-            let current = store.read_blocking(|c| store_content::get_vertical(c, &slug))?.ok_or_else(|| anyhow::anyhow!("no vertical `{slug}`"))?;
+            let slug = a.slug;
+            let current = store.content().vertical(&slug)?.ok_or_else(|| anyhow::anyhow!("no vertical `{slug}`"))?;
             let new = NewVertical {
                 slug: current.slug,
                 name: a.name.unwrap_or(current.name),
-                default_lang: a.lang.as_deref().map(Lang::parse).transpose().context("--lang")?.unwrap_or(current.default_lang),
-                default_currency: a.currency.as_deref().map(Currency::parse).transpose().context("--currency")?.unwrap_or(current.default_currency),
-                langs: match &a.langs {
-                    Some(list) => parse_langs(list)?,
-                    None => current.langs,
-                },
+                default_lang: a.lang.unwrap_or(current.default_lang),
+                default_currency: a.currency.unwrap_or(current.default_currency),
+                langs: a.langs.unwrap_or(current.langs),
             };
-            let v = store.write_blocking(|tx| store_content::update_vertical(tx, new))?;
+            let v = store.content().update_vertical(new)?;
             println!("vertical {} updated: {} (languages {}, currency {})", v.slug, v.name, v.langs_list(), v.default_currency);
             Ok(())
         }
-        VerticalCommand::List { json } => {
-            let all = store.read_blocking(store_content::list_verticals)?;
-            if json {
+        VerticalCommand::List(out) => {
+            let all = store.content().verticals()?;
+            if out.json {
                 println!("{}", serde_json::to_string_pretty(&all)?);
             } else if all.is_empty() {
                 println!("no verticals yet: sitebot vertical create --help");
@@ -214,18 +203,11 @@ pub fn run_vertical(cmd: VerticalCommand, config: &Config, data_dir: &Path) -> a
             }
             Ok(())
         }
-        VerticalCommand::Show { slug, json } => {
-            let (v, pages, sheet) = store
-                .read_blocking(|c| {
-                    let v = store_content::get_vertical(c, &slug)?.ok_or(StoreError::NotFound)?;
-                    Ok((v, store_content::list_pages(c, Some(&slug))?, store_pricing::sheet(c, &slug)?))
-                })
-                .map_err(|e| match e {
-                    StoreError::NotFound => anyhow::anyhow!("no vertical `{slug}`"),
-                    other => other.into(),
-                })?;
+        VerticalCommand::Show { slug, out } => {
+            let v = store.content().vertical(&slug)?.ok_or_else(|| anyhow::anyhow!("no vertical `{slug}`"))?;
+            let (pages, sheet) = (store.content().list_pages(Some(&slug))?, store.pricing().sheet(&slug)?);
             let published = pages.iter().filter(|p| p.published).count();
-            if json {
+            if out.json {
                 let mut value = serde_json::to_value(&v)?;
                 value["pages"] = pages.len().into();
                 value["publishedPages"] = published.into();
@@ -268,9 +250,9 @@ pub fn run_landing(cmd: LandingCommand, config: &Config, data_dir: &Path) -> any
         }
         LandingCommand::Publish(p) => set_published(&store, p, true),
         LandingCommand::Unpublish(p) => set_published(&store, p, false),
-        LandingCommand::List { vertical, json } => {
-            let pages = store.read_blocking(|c| store_content::list_pages(c, vertical.as_deref()))?;
-            if json {
+        LandingCommand::List { vertical, out } => {
+            let pages = store.content().list_pages(vertical.as_ref())?;
+            if out.json {
                 println!("{}", serde_json::to_string_pretty(&pages)?);
             } else if pages.is_empty() {
                 println!("no pages yet: sitebot landing import --help");
@@ -278,7 +260,7 @@ pub fn run_landing(cmd: LandingCommand, config: &Config, data_dir: &Path) -> any
                 println!("{:<9}  {:<20}  {:<6}  {:<10}  {:<20}  slug", "state", "updated", "lang", "type", "vertical");
                 for p in pages {
                     let state = if p.published { "published" } else { "draft" };
-                    println!("{state:<9}  {:<20}  {:<6}  {:<10}  {:<20}  {}", p.updated_at, p.lang, p.page_type, p.site, p.slug);
+                    println!("{state:<9}  {:<20}  {:<6}  {:<10}  {:<20}  {}", p.updated_at.rfc3339(), p.lang, p.page_type.as_str(), p.site, p.slug);
                 }
             }
             Ok(())
@@ -287,9 +269,8 @@ pub fn run_landing(cmd: LandingCommand, config: &Config, data_dir: &Path) -> any
 }
 
 fn set_published(store: &Store, p: PageRef, published: bool) -> anyhow::Result<()> {
-    let lang = Lang::parse(&p.lang)?;
-    let what = format!("{}/{}/{}", p.vertical, lang, p.slug);
-    let change = store.write_blocking(|tx| store_content::set_published(tx, &p.vertical, lang.as_str(), &p.slug, published)).map_err(|e| match e {
+    let what = format!("{}/{}/{}", p.vertical, p.lang, p.slug);
+    let change = store.content().set_published(&p.vertical, &p.lang, &p.slug, published).map_err(|e| match e {
         StoreError::NotFound => anyhow::anyhow!("no page {what}; see sitebot landing list"),
         other => other.into(),
     })?;
@@ -317,9 +298,7 @@ pub fn run_rates(cmd: RatesCommand, config: &Config, data_dir: &Path) -> anyhow:
     let store = open(config, data_dir)?;
     let reference = reference(config)?;
     match cmd {
-        RatesCommand::Set { currency, rate } => {
-            let cur = Currency::parse(&currency)?;
-            let rate = Rate::parse(&rate)?;
+        RatesCommand::Set { currency: cur, rate } => {
             content::set_rate(&store, reference, cur, rate).map_err(report)?;
             println!("1 {reference} = {rate} {cur}");
             Ok(())
@@ -331,12 +310,12 @@ pub fn run_rates(cmd: RatesCommand, config: &Config, data_dir: &Path) -> anyhow:
             Ok(())
         }
         RatesCommand::List => {
-            let rates = store.read_blocking(|c| store_pricing::rates(c, reference))?;
+            let rates = store.pricing().rates(reference)?;
             if rates.is_empty() {
                 println!("no rates against {reference} yet: sitebot rates set CUR RATE");
             }
-            for (cur, rate, at) in rates {
-                println!("1 {reference} = {rate} {cur}  (set {at})");
+            for r in rates {
+                println!("1 {reference} = {} {}  (set {})", r.rate, r.currency, r.updated_at);
             }
             Ok(())
         }

@@ -8,59 +8,57 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Subcommand;
 
+use super::{JsonFlag, SiteArg};
 use crate::config::Config;
 use crate::domain::SiteId;
 use crate::knowledge::Knowledge;
 use crate::knowledge::import::{self, Report};
-use crate::store::knowledge as kb;
-use crate::store::{Store, sites};
+use crate::store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum KnowledgeCommand {
     /// Import files and directories (recursively): .md, .html, .txt, .pdf, FAQ .csv/.jsonl, document .jsonl.
     /// Unchanged documents are skipped; changed ones replace their old chunks.
     Import {
-        /// The site's id
-        #[arg(long, env = "SITEBOT_SITE")]
-        site: String,
+        #[command(flatten)]
+        site: SiteArg,
         /// Files or directories
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Re-embed documents even when unchanged
         #[arg(long, env = "SITEBOT_FORCE")]
         force: bool,
-        /// Print a JSON summary instead of text
-        #[arg(long, env = "SITEBOT_JSON")]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// List a site's documents
     List {
-        #[arg(long, env = "SITEBOT_SITE")]
-        site: String,
-        #[arg(long, env = "SITEBOT_JSON")]
-        json: bool,
+        #[command(flatten)]
+        site: SiteArg,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Delete one document (by id or source path), or all of them with --all
     Delete {
-        #[arg(long, env = "SITEBOT_SITE")]
-        site: String,
+        #[command(flatten)]
+        site: SiteArg,
         /// Document id (doc_...) or source
         document: Option<String>,
         /// Delete every document of the site
-        #[arg(long, conflicts_with = "document")]
+        #[arg(long, env = "SITEBOT_KNOWLEDGE_DELETE_ALL", conflicts_with = "document")]
         all: bool,
     },
     /// Rebuild the site's full-text index and vector index file from the stored chunks
     Reindex {
-        #[arg(long, env = "SITEBOT_SITE")]
-        site: String,
+        #[command(flatten)]
+        site: SiteArg,
     },
 }
 
-fn site_id(store: &Store, s: &str) -> anyhow::Result<SiteId> {
-    let id = SiteId::parse(s).map_err(|e| anyhow::anyhow!("{}", e.0))?;
-    store.read_blocking(move |c| sites::get(c, &id))?.with_context(|| format!("no site {id}"))?;
-    Ok(id)
+/// The named site, which must exist.
+fn existing(store: &Store, site: SiteArg) -> anyhow::Result<SiteId> {
+    store.site(site.site).get()?.with_context(|| format!("no site {}", site.site))?;
+    Ok(site.site)
 }
 
 /// Imports `inputs` into `site` and updates its index file; shared by `knowledge import` and `demo`.
@@ -85,8 +83,8 @@ pub fn import_inputs(store: &Store, knowledge: &Knowledge, site: &SiteId, inputs
 pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = crate::app::open_store(config, data_dir)?;
     match command {
-        KnowledgeCommand::Import { site, paths, force, json } => {
-            let site = site_id(&store, &site)?;
+        KnowledgeCommand::Import { site, paths, force, out: JsonFlag { json } } => {
+            let site = existing(&store, site)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
             let started = std::time::Instant::now();
             let mut failed = Vec::new();
@@ -112,10 +110,10 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             }
             Ok(())
         }
-        KnowledgeCommand::List { site, json } => {
-            let site = site_id(&store, &site)?;
-            let docs = store.read_blocking(move |c| kb::list_documents(c, &site))?;
-            if json {
+        KnowledgeCommand::List { site, out } => {
+            let site = existing(&store, site)?;
+            let docs = store.site(site).knowledge().list_documents()?;
+            if out.json {
                 println!("{}", serde_json::to_string_pretty(&docs)?);
             } else {
                 for d in &docs {
@@ -126,15 +124,14 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             Ok(())
         }
         KnowledgeCommand::Delete { site, document, all } => {
-            let site = site_id(&store, &site)?;
+            let kb = store.site(existing(&store, site)?).knowledge();
             match (document, all) {
                 (Some(doc), false) => {
-                    let shown = doc.clone();
-                    store.write_blocking(move |tx| kb::delete_document(tx, &site, &doc)).with_context(|| format!("no document {shown}"))?;
-                    println!("deleted {shown}");
+                    kb.delete_document(&doc).with_context(|| format!("no document {doc}"))?;
+                    println!("deleted {doc}");
                 }
                 (None, true) => {
-                    let n = store.write_blocking(move |tx| kb::delete_all(tx, &site))?;
+                    let n = kb.delete_all()?;
                     println!("deleted {n} documents");
                 }
                 _ => anyhow::bail!("name a document, or pass --all"),
@@ -142,9 +139,9 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             Ok(())
         }
         KnowledgeCommand::Reindex { site } => {
-            let site = site_id(&store, &site)?;
+            let site = existing(&store, site)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
-            let rows = store.write_blocking(move |tx| kb::rebuild_fts(tx, &site))?;
+            let rows = store.site(site).knowledge().rebuild_fts()?;
             knowledge.indexes.drop_site(&site);
             let n = knowledge.sync_index_blocking(&store, &site)?;
             println!("indexes of {site} rebuilt: {rows} chunks in the full-text index, {n} in the vector index");

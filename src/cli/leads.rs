@@ -5,9 +5,9 @@ use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
 
+use super::SiteArg;
 use crate::config::Config;
-use crate::domain::SiteId;
-use crate::store::leads;
+use crate::domain::Timestamp;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -19,47 +19,36 @@ pub enum Format {
 pub enum LeadsCommand {
     /// Print a site's leads, oldest first
     Export {
-        /// The site (GUID) whose leads to export
-        #[arg(long, env = "SITEBOT_SITE_ID")]
-        site: String,
+        #[command(flatten)]
+        site: SiteArg,
         /// `csv` (RFC 4180, with a header row) or `jsonl` (one JSON object a line)
         #[arg(long, value_enum, default_value = "csv", env = "SITEBOT_LEADS_FORMAT")]
         format: Format,
         /// Only leads captured on or after this date (YYYY-MM-DD) or instant (RFC 3339), UTC
         #[arg(long, env = "SITEBOT_LEADS_SINCE")]
-        since: Option<String>,
+        since: Option<Timestamp>,
     },
 }
 
-/// Normalizes `--since` to the stored form (RFC 3339 UTC, seconds) so text comparison orders by time.
-fn parse_since(s: &str) -> anyhow::Result<String> {
-    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Ok(format!("{d}T00:00:00Z"));
-    }
-    let t = chrono::DateTime::parse_from_rfc3339(s).map_err(|_| anyhow::anyhow!("--since {s}: expected YYYY-MM-DD or an RFC 3339 instant"))?;
-    Ok(t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-}
-
 pub fn run(cmd: LeadsCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
-    let LeadsCommand::Export { site, format, since } = cmd;
-    let site_id = SiteId::parse(&site).map_err(|e| anyhow::anyhow!("{site}: {e}"))?;
-    let since = since.as_deref().map(parse_since).transpose()?;
+    let LeadsCommand::Export { site: SiteArg { site: site_id }, format, since } = cmd;
     let store = crate::app::open_store(config, data_dir)?;
-    if store.read_blocking(|c| crate::store::sites::get(c, &site_id))?.is_none() {
+    let site = store.site(site_id);
+    if site.get()?.is_none() {
         anyhow::bail!("no site {site_id}");
     }
-    let rows = store.read_blocking(|c| leads::list(c, &site_id, since.as_deref()))?;
+    let rows = site.leads().list(since)?;
     let stdout = std::io::stdout().lock();
     match format {
         Format::Csv => {
             let mut w = csv::Writer::from_writer(stdout);
             w.write_record(["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"])?;
             for l in &rows {
-                let site = l.site_id.to_string();
+                let (site, created) = (l.site_id.to_string(), l.created_at.rfc3339());
                 let opt = |v: &Option<String>| spreadsheet_safe(v.as_deref().unwrap_or(""));
                 let (name, message, page) = (opt(&l.name), opt(&l.message), opt(&l.page_url));
                 let email = spreadsheet_safe(&l.email);
-                let row: [&str; 7] = [&l.lead_id, &site, &l.created_at, &name, &email, &message, &page];
+                let row: [&str; 7] = [&l.lead_id, &site, &created, &name, &email, &message, &page];
                 w.write_record(row)?;
             }
             w.flush()?;
@@ -98,8 +87,10 @@ mod tests {
 
     #[test]
     fn since_is_normalized() {
-        assert_eq!(super::parse_since("2026-11-01").unwrap(), "2026-11-01T00:00:00Z");
-        assert_eq!(super::parse_since("2026-11-01T12:00:00+02:00").unwrap(), "2026-11-01T10:00:00Z");
-        assert!(super::parse_since("yesterday").is_err());
+        // `--since` parses as a `Timestamp`: a date is midnight UTC, an RFC 3339 instant is converted to UTC.
+        let since = |s: &str| s.parse::<crate::domain::Timestamp>().map(|t| t.rfc3339());
+        assert_eq!(since("2026-11-01").unwrap(), "2026-11-01T00:00:00Z");
+        assert_eq!(since("2026-11-01T12:00:00+02:00").unwrap(), "2026-11-01T10:00:00Z");
+        assert!(since("yesterday").is_err());
     }
 }

@@ -46,6 +46,38 @@ impl GlobalArgs {
     }
 }
 
+/// `--json`, shared by every command that prints something a script may read.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct JsonFlag {
+    /// Print JSON instead of text
+    #[arg(long = "json", env = "SITEBOT_JSON")]
+    pub json: bool,
+}
+
+/// `--site ID`, shared by every command that acts on one site's data.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct SiteArg {
+    /// The site's id (a GUID, as `site create` printed it)
+    #[arg(long = "site", env = "SITEBOT_SITE", value_name = "ID")]
+    pub site: crate::domain::SiteId,
+}
+
+/// `--site ID` where it narrows a listing and may be left out.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct SiteFilter {
+    /// Only this site's rows (a GUID)
+    #[arg(long = "site", env = "SITEBOT_SITE", value_name = "ID")]
+    pub site: Option<crate::domain::SiteId>,
+}
+
+/// A store error with `NotFound` worded for the site the command named.
+pub fn site_error(id: crate::domain::SiteId) -> impl Fn(crate::store::StoreError) -> anyhow::Error {
+    move |e| match e {
+        crate::store::StoreError::NotFound => anyhow::anyhow!("no site {id}"),
+        other => other.into(),
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the HTTPS API

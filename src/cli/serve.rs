@@ -9,9 +9,9 @@ use tokio::net::TcpListener;
 
 use crate::app::AppState;
 use crate::config::Config;
-use crate::domain::{Currency, Lang, Tier};
+use crate::domain::{Currency, EventType, Lang, SiteId, Slug, Tier};
 use crate::http::{self, tls};
-use crate::store::{NewSite, sites};
+use crate::store::NewSite;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -68,28 +68,24 @@ const DEMO_KEY: &str = "demo_site_id";
 /// Creates the demo site on first run (remembered in the database), then serves.
 pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
     let store = crate::app::open_store(&config, &data_dir)?;
-    let existing = store.read(|c| sites::meta_get(c, DEMO_KEY)).await?;
+    let existing = store.run(|s| s.meta(DEMO_KEY).get()).await?;
     let mut banner = match existing {
         Some(id) => format!("demo site {id} (created earlier; its token was shown then)"),
         None => {
-            let keyring = store.keyring().clone();
+            let new = NewSite {
+                name: "Bright Smile Dental (demo)".into(),
+                vertical: Slug::vertical("dental").expect("a valid slug"),
+                tier: Tier::Pro,
+                currency: Currency::parse("EUR").expect("EUR is known"),
+                lang: Lang::parse("en").expect("en is a tag"),
+                allowed_origins: vec![],
+                webhook_url: None,
+                webhook_events: vec![EventType::LeadCaptured],
+            };
             let (site, creds) = store
-                .write(move |tx| {
-                    let out = sites::create(
-                        tx,
-                        &keyring,
-                        NewSite {
-                            name: "Bright Smile Dental (demo)".into(),
-                            vertical: "dental".into(),
-                            tier: Tier::Pro,
-                            currency: Currency::parse("EUR").expect("EUR is known"),
-                            lang: Lang::parse("en").expect("en is a tag"),
-                            allowed_origins: vec![],
-                            webhook_url: None,
-                            webhook_events: vec!["lead.captured".into()],
-                        },
-                    )?;
-                    sites::meta_set(tx, DEMO_KEY, &out.0.id.to_string())?;
+                .run(move |s| {
+                    let out = s.sites().create(new)?;
+                    s.meta(DEMO_KEY).set(&out.0.id.to_string())?;
                     Ok(out)
                 })
                 .await?;
@@ -103,8 +99,8 @@ pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
         }
     };
     // The demo site's knowledge (embedded in the binary), imported idempotently.
-    if let Some(id) = store.read(|c| sites::meta_get(c, DEMO_KEY)).await? {
-        let site_id = crate::domain::SiteId::parse(&id).map_err(|e| anyhow::anyhow!("{}", e.0))?;
+    if let Some(id) = store.run(|s| s.meta(DEMO_KEY).get()).await? {
+        let site_id: SiteId = id.parse().map_err(|e: crate::domain::Invalid| anyhow::anyhow!("stored demo site id: {e}"))?;
         let (kstore, kconfig, kdir) = (store.clone(), config.knowledge.clone(), data_dir.clone());
         let report = tokio::task::spawn_blocking(move || crate::knowledge::demo::import(&kstore, &kconfig, &kdir, &site_id)).await??;
         if report.documents > 0 {

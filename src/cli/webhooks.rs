@@ -5,27 +5,12 @@ use std::path::Path;
 use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 
+use super::{JsonFlag, SiteArg, SiteFilter};
 use crate::config::Config;
-use crate::domain::SiteId;
+use crate::domain::EventType;
 use crate::outbox::deliver::Sender;
-use crate::store::{Store, StoreError, outbox, sites};
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Status {
-    Pending,
-    Delivered,
-    Dead,
-}
-
-impl Status {
-    fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Delivered => "delivered",
-            Status::Dead => "dead",
-        }
-    }
-}
+use crate::store::outbox::{self, OutboxStatus};
+use crate::store::{Store, StoreError};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum PurgeStatus {
@@ -36,25 +21,23 @@ pub enum PurgeStatus {
 pub enum WebhooksCommand {
     /// List webhook events, newest first
     List {
-        /// Only this site's events
-        #[arg(long, env = "SITEBOT_SITE_ID")]
-        site: Option<String>,
+        #[command(flatten)]
+        site: SiteFilter,
         /// Only events in this state
         #[arg(long, value_enum, env = "SITEBOT_WEBHOOK_STATUS")]
-        status: Option<Status>,
+        status: Option<OutboxStatus>,
         /// At most this many
         #[arg(long, default_value_t = 100, env = "SITEBOT_LIMIT")]
         limit: usize,
-        /// Print JSON
-        #[arg(long, env = "SITEBOT_JSON")]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Show one event: its state, payload and every attempt with status codes and errors
     Show {
         /// The event id (msg_...), which is also its webhook-id
         id: String,
-        #[arg(long, env = "SITEBOT_JSON")]
-        json: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Send an event again, with the same webhook-id: it becomes pending and due now (a running server
     /// picks it up within about a second)
@@ -64,29 +47,23 @@ pub enum WebhooksCommand {
     },
     /// Send a signed `webhook.test` event to a site's webhook now and print the receiver's answer
     Test {
-        /// The site (GUID) whose webhook URL and secret to use
-        #[arg(long, env = "SITEBOT_SITE_ID")]
-        site: String,
+        /// The site whose webhook URL and secret to use
+        #[command(flatten)]
+        site: SiteArg,
     },
     /// Delete events for good
     Purge {
         /// Which events (only dead ones can be purged)
         #[arg(long, value_enum, env = "SITEBOT_WEBHOOK_STATUS")]
         status: PurgeStatus,
-        /// Only this site's events
-        #[arg(long, env = "SITEBOT_SITE_ID")]
-        site: Option<String>,
+        #[command(flatten)]
+        site: SiteFilter,
     },
-}
-
-fn parse_site(s: &str) -> anyhow::Result<SiteId> {
-    SiteId::parse(s).map_err(|e| anyhow::anyhow!("{s}: {e}"))
 }
 
 /// Replays an event (the CLI command and the tests share this).
 pub fn replay(store: &Store, id: &str) -> anyhow::Result<outbox::Message> {
-    let id = id.to_owned();
-    store.write_blocking(|tx| outbox::replay(tx, &id)).map_err(|e| match e {
+    store.outbox().replay(id).map_err(|e| match e {
         StoreError::NotFound => anyhow::anyhow!("no webhook event {id}"),
         other => other.into(),
     })
@@ -95,11 +72,9 @@ pub fn replay(store: &Store, id: &str) -> anyhow::Result<outbox::Message> {
 pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = crate::app::open_store(config, data_dir)?;
     match cmd {
-        WebhooksCommand::List { site, status, limit, json } => {
-            let site = site.as_deref().map(parse_site).transpose()?;
-            let status = status.map(Status::as_str);
-            let rows = store.read_blocking(|c| outbox::list(c, site.as_ref(), status, limit))?;
-            if json {
+        WebhooksCommand::List { site, status, limit, out } => {
+            let rows = store.outbox().list(site.site, status, limit)?;
+            if out.json {
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else if rows.is_empty() {
                 println!("no webhook events");
@@ -107,14 +82,22 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
                 println!("{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  last error", "id", "siteId", "type", "status", "attempts", "created");
                 for m in rows {
                     let err = m.last_error.as_deref().unwrap_or("");
-                    println!("{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  {err}", m.id, m.site_id, m.event_type, m.status, m.attempts, m.created_at);
+                    println!(
+                        "{:<30}  {:<36}  {:<16}  {:<9}  {:>8}  {:<20}  {err}",
+                        m.id,
+                        m.site_id,
+                        m.event_type,
+                        m.status,
+                        m.attempts,
+                        m.created_at.rfc3339()
+                    );
                 }
             }
             Ok(())
         }
-        WebhooksCommand::Show { id, json } => {
-            let (msg, payload, attempts) = store.read_blocking(|c| outbox::get(c, &id))?.ok_or_else(|| anyhow::anyhow!("no webhook event {id}"))?;
-            if json {
+        WebhooksCommand::Show { id, out } => {
+            let (msg, payload, attempts) = store.outbox().get(&id)?.ok_or_else(|| anyhow::anyhow!("no webhook event {id}"))?;
+            if out.json {
                 let payload: serde_json::Value = serde_json::from_str(&payload).unwrap_or(serde_json::Value::String(payload));
                 println!("{}", serde_json::to_string_pretty(&serde_json::json!({"event": msg, "payload": payload, "attempts": attempts}))?);
                 return Ok(());
@@ -126,8 +109,8 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             println!("created:       {}", msg.created_at);
             if let Some(at) = &msg.delivered_at {
                 println!("delivered:     {at}");
-            } else if msg.status == "pending" {
-                println!("next attempt:  {}", msg.next_attempt_at);
+            } else if msg.status == OutboxStatus::Pending {
+                println!("next attempt:  {}", msg.next_attempt_at.rfc3339_millis());
             }
             println!("payload:       {payload}");
             println!("attempts:      {}", attempts.len());
@@ -139,7 +122,7 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
         }
         WebhooksCommand::Replay { id } => {
             let msg = replay(&store, &id)?;
-            let site = store.read_blocking(|c| sites::get(c, &msg.site_id))?;
+            let site = store.site(msg.site_id).get()?;
             println!("{} is pending again and due now (same webhook-id)", msg.id);
             match site {
                 Some(s) if s.webhook_url.is_none() => println!("note: site {} has no webhook URL; the event waits until one is set", s.id),
@@ -150,18 +133,16 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             }
             Ok(())
         }
-        WebhooksCommand::Test { site } => {
-            let site_id = parse_site(&site)?;
-            let keyring = store.keyring().clone();
-            let site = store.read_blocking(|c| sites::get(c, &site_id))?.ok_or_else(|| anyhow::anyhow!("no site {site_id}"))?;
+        WebhooksCommand::Test { site: SiteArg { site: site_id } } => {
+            let site = store.site(site_id).get()?.ok_or_else(|| anyhow::anyhow!("no site {site_id}"))?;
             let url = site.webhook_url.clone().ok_or_else(|| anyhow::anyhow!("site {site_id} has no webhook URL (site update --webhook-url)"))?;
-            let secrets = store.read_blocking(|c| sites::signing_secrets(c, &keyring, &site_id))?;
+            let secrets = store.site(site_id).signing_secrets()?;
             let id = outbox::new_message_id();
             let data = serde_json::json!({"siteId": site_id, "message": "This is a test event sent by `sitebot webhooks test`."});
-            let payload = outbox::event_body("webhook.test", &data)?;
+            let payload = outbox::event_body(EventType::WebhookTest, &data)?;
             let sender = Sender::new(&config.webhooks).context("cannot build the HTTP client")?;
-            let sent = super::runtime()?.block_on(sender.send(&url, &id, &payload, &secrets));
-            println!("sent {id} (webhook.test) to {url}");
+            let sent = super::runtime()?.block_on(sender.send(url.as_str(), &id, &payload, &secrets));
+            println!("sent {id} (webhook.test) to {}", url.as_str());
             if site.webhook_disabled_at.is_some() {
                 println!("note: this endpoint is disabled for events since a 410; `site update --webhook-url` re-enables it");
             }
@@ -181,8 +162,7 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             Ok(())
         }
         WebhooksCommand::Purge { status: PurgeStatus::Dead, site } => {
-            let site = site.as_deref().map(parse_site).transpose()?;
-            let n = store.write_blocking(|tx| outbox::purge_dead(tx, site.as_ref()))?;
+            let n = store.outbox().purge_dead(site.site)?;
             println!("purged {n} dead webhook event(s)");
             Ok(())
         }

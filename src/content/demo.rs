@@ -2,9 +2,10 @@
 //! the binary so `sitebot demo` works from an installed copy with no asset directory.
 
 use super::{ContentError, Source, import_landing, import_pricing, import_rates};
+use crate::domain::Timestamp;
 use crate::domain::{Currency, Lang, Slug};
-use crate::store::content::{self as store_content, NewVertical};
-use crate::store::{Store, sites};
+use crate::store::Store;
+use crate::store::content::NewVertical;
 
 /// Set once the demo content is loaded, so later runs leave the operator's edits alone.
 const LOADED_KEY: &str = "demo_content_loaded";
@@ -30,20 +31,16 @@ pub fn vertical() -> NewVertical {
 /// Loads the demo content unless it was loaded before; true when it loaded now. An existing `dental`
 /// vertical is kept as it is. Rates are only imported when `reference` is the EUR they are quoted in.
 pub fn load(store: &Store, reference: Currency) -> Result<bool, ContentError> {
-    if store.read_blocking(|c| sites::meta_get(c, LOADED_KEY))?.is_some() {
+    if store.meta(LOADED_KEY).get()?.is_some() {
         return Ok(false);
     }
-    let v = vertical();
-    store.write_blocking(|tx| match store_content::get_vertical(tx, v.slug.as_str())? {
-        Some(_) => Ok(()),
-        None => store_content::create_vertical(tx, v).map(|_| ()),
-    })?;
+    store.content().ensure_vertical(vertical())?;
     let pages: Vec<Source> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();
     import_landing(store, &pages, false)?;
     import_pricing(store, &Source::new(PRICING.0, PRICING.1))?;
     if reference.code() == "EUR" {
         import_rates(store, reference, &Source::new(RATES.0, RATES.1))?;
     }
-    store.write_blocking(|tx| sites::meta_set(tx, LOADED_KEY, &crate::store::now_rfc3339()))?;
+    store.meta(LOADED_KEY).set(&Timestamp::now().rfc3339())?;
     Ok(true)
 }

@@ -15,8 +15,8 @@ pub mod quote;
 pub mod stats;
 
 use crate::domain::Currency;
-use crate::store::content::{self as store_content, Change};
-use crate::store::{Store, StoreError, pricing as store_pricing};
+use crate::store::content::Change;
+use crate::store::{Store, StoreError};
 use import::{FieldErrors, ImportError, one_or_many, parse_document, typed};
 use money::Rate;
 use page::PageFile;
@@ -82,8 +82,9 @@ pub fn import_landing(store: &Store, sources: &[Source], publish: bool) -> Resul
     if !errors.is_empty() {
         return Err(ContentError::Invalid(errors));
     }
-    let outcome = store.write_blocking(move |tx| {
-        let verticals = store_content::list_verticals(tx)?;
+    // Validated against the verticals as they are now; the pages then go in one transaction.
+    let verticals = store.content().verticals()?;
+    let pages = {
         let mut pages = Vec::new();
         let mut errors = Vec::new();
         let mut seen = std::collections::HashMap::new();
@@ -103,39 +104,36 @@ pub fn import_landing(store: &Store, sources: &[Source], publish: bool) -> Resul
             errors.extend(fe.errors);
         }
         if !errors.is_empty() {
-            return Ok(Err(errors));
+            return Err(ContentError::Invalid(errors));
         }
-        let mut out = Vec::with_capacity(pages.len());
-        for (file, page) in pages {
-            let change = store_content::upsert_page(tx, &page)?;
-            out.push(PageOutcome {
-                file,
-                vertical: page.vertical.to_string(),
-                lang: page.lang.to_string(),
-                slug: page.slug.to_string(),
-                published: page.published,
-                change,
-            });
-        }
-        Ok(Ok(out))
-    })?;
-    outcome.map_err(ContentError::Invalid)
+        pages
+    };
+    let landing: Vec<_> = pages.iter().map(|(_, p)| p.clone()).collect();
+    let changes = store.content().upsert_pages(&landing)?;
+    Ok(pages
+        .into_iter()
+        .zip(changes)
+        .map(|((file, page), change)| PageOutcome {
+            file,
+            vertical: page.vertical.to_string(),
+            lang: page.lang.to_string(),
+            slug: page.slug.to_string(),
+            published: page.published,
+            change,
+        })
+        .collect())
 }
 
 /// Imports one vertical's price list, replacing the previous one. Returns the vertical and tier count.
 pub fn import_pricing(store: &Store, source: &Source) -> Result<(String, usize), ContentError> {
     let doc = parse_document(&source.name, &source.text).map_err(|e| ContentError::Invalid(vec![e]))?;
-    let file = source.name.clone();
-    let outcome = store.write_blocking(move |tx| {
-        let verticals = store_content::list_verticals(tx)?;
-        let mut fe = FieldErrors::new(&file);
-        let sheet = typed::<PricingFile>(doc, "", &mut fe).and_then(|f| f.validate(&verticals, &mut fe));
-        match sheet {
-            Some(sheet) if fe.errors.is_empty() => Ok(Ok((sheet.vertical.to_string(), store_pricing::replace_sheet(tx, &sheet)?))),
-            _ => Ok(Err(fe.errors)),
-        }
-    })?;
-    outcome.map_err(ContentError::Invalid)
+    let verticals = store.content().verticals()?;
+    let mut fe = FieldErrors::new(&source.name);
+    let sheet = typed::<PricingFile>(doc, "", &mut fe).and_then(|f| f.validate(&verticals, &mut fe));
+    match sheet {
+        Some(sheet) if fe.errors.is_empty() => Ok((sheet.vertical.to_string(), store.pricing().replace_sheet(&sheet)?)),
+        _ => Err(ContentError::Invalid(fe.errors)),
+    }
 }
 
 /// Imports a rates file (`{"base"?, "rates": {CUR: RATE}}`) against `reference`; returns the count.
@@ -144,17 +142,12 @@ pub fn import_rates(store: &Store, reference: Currency, source: &Source) -> Resu
     let mut fe = FieldErrors::new(&source.name);
     let rates = typed::<RatesFile>(doc, "", &mut fe).and_then(|f| f.validate(reference, &mut fe));
     let Some(rates) = rates.filter(|_| fe.errors.is_empty()) else { return Err(ContentError::Invalid(fe.errors)) };
-    let n = rates.iter().filter(|(c, _)| *c != reference).count();
-    store.write_blocking(move |tx| {
-        for (cur, rate) in rates.into_iter().filter(|(c, _)| *c != reference) {
-            store_pricing::set_rate(tx, reference, cur, rate)?;
-        }
-        Ok(())
-    })?;
-    Ok(n)
+    let rates: Vec<(Currency, Rate)> = rates.into_iter().filter(|(c, _)| *c != reference).collect();
+    store.pricing().set_rates(reference, &rates)?;
+    Ok(rates.len())
 }
 
 /// `sitebot rates set CUR RATE`.
 pub fn set_rate(store: &Store, reference: Currency, currency: Currency, rate: Rate) -> Result<(), ContentError> {
-    Ok(store.write_blocking(move |tx| store_pricing::set_rate(tx, reference, currency, rate))?)
+    Ok(store.pricing().set_rates(reference, &[(currency, rate)])?)
 }

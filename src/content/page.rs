@@ -5,95 +5,9 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 use super::import::{Checker, FieldErrors};
-use crate::domain::{Lang, Slug};
-use crate::store::content::Vertical;
-
-/// What a page is for; sitemaps group by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PageType {
-    Home,
-    Feature,
-    UseCase,
-    Comparison,
-    Faq,
-    Pricing,
-    Article,
-}
-
-impl PageType {
-    pub const ALL: [PageType; 7] =
-        [PageType::Home, PageType::Feature, PageType::UseCase, PageType::Comparison, PageType::Faq, PageType::Pricing, PageType::Article];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PageType::Home => "home",
-            PageType::Feature => "feature",
-            PageType::UseCase => "use-case",
-            PageType::Comparison => "comparison",
-            PageType::Faq => "faq",
-            PageType::Pricing => "pricing",
-            PageType::Article => "article",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<PageType> {
-        PageType::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FaqEntry {
-    pub question: String,
-    pub answer: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Feature {
-    pub title: String,
-    pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icon: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Stat {
-    pub label: String,
-    pub value: String,
-}
-
-/// The same page in another language.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Alternate {
-    pub lang: String,
-    pub slug: String,
-}
-
-/// The lists of a page, stored together as one JSON column.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageBody {
-    pub faq: Vec<FaqEntry>,
-    pub features: Vec<Feature>,
-    pub stats: Vec<Stat>,
-    pub alternates: Vec<Alternate>,
-}
-
-/// A validated page, ready to store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LandingPage {
-    pub vertical: Slug,
-    pub lang: Lang,
-    pub slug: Slug,
-    pub page_type: PageType,
-    pub title: String,
-    pub description: String,
-    pub body: PageBody,
-    pub published: bool,
-}
+pub use crate::domain::{Alternate, FaqEntry, Feature, LandingPage, PageBody, PageType, Stat};
+use crate::domain::{Lang, Slug, Timestamp};
+use crate::store::content::{PublishedPage, SitemapRow, Vertical};
 
 /// One page as written in an import file. Unknown fields are errors here (unlike the API), so a typo in
 /// a content file is reported instead of silently dropped.
@@ -138,7 +52,7 @@ pub struct LandingPayload {
     pub features: Vec<Feature>,
     pub stats: Vec<Stat>,
     pub alternates: Vec<Alternate>,
-    pub updated_at: String,
+    pub updated_at: Timestamp,
 }
 
 /// One entry of `GET /v1/landing/{site}/sitemap-slugs`.
@@ -149,7 +63,35 @@ pub struct SitemapEntry {
     pub lang: String,
     #[serde(rename = "type")]
     pub page_type: PageType,
-    pub updated_at: String,
+    pub updated_at: Timestamp,
+}
+
+impl LandingPayload {
+    /// The payload of a published page: only published alternates are listed, and `updatedAt` is the last
+    /// change of the payload (the page's own, or a listed alternate's publishing or withdrawal: a withdrawn
+    /// alternate changes this payload too, so its time counts even though it is not listed).
+    pub fn new(vertical: &Slug, lang: &Lang, slug: &Slug, page: PublishedPage) -> LandingPayload {
+        let updated_at = page.alternates.iter().map(|(_, _, at)| *at).fold(page.updated_at, Timestamp::max);
+        LandingPayload {
+            site: vertical.to_string(),
+            lang: lang.to_string(),
+            slug: slug.to_string(),
+            page_type: page.page_type,
+            title: page.title,
+            description: page.description,
+            faq: page.body.faq,
+            features: page.body.features,
+            stats: page.body.stats,
+            alternates: page.alternates.into_iter().filter(|(_, published, _)| *published).map(|(a, _, _)| a).collect(),
+            updated_at,
+        }
+    }
+}
+
+impl From<SitemapRow> for SitemapEntry {
+    fn from(r: SitemapRow) -> SitemapEntry {
+        SitemapEntry { slug: r.slug.to_string(), lang: r.lang.to_string(), page_type: r.page_type, updated_at: r.updated_at }
+    }
 }
 
 impl PageFile {

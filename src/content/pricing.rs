@@ -8,62 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::import::{Checker, FieldErrors};
 use super::money::{MAX_AMOUNT_MINOR, Rate};
 use crate::domain::{Currency, Lang, Slug};
+pub use crate::domain::{Interval, PriceTier, PricingSheet, TierText};
 use crate::store::content::Vertical;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Interval {
-    Month,
-    Year,
-}
-
-impl Interval {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Interval::Month => "month",
-            Interval::Year => "year",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Interval> {
-        match s {
-            "month" => Some(Interval::Month),
-            "year" => Some(Interval::Year),
-            _ => None,
-        }
-    }
-}
-
-/// A tier's texts in one language.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TierText {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub features: Vec<String>,
-}
-
-/// A validated tier, in the vertical's base currency.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tier {
-    pub id: String,
-    pub amount_minor: u64,
-    pub interval: Interval,
-    pub requests_per_minute: u32,
-    pub highlighted: bool,
-    /// Keyed by canonical language tag; always holds the vertical's default language.
-    pub i18n: BTreeMap<String, TierText>,
-}
-
-/// A vertical's whole price list; importing one replaces the previous one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PricingSheet {
-    pub vertical: Slug,
-    pub currency: Currency,
-    pub tiers: Vec<Tier>,
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -108,7 +54,7 @@ impl PricingFile {
         for (i, t) in self.tiers.into_iter().enumerate() {
             let at = |f: &str| format!("tiers[{i}].{f}");
             if let Some(id) = c.parse(&at("id"), Slug::parse(&t.id, 64))
-                && tiers.iter().any(|x: &Tier| x.id == id.as_str())
+                && tiers.iter().any(|x: &PriceTier| x.id == id.as_str())
             {
                 c.fail(&at("id"), format!("`{id}` appears twice"));
             }
@@ -140,7 +86,7 @@ impl PricingFile {
             {
                 c.fail(&at("i18n"), format!("needs the vertical's default language `{}`", v.default_lang));
             }
-            tiers.push(Tier {
+            tiers.push(PriceTier {
                 id: t.id,
                 amount_minor: t.price.amount_minor,
                 interval: t.price.interval,

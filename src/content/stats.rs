@@ -22,9 +22,7 @@ pub struct PublicStats {
 
 impl PublicStats {
     pub fn new(site_id: SiteId, c: &SiteCounters, today: NaiveDate) -> PublicStats {
-        let created = c.site_created_at.get(..10).and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
-        let first = c.first_activity.as_deref().and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
-        let since = first.or(created).unwrap_or(today).min(today);
+        let since = c.first_activity.unwrap_or(c.site_created_at).date().min(today);
         let rate = if c.questions == 0 { 0.0 } else { (c.resolved_questions.min(c.questions) as f64 / c.questions as f64 * 10_000.0).round() / 10_000.0 };
         PublicStats {
             site_id,
@@ -46,8 +44,8 @@ mod tests {
             questions: q,
             resolved_questions: r,
             leads: 2,
-            first_activity: first.map(String::from),
-            site_created_at: "2026-01-05T09:00:00Z".into(),
+            first_activity: first.map(|d| crate::domain::Timestamp::parse(d).unwrap()),
+            site_created_at: crate::domain::Timestamp::parse("2026-01-05T09:00:00Z").unwrap(),
             site_enabled: true,
         }
     }

@@ -4,6 +4,7 @@
 //! The ETag is computed from the bytes sent, so whatever changes the body (an edit, a publish, an
 //! alternate withdrawn) changes the tag; no version counter can fall out of step with the content.
 
+use crate::domain::Timestamp;
 use poem::http::{HeaderMap, HeaderValue, StatusCode, header};
 use poem::{Request, Response};
 use sha2::{Digest, Sha256};
@@ -24,14 +25,14 @@ pub fn none_match(headers: &HeaderMap, etag: &str) -> bool {
     })
 }
 
-/// An RFC 3339 time as an HTTP date (`Sat, 21 Nov 2026 10:00:00 GMT`).
-pub fn http_date(rfc3339: &str) -> Option<String> {
-    let t = chrono::DateTime::parse_from_rfc3339(rfc3339).ok()?;
-    Some(t.with_timezone(&chrono::Utc).format("%a, %d %b %Y %H:%M:%S GMT").to_string())
+/// An instant as an HTTP date (`Sat, 21 Nov 2026 10:00:00 GMT`).
+pub fn http_date(t: Timestamp) -> Option<String> {
+    let t = chrono::DateTime::from_timestamp_millis(t.as_millis())?;
+    Some(t.format("%a, %d %b %Y %H:%M:%S GMT").to_string())
 }
 
 /// A JSON response with validators, or a bodiless 304 carrying the same validators.
-pub fn json(req: &Request, body: Vec<u8>, last_modified: Option<&str>, cache_control: &'static str) -> Response {
+pub fn json(req: &Request, body: Vec<u8>, last_modified: Option<Timestamp>, cache_control: &'static str) -> Response {
     let tag = etag(&body);
     let mut resp = if none_match(req.headers(), &tag) {
         Response::builder().status(StatusCode::NOT_MODIFIED).finish()
@@ -75,7 +76,7 @@ mod tests {
 
     #[test]
     fn http_dates() {
-        assert_eq!(http_date("2026-11-21T10:00:00Z").as_deref(), Some("Sat, 21 Nov 2026 10:00:00 GMT"));
-        assert_eq!(http_date("garbage"), None);
+        assert_eq!(http_date(Timestamp::parse("2026-11-21T10:00:00Z").unwrap()).as_deref(), Some("Sat, 21 Nov 2026 10:00:00 GMT"));
+        assert_eq!(http_date(Timestamp::from_millis(i64::MAX)), None);
     }
 }

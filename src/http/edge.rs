@@ -141,7 +141,7 @@ impl<E: Endpoint> Edge<E> {
             return Err(ApiError::NotFound);
         }
         let o = origin.to_owned();
-        let allowed = self.state.store.read(move |c| crate::store::sites::origin_allowed_by_any(c, &o)).await?;
+        let allowed = self.state.store.run(move |s| s.sites().origin_allowed_by_any(&o)).await?;
         if !allowed {
             return Err(ApiError::OriginNotAllowed(origin.to_owned()));
         }

@@ -161,18 +161,21 @@ impl poem::error::ResponseError for ApiError {
     }
 }
 
+/// The store's errors as a client sees them. Only the caller's own mistakes are shown as such; corrupt
+/// or unexpected stored data and database failures are a generic 5xx (the cause goes to the log).
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
         use crate::store::StoreError;
         match e {
             StoreError::NotFound => ApiError::NotFound,
             StoreError::Invalid(msg) => ApiError::validation("body", msg),
-            StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-                if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) =>
-            {
-                ApiError::Unavailable("database busy".into())
-            }
-            other => ApiError::Internal(other.to_string()),
+            StoreError::Busy => ApiError::Unavailable("database busy".into()),
+            e @ (StoreError::Conflict(_)
+            | StoreError::Corrupt(_)
+            | StoreError::Database(_)
+            | StoreError::TooNew { .. }
+            | StoreError::Keyring(_)
+            | StoreError::Join(_)) => ApiError::Internal(e.to_string()),
         }
     }
 }

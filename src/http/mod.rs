@@ -32,20 +32,20 @@ use scope::{PublicScope, TenantScope};
 /// scope wraps the handler, not the route, so a wrong method is a 405 before any tenant lookup.
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Response> {
     let app = Route::new()
-        .at("/healthz", get(api::health::healthz.with(PublicScope)))
-        .at("/readyz", get(api::health::readyz.with(PublicScope)))
-        .at("/v1/openapi.json", get(openapi::serve.with(PublicScope)))
+        .at("/healthz", get(api::health::healthz.with(PublicScope::default())))
+        .at("/readyz", get(api::health::readyz.with(PublicScope::default())))
+        .at("/v1/openapi.json", get(openapi::serve.with(PublicScope::default())))
         // Answers 501 whatever is sent, to any method.
-        .at("/v1/query/ask-multimodal", make(|_| async { Err::<(), _>(api::multimodal::not_implemented()) }).with(PublicScope))
+        .at("/v1/query/ask-multimodal", make(|_| async { Err::<(), _>(api::multimodal::not_implemented()) }).with(PublicScope::default()))
         .at("/v1/leads", post(api::leads::create.with(TenantScope)))
         .at("/v1/query", post(api::query::ask.with(TenantScope)))
         .at("/v1/query/stream", post(api::stream::ask.with(TenantScope)))
         // Public content: no header needed, counted per client IP. The sitemap route has one segment
         // fewer than a page, so the two never compete for a path.
-        .at("/v1/landing/:site/sitemap-slugs", get(api::landing::sitemap.with(PublicScope)))
-        .at("/v1/landing/:site/:lang/:slug", get(api::landing::page.with(PublicScope)))
-        .at("/v1/pricing/:vertical", get(api::pricing::get.with(PublicScope)))
-        .at("/v1/public-stats/:siteId", get(api::stats::get.with(PublicScope)))
+        .at("/v1/landing/:site/sitemap-slugs", get(api::landing::sitemap.with(PublicScope::default())))
+        .at("/v1/landing/:site/:lang/:slug", get(api::landing::page.with(PublicScope::default())))
+        .at("/v1/pricing/:vertical", get(api::pricing::get.with(PublicScope::OPTIONAL_SITE)))
+        .at("/v1/public-stats/:siteId", get(api::stats::get.with(PublicScope::default())))
         .data(state.clone());
     Edge::new(app, state)
 }
@@ -88,16 +88,10 @@ pub async fn serve(
         }
     });
     let acceptor = listener::TlsOnlyAcceptor::new(listener, identity.config.clone(), refusal)?;
-    // The webhook worker runs beside the server (when the state has a wake handle) and stops after it,
-    // finishing the deliveries in flight.
+    // The webhook worker runs beside the server and stops after it, finishing the deliveries in flight.
     let worker_stop = tokio_util::sync::CancellationToken::new();
-    let worker = match state.outbox_wake {
-        Some(_) => {
-            let w = crate::outbox::Worker::new(state.clone()).map_err(std::io::Error::other)?;
-            Some(tokio::spawn(w.run_until_stopped(worker_stop.clone())))
-        }
-        None => None,
-    };
+    let worker = crate::outbox::Worker::new(state.clone()).map_err(std::io::Error::other)?;
+    let worker = tokio::spawn(worker.run_until_stopped(worker_stop.clone()));
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs);
     let result = Server::new_with_acceptor(acceptor)
         .name("sitebot")
@@ -106,9 +100,7 @@ pub async fn serve(
         .await;
     pruner.abort();
     worker_stop.cancel();
-    if let Some(w) = worker {
-        let _ = w.await;
-    }
+    let _ = worker.await;
     if let Some(t) = plain_task {
         t.abort();
     }

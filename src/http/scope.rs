@@ -15,7 +15,7 @@ use super::error::ApiError;
 use crate::app::AppState;
 use crate::domain::SiteId;
 use crate::ratelimit::Key;
-use crate::store::{Site, sites};
+use crate::store::Site;
 
 /// The site a tenant route acts for.
 #[derive(Debug, Clone)]
@@ -38,24 +38,29 @@ fn bearer(req: &Request) -> Option<String> {
     scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim().to_owned())
 }
 
+/// The site named by `X-Site-Id`, if the header is there; 400 when it is not a GUID.
+pub fn header_site_id(req: &Request) -> Result<Option<SiteId>, ApiError> {
+    req.headers().get("x-site-id").map(|v| SiteId::parse(v.to_str().unwrap_or("")).map_err(|e| ApiError::InvalidSiteId(e.0))).transpose()
+}
+
 async fn resolve(state: &AppState, req: &Request) -> Result<Tenant, ApiError> {
-    let header_site = match req.headers().get("x-site-id") {
-        None => None,
-        Some(v) => Some(SiteId::parse(v.to_str().unwrap_or("")).map_err(|e| ApiError::InvalidSiteId(e.0))?),
-    };
+    let header_site = header_site_id(req)?;
     if let Some(token) = bearer(req) {
         if token.is_empty() || token.len() > 256 {
             return Err(ApiError::InvalidToken);
         }
-        let site = state.store.read(move |c| sites::find_by_token(c, &token)).await?.ok_or(ApiError::InvalidToken)?;
+        let site = state.store.run(move |s| s.sites().find_by_token(&token)).await?.ok_or(ApiError::InvalidToken)?;
         if header_site.is_some_and(|h| h != site.id) {
             return Err(ApiError::TokenSiteMismatch);
         }
         return Ok(Tenant { site, via_token: true });
     }
     let id = header_site.ok_or(ApiError::SiteIdRequired)?;
-    let site = state.store.read(move |c| sites::get(c, &id)).await?.ok_or(ApiError::SiteNotFound)?;
-    Ok(Tenant { site, via_token: false })
+    Ok(Tenant { site: site_by_id(state, id).await?, via_token: false })
+}
+
+async fn site_by_id(state: &AppState, id: SiteId) -> Result<Site, ApiError> {
+    state.store.run(move |s| s.site(id).get()).await?.ok_or(ApiError::SiteNotFound)
 }
 
 /// Counts the request against `key`, records the decision for the edge's headers, and refuses it with
@@ -105,23 +110,48 @@ impl<E: Endpoint> Endpoint for TenantEndpoint<E> {
     }
 }
 
-pub struct PublicScope;
+/// A public route: counted against the client IP. `PublicScope::OPTIONAL_SITE` also resolves the site
+/// when the request names one (`X-Site-Id` or a bearer token), for routes whose answer depends on it
+/// (pricing in the site's currency); handlers read it as `Data<&OptionalTenant>`. Such a route stays
+/// public: the site is not charged, and its state and origins are not checked.
+#[derive(Default)]
+pub struct PublicScope {
+    resolve_site: bool,
+}
+
+impl PublicScope {
+    pub const OPTIONAL_SITE: PublicScope = PublicScope { resolve_site: true };
+}
+
+/// The site a public route was asked about, if any.
+#[derive(Debug, Clone)]
+pub struct OptionalTenant(pub Option<Tenant>);
 
 impl<E: Endpoint> Middleware<E> for PublicScope {
     type Output = PublicEndpoint<E>;
     fn transform(&self, ep: E) -> Self::Output {
-        PublicEndpoint(ep)
+        PublicEndpoint { inner: ep, resolve_site: self.resolve_site }
     }
 }
 
-pub struct PublicEndpoint<E>(E);
+pub struct PublicEndpoint<E> {
+    inner: E,
+    resolve_site: bool,
+}
 
 impl<E: Endpoint> Endpoint for PublicEndpoint<E> {
     type Output = Response;
 
-    async fn call(&self, req: Request) -> poem::Result<Response> {
+    async fn call(&self, mut req: Request) -> poem::Result<Response> {
         let (state, meta) = state_and_meta(&req)?;
         charge(&state, &meta, Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute)?;
-        self.0.call(req).await.map(IntoResponse::into_response)
+        if self.resolve_site {
+            let tenant = match header_site_id(&req)? {
+                Some(id) => Some(Tenant { site: site_by_id(&state, id).await?, via_token: false }),
+                None => None,
+            };
+            req.extensions_mut().insert(OptionalTenant(tenant));
+        }
+        self.inner.call(req).await.map(IntoResponse::into_response)
     }
 }

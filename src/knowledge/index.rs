@@ -20,7 +20,6 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use super::embed::DIMENSIONS;
 use crate::domain::SiteId;
-use crate::store::knowledge as kb;
 use crate::store::{Store, StoreError};
 
 /// Candidates the HNSW search keeps (ef). Retrieval asks for at most `retrieve::depth` (40 for the
@@ -145,8 +144,8 @@ impl Indexes {
 
     /// Brings an index (or a fresh one, loaded or rebuilt) to `generation`, then persists it.
     fn sync(&self, store: &Store, site: &SiteId, generation: i64, current: Option<SiteIndex>) -> Result<SiteIndex, IndexError> {
-        let s = *site;
-        let keys: HashSet<u64> = store.read_blocking(move |c| kb::chunk_keys(c, &s))?.into_iter().collect();
+        let kb = store.site(*site).knowledge();
+        let keys: HashSet<u64> = kb.chunk_keys()?.into_iter().collect();
         let mut idx = match current {
             Some(i) => i,
             None => match self.load(site, generation, &keys) {
@@ -162,8 +161,7 @@ impl Indexes {
         let mut new: Vec<u64> = keys.difference(&idx.keys).copied().collect();
         new.sort_unstable();
         for part in new.chunks(512) {
-            let part = part.to_vec();
-            let vectors = store.read_blocking(move |c| kb::embeddings_of(c, &s, &part))?;
+            let vectors = kb.embeddings_of(part)?;
             idx.add(vectors)?;
         }
         idx.generation = generation;

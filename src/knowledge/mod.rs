@@ -16,6 +16,7 @@
 pub mod answer;
 pub mod chunk;
 pub mod demo;
+pub mod document;
 pub mod embed;
 pub mod import;
 pub mod index;
@@ -155,8 +156,7 @@ impl Knowledge {
 
     /// Brings the site's vector index up to date with the store and saves it (after a CLI import).
     pub fn sync_index_blocking(&self, store: &Store, site: &SiteId) -> Result<usize, KnowledgeError> {
-        let s = *site;
-        let generation = store.read_blocking(move |c| crate::store::knowledge::generation(c, &s)).map_err(IndexError::from)?;
+        let generation = store.site(*site).knowledge().generation().map_err(IndexError::from)?;
         Ok(self.indexes.with_index(store, site, generation, |i| i.len())?)
     }
 }

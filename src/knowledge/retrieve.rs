@@ -19,9 +19,8 @@ use serde::Serialize;
 use super::index::{IndexError, Indexes};
 use super::text::terms;
 use crate::domain::SiteId;
-use crate::store::knowledge::{self as kb, ChunkRow};
+use crate::store::knowledge::{ChunkRow, Knowledge};
 use crate::store::{Store, StoreError};
-use rusqlite::Connection;
 
 /// Rank at which the rank feature halves, minus one.
 const RANK_SCALE: f32 = 5.0;
@@ -133,17 +132,17 @@ impl TermStats {
     }
 
     /// The FTS5 expression for the question without its too common terms. `None` when nothing is left.
-    fn expression(&self, conn: &Connection, site: &SiteId, generation: i64, question: &str, max_share: f64) -> Result<Option<String>, StoreError> {
+    fn expression(&self, kb: &Knowledge<'_>, site: &SiteId, generation: i64, question: &str, max_share: f64) -> Result<Option<String>, StoreError> {
         let terms = terms(question);
         if terms.len() <= MIN_TERMS {
             return Ok(match_expression(question));
         }
         // The empty key (no term is empty) holds the site's chunk count.
-        let chunks = self.get(site, generation, "", || kb::fts_rows(conn, site))?;
+        let chunks = self.get(site, generation, "", || kb.fts_rows())?;
         let mut df = Vec::with_capacity(terms.len());
         for t in &terms {
             let p = phrase(t);
-            df.push((self.get(site, generation, t, || kb::fts_count(conn, site, &p))?, p));
+            df.push((self.get(site, generation, t, || kb.fts_count(&p))?, p));
         }
         let limit = (chunks as f64 * max_share).ceil() as u64;
         let mut rarest: Vec<u64> = df.iter().map(|(n, _)| *n).filter(|&n| n > 0).collect();
@@ -164,17 +163,16 @@ pub struct Lexical {
 
 /// BM25 hits for the question (blocking); none in `Mode::Dense`.
 pub fn lexical(store: &Store, stats: &TermStats, site: &SiteId, question: &str, depth: usize, fusion: &Fusion, mode: Mode) -> Result<Lexical, IndexError> {
-    Ok(store.read_blocking(|c| {
-        let generation = kb::generation(c, site)?;
-        if mode == Mode::Dense {
-            return Ok(Lexical { generation, hits: Vec::new() });
-        }
-        let hits = match stats.expression(c, site, generation, question, fusion.max_term_share)? {
-            Some(e) => kb::fts_search(c, site, &e, fusion.heading_weight, depth)?,
-            None => Vec::new(),
-        };
-        Ok(Lexical { generation, hits })
-    })?)
+    let kb = store.site(*site).knowledge();
+    let generation = kb.generation()?;
+    if mode == Mode::Dense {
+        return Ok(Lexical { generation, hits: Vec::new() });
+    }
+    let hits = match stats.expression(&kb, site, generation, question, fusion.max_term_share)? {
+        Some(e) => kb.fts_search(&e, fusion.heading_weight, depth)?,
+        None => Vec::new(),
+    };
+    Ok(Lexical { generation, hits })
 }
 
 /// Ranks the site's chunks for a question (blocking). Candidates come best first for `mode`.
@@ -267,8 +265,7 @@ pub fn retrieve(
     let ranked = fuse(store, indexes, site, lex, query, depth(top_k), &Fusion::default(), Mode::Hybrid)?;
     let kept: Vec<Candidate> = ranked.into_iter().filter(|c| c.score >= threshold).take(top_k).collect();
     let keys: Vec<u64> = kept.iter().map(|c| c.key).collect();
-    let s = *site;
-    let rows = store.read_blocking(move |c| kb::chunks(c, &s, &keys))?;
+    let rows = store.site(*site).knowledge().chunks(&keys)?;
     Ok(rows
         .into_iter()
         .filter_map(|chunk| {
@@ -281,37 +278,30 @@ pub fn retrieve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Currency, Lang, Tier};
+    use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};
-    use crate::store::sites::{self, NewSite};
 
     /// A site of 20 chunks that all say "price", and one that also says "crown".
     fn site_with_common_word() -> (tempfile::TempDir, Store, SiteId) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[7u8; 32])).unwrap();
-        let site = store
-            .write_blocking(|tx| {
-                let new = NewSite {
-                    name: "t".into(),
-                    vertical: "dental".into(),
-                    tier: Tier::Pro,
-                    currency: Currency::parse("EUR").unwrap(),
-                    lang: Lang::parse("en").unwrap(),
-                    allowed_origins: vec![],
-                    webhook_url: None,
-                    webhook_events: vec![],
-                };
-                let site = sites::create(tx, store.keyring(), new)?.0.id;
-                let chunk = |text: String| NewChunk { heading: "Prices".into(), text, embedding: vec![0.0; 384] };
-                let chunks = (0..20)
-                    .map(|i| chunk(format!("The price of treatment {i} is listed here.")))
-                    .chain([chunk("A ceramic crown has its own price.".into())])
-                    .collect();
-                let doc = NewDocument { source: "prices.md".into(), title: "Prices".into(), url: None, format: "md".into(), content_hash: "h".into(), chunks };
-                kb::replace_document(tx, &site, &doc)?;
-                Ok(site)
-            })
-            .unwrap();
+        let new = NewSite {
+            name: "t".into(),
+            vertical: Slug::vertical("dental").unwrap(),
+            tier: Tier::Pro,
+            currency: Currency::parse("EUR").unwrap(),
+            lang: Lang::parse("en").unwrap(),
+            allowed_origins: vec![],
+            webhook_url: None,
+            webhook_events: vec![],
+        };
+        let site = store.sites().create(new).unwrap().0.id;
+        let chunk = |text: String| NewChunk { heading: "Prices".into(), text, embedding: vec![0.0; 384] };
+        let chunks =
+            (0..20).map(|i| chunk(format!("The price of treatment {i} is listed here."))).chain([chunk("A ceramic crown has its own price.".into())]).collect();
+        let doc = NewDocument { source: "prices.md".into(), title: "Prices".into(), url: None, format: "md".into(), content_hash: "h".into(), chunks };
+        store.site(site).knowledge().replace_document(&doc).unwrap();
         (dir, store, site)
     }
 
@@ -319,16 +309,17 @@ mod tests {
     fn common_terms_leave_the_bm25_query_but_the_rarest_two_stay() {
         let (_dir, store, site) = site_with_common_word();
         let stats = TermStats::default();
-        let expr = |q: &str| store.read_blocking(|c| stats.expression(c, &site, kb::generation(c, &site)?, q, 0.1)).unwrap();
+        let kb = store.site(site).knowledge();
+        let expr = |q: &str| stats.expression(&kb, &site, kb.generation().unwrap(), q, 0.1).unwrap();
         // "price" is in every chunk, "crown" in one, "ceramic" in one, "implant" in none.
         assert_eq!(expr("ceramic crown implant price").as_deref(), Some(r#""ceramic" OR "crown""#));
         // With only common words, the rarest two (20 chunks each; "price" is in 21) are kept whatever their share.
         assert_eq!(expr("price treatment listed").as_deref(), Some(r#""treatment" OR "listed""#));
         // Every term kept when the share allows it.
-        let all = store.read_blocking(|c| stats.expression(c, &site, kb::generation(c, &site)?, "ceramic crown price", 1.0)).unwrap();
+        let all = stats.expression(&kb, &site, kb.generation().unwrap(), "ceramic crown price", 1.0).unwrap();
         assert_eq!(all.as_deref(), Some(r#""ceramic" OR "crown" OR "price""#));
         // The hits for the pruned query are the chunk about the crown.
-        let hits = store.read_blocking(|c| kb::fts_search(c, &site, &expr("ceramic crown price").unwrap(), 2.0, 5)).unwrap();
+        let hits = kb.fts_search(&expr("ceramic crown price").unwrap(), 2.0, 5).unwrap();
         assert_eq!(hits.len(), 1);
     }
 }

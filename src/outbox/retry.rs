@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::deliver::Verdict;
+use crate::domain::Timestamp;
 use crate::store::outbox::Next;
 
 /// `Retry-After` values above this are cut to it, so a receiver cannot park an event for days.
@@ -21,7 +22,7 @@ pub struct Policy {
 impl Policy {
     /// What follows an attempt that was the `attempts_before + 1`-th of its round. `jitter` is a factor
     /// in [0.8, 1.2] (random in production, fixed in tests).
-    pub fn next(&self, verdict: Verdict, attempts_before: u32, retry_after: Option<Duration>, now_ms: i64, jitter: f64) -> Next {
+    pub fn next(&self, verdict: Verdict, attempts_before: u32, retry_after: Option<Duration>, now: Timestamp, jitter: f64) -> Next {
         match verdict {
             Verdict::Delivered => return Next::Delivered,
             Verdict::Gone => return Next::Gone,
@@ -37,7 +38,7 @@ impl Policy {
         if let Some(asked) = retry_after {
             delay = delay.max(asked.min(RETRY_AFTER_CAP));
         }
-        Next::Retry(now_ms + delay.as_millis() as i64)
+        Next::Retry(now + delay)
     }
 }
 
@@ -51,6 +52,10 @@ pub fn jitter() -> f64 {
 mod tests {
     use super::*;
 
+    fn ms(t: i64) -> Timestamp {
+        Timestamp::from_millis(t)
+    }
+
     fn policy() -> Policy {
         let s = |n| Duration::from_secs(n);
         Policy { schedule: vec![s(5), s(300), s(1800), s(7200), s(18000), s(36000)], min_after_throttle: s(60) }
@@ -59,20 +64,20 @@ mod tests {
     #[test]
     fn follows_the_schedule_then_dies() {
         let p = policy();
-        assert_eq!(p.next(Verdict::Failed, 0, None, 0, 1.0), Next::Retry(5_000));
-        assert_eq!(p.next(Verdict::Failed, 1, None, 1_000, 1.0), Next::Retry(301_000));
-        assert_eq!(p.next(Verdict::Failed, 5, None, 0, 1.0), Next::Retry(36_000_000));
-        assert_eq!(p.next(Verdict::Failed, 6, None, 0, 1.0), Next::Dead);
-        assert_eq!(p.next(Verdict::Delivered, 6, None, 0, 1.0), Next::Delivered);
-        assert_eq!(p.next(Verdict::Gone, 0, None, 0, 1.0), Next::Gone);
+        assert_eq!(p.next(Verdict::Failed, 0, None, ms(0), 1.0), Next::Retry(ms(5_000)));
+        assert_eq!(p.next(Verdict::Failed, 1, None, ms(1_000), 1.0), Next::Retry(ms(301_000)));
+        assert_eq!(p.next(Verdict::Failed, 5, None, ms(0), 1.0), Next::Retry(ms(36_000_000)));
+        assert_eq!(p.next(Verdict::Failed, 6, None, ms(0), 1.0), Next::Dead);
+        assert_eq!(p.next(Verdict::Delivered, 6, None, ms(0), 1.0), Next::Delivered);
+        assert_eq!(p.next(Verdict::Gone, 0, None, ms(0), 1.0), Next::Gone);
     }
 
     #[test]
     fn jitter_stays_within_twenty_percent() {
         let p = policy();
-        assert_eq!(p.next(Verdict::Failed, 1, None, 0, 0.8), Next::Retry(240_000));
-        assert_eq!(p.next(Verdict::Failed, 1, None, 0, 1.2), Next::Retry(360_000));
-        assert_eq!(p.next(Verdict::Failed, 1, None, 0, 3.0), Next::Retry(360_000));
+        assert_eq!(p.next(Verdict::Failed, 1, None, ms(0), 0.8), Next::Retry(ms(240_000)));
+        assert_eq!(p.next(Verdict::Failed, 1, None, ms(0), 1.2), Next::Retry(ms(360_000)));
+        assert_eq!(p.next(Verdict::Failed, 1, None, ms(0), 3.0), Next::Retry(ms(360_000)));
         for _ in 0..1000 {
             let j = jitter();
             assert!((0.8..=1.2).contains(&j), "{j}");
@@ -82,19 +87,19 @@ mod tests {
     #[test]
     fn throttling_waits_at_least_the_floor() {
         let p = policy();
-        assert_eq!(p.next(Verdict::Throttled, 0, None, 0, 1.0), Next::Retry(60_000));
+        assert_eq!(p.next(Verdict::Throttled, 0, None, ms(0), 1.0), Next::Retry(ms(60_000)));
         // Later steps are already longer than the floor.
-        assert_eq!(p.next(Verdict::Throttled, 1, None, 0, 1.0), Next::Retry(300_000));
+        assert_eq!(p.next(Verdict::Throttled, 1, None, ms(0), 1.0), Next::Retry(ms(300_000)));
     }
 
     #[test]
     fn retry_after_is_honoured_within_bounds() {
         let p = policy();
         // Longer than the schedule: honoured.
-        assert_eq!(p.next(Verdict::Throttled, 0, Some(Duration::from_secs(120)), 0, 1.0), Next::Retry(120_000));
+        assert_eq!(p.next(Verdict::Throttled, 0, Some(Duration::from_secs(120)), ms(0), 1.0), Next::Retry(ms(120_000)));
         // Shorter than the schedule: the schedule wins.
-        assert_eq!(p.next(Verdict::Failed, 1, Some(Duration::from_secs(1)), 0, 1.0), Next::Retry(300_000));
+        assert_eq!(p.next(Verdict::Failed, 1, Some(Duration::from_secs(1)), ms(0), 1.0), Next::Retry(ms(300_000)));
         // Absurd: capped at an hour.
-        assert_eq!(p.next(Verdict::Throttled, 0, Some(Duration::from_secs(86_400 * 30)), 0, 1.0), Next::Retry(3_600_000));
+        assert_eq!(p.next(Verdict::Throttled, 0, Some(Duration::from_secs(86_400 * 30)), ms(0), 1.0), Next::Retry(ms(3_600_000)));
     }
 }

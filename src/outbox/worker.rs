@@ -3,15 +3,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::deliver::{Sender, Verdict};
 use super::retry::{self, Policy};
 use crate::app::AppState;
-use crate::store::outbox::{self, Attempt, Claimed, Next};
-use crate::store::{StoreError, leads, sites};
+use crate::domain::Timestamp;
+use crate::store::StoreError;
+use crate::store::outbox::{Attempt, Claimed, Next};
 
 /// The longest the worker sleeps between looks at the database when nothing wakes it: events written by
 /// another process (the CLI's `webhooks replay`) and expired leases are noticed within this.
@@ -74,12 +75,12 @@ impl Worker {
     }
 
     async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, StoreError> {
-        let lease_ms = self.lease.as_millis() as i64;
+        let lease = self.lease;
         self.state
             .store
-            .write(move |tx| {
-                let now = chrono::Utc::now().timestamp_millis();
-                outbox::claim_due(tx, now, now + lease_ms, limit)
+            .run(move |s| {
+                let now = Timestamp::now();
+                s.outbox().claim_due(now, now + lease, limit)
             })
             .await
     }
@@ -87,11 +88,10 @@ impl Worker {
     /// Sends one claimed event and records the attempt. Errors are recorded on the event, not returned:
     /// a failure to record leaves the lease to expire, and the event is sent again (at least once).
     pub async fn deliver(&self, event: Claimed) -> Next {
-        let keyring = self.state.store.keyring().clone();
         let site_id = event.site_id;
-        let secrets = self.state.store.read(move |c| sites::signing_secrets(c, &keyring, &site_id)).await;
+        let secrets = self.state.store.run(move |s| s.site(site_id).signing_secrets()).await;
         let sent = match secrets {
-            Ok(secrets) => self.sender.send(&event.url, &event.id, &event.payload, &secrets).await,
+            Ok(secrets) => self.sender.send(event.url.as_str(), &event.id, &event.payload, &secrets).await,
             Err(e) => {
                 tracing::error!(event = %event.id, error = %e, "cannot read the site's signing secret");
                 super::deliver::Sent {
@@ -104,17 +104,17 @@ impl Worker {
                 }
             }
         };
-        let now_ms = chrono::Utc::now().timestamp_millis();
-        let next = self.policy.next(sent.verdict, event.attempts, sent.retry_after, now_ms, retry::jitter());
+        let now = Timestamp::now();
+        let next = self.policy.next(sent.verdict, event.attempts, sent.retry_after, now, retry::jitter());
         let attempt = Attempt {
             attempt: event.attempts + 1,
-            at: crate::store::now_rfc3339(),
+            at: now,
             status_code: sent.status,
             error: sent.error.clone(),
             duration_ms: sent.duration.as_millis() as u64,
         };
         let (id, site, rec_next) = (event.id.clone(), event.site_id, next.clone());
-        if let Err(e) = self.state.store.write(move |tx| outbox::record_attempt(tx, &id, &site, &attempt, &rec_next)).await {
+        if let Err(e) = self.state.store.run(move |s| s.outbox().record_attempt(&id, &site, &attempt, &rec_next)).await {
             tracing::error!(event = %event.id, error = %e, "cannot record a webhook attempt; the event will be sent again when its lease expires");
         }
         match &next {
@@ -122,7 +122,7 @@ impl Worker {
                 tracing::debug!(event = %event.id, site = %event.site_id, status = ?sent.status, "webhook delivered")
             }
             Next::Retry(at) => {
-                tracing::info!(event = %event.id, site = %event.site_id, status = ?sent.status, error = ?sent.error, retry_in_ms = at - now_ms, "webhook attempt failed; will retry")
+                tracing::info!(event = %event.id, site = %event.site_id, status = ?sent.status, error = ?sent.error, retry_in_ms = at.as_millis() - now.as_millis(), "webhook attempt failed; will retry")
             }
             Next::Dead => {
                 tracing::warn!(event = %event.id, site = %event.site_id, status = ?sent.status, error = ?sent.error, "webhook dead-lettered after the last retry; replay with `sitebot webhooks replay`")
@@ -152,9 +152,9 @@ impl Worker {
 
     /// How long to sleep before something may be due: never more than `POLL`.
     async fn idle_wait(&self) -> Duration {
-        match self.state.store.read(outbox::next_due).await {
+        match self.state.store.run(|s| s.outbox().next_due()).await {
             Ok(Some(at)) => {
-                let ms = at - chrono::Utc::now().timestamp_millis();
+                let ms = at.as_millis() - Timestamp::now().as_millis();
                 Duration::from_millis(ms.clamp(1, POLL.as_millis() as i64) as u64)
             }
             Ok(None) => POLL,
@@ -166,9 +166,10 @@ impl Worker {
     }
 
     async fn prune(&self) {
-        let pruned = self.state.store.write(|tx| Ok((outbox::prune_delivered(tx, leads::IDEMPOTENCY_WINDOW_SECS)?, leads::prune_idempotency_keys(tx)?))).await;
-        match pruned {
-            Ok((events, keys)) if events + keys > 0 => tracing::info!(events, keys, "pruned delivered webhook events and idempotency keys older than 24 h"),
+        match self.state.store.run(|s| s.outbox().prune(Timestamp::now())).await {
+            Ok(p) if p.delivered_events + p.idempotency_keys > 0 => {
+                tracing::info!(events = p.delivered_events, keys = p.idempotency_keys, "pruned delivered webhook events and idempotency keys older than 24 h")
+            }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune the outbox"),
         }
@@ -178,7 +179,7 @@ impl Worker {
     /// stops claiming and lets the deliveries in flight finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) {
         let slots = Arc::new(Semaphore::new(self.workers));
-        let wake = self.state.outbox_wake.clone().unwrap_or_else(|| Arc::new(Notify::new()));
+        let wake = self.state.outbox_wake.clone();
         let mut inflight = JoinSet::new();
         let mut last_prune: Option<tokio::time::Instant> = None;
         while !shutdown.is_cancelled() {
@@ -220,15 +221,4 @@ impl Worker {
         }
         while inflight.join_next().await.is_some() {}
     }
-}
-
-/// Drains what is due now once (see `Worker::run_once`).
-pub async fn run_once(state: Arc<AppState>) -> Result<Summary, WorkerError> {
-    Worker::new(state)?.run_once().await
-}
-
-/// Runs the worker until `shutdown` is cancelled (see `Worker::run_until_stopped`).
-pub async fn run_until_stopped(state: Arc<AppState>, shutdown: CancellationToken) -> Result<(), WorkerError> {
-    Worker::new(state)?.run_until_stopped(shutdown).await;
-    Ok(())
 }

@@ -1,7 +1,6 @@
-//! Knowledge tables: documents, chunks (text, heading path, embedding), the FTS5 index kept in step by
-//! triggers, the per-site generation counter and the query log.
-//!
-//! Every function takes the `SiteId` and filters by it. Full-text search uses one contentless FTS5
+//! Knowledge tables: documents, chunks (text, heading path, embedding), the per-site FTS5 index (kept
+//! in step by this module in the same transaction as each chunk change) and the per-site generation
+//! counter. [`Knowledge`] is bound to one site: every query filters by its id. Full-text search uses one contentless FTS5
 //! table per site (`kb_fts_<uuid hex>`, Porter stemming, `contentless_delete`), created on the site's
 //! first import: a query reads only that site's postings (no join to filter by site, BM25 statistics of
 //! the site's own corpus), and no other tenant's text can ever match.
@@ -13,9 +12,8 @@
 use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
-use super::{OptionalRow, Result, StoreError, now_rfc3339};
-use crate::domain::SiteId;
-use crate::store::Site;
+use super::{OptionalRow, Result, SiteStore, StoreError};
+use crate::domain::{SiteId, Timestamp};
 
 /// A chunk ready to be stored.
 #[derive(Debug, Clone)]
@@ -46,7 +44,7 @@ pub struct DocumentRow {
     pub url: Option<String>,
     pub format: String,
     pub chunks: i64,
-    pub updated_at: String,
+    pub updated_at: Timestamp,
 }
 
 /// A chunk as retrieval shows it.
@@ -62,8 +60,228 @@ pub struct ChunkRow {
     pub text: String,
 }
 
-pub fn generation(conn: &Connection, site: &SiteId) -> Result<i64> {
-    Ok(conn.query_row("SELECT generation FROM kb_generations WHERE site_id = ?1", [site], |r| r.get(0)).optional_row()?.unwrap_or(0))
+/// One site's knowledge.
+pub struct Knowledge<'s> {
+    site: SiteStore<'s>,
+}
+
+impl<'s> Knowledge<'s> {
+    pub(super) fn new(site: SiteStore<'s>) -> Self {
+        Self { site }
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Connection, &SiteId) -> Result<T>) -> Result<T> {
+        let site = self.site.id();
+        self.site.store().read(|c| f(c, &site))
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>, &SiteId) -> Result<T>) -> Result<T> {
+        let site = self.site.id();
+        self.site.store().write(|tx| f(tx, &site))
+    }
+
+    /// Bumped by every change to the site's chunks.
+    pub fn generation(&self) -> Result<i64> {
+        self.read(|conn, site| {
+            Ok(conn.query_row("SELECT generation FROM kb_generations WHERE site_id = ?1", [site], |r| r.get(0)).optional_row()?.unwrap_or(0))
+        })
+    }
+
+    /// The content hash stored for `source`, if the document exists.
+    pub fn content_hash(&self, source: &str) -> Result<Option<String>> {
+        self.read(|conn, site| {
+            conn.query_row("SELECT content_hash FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source], |r| r.get(0)).optional_row()
+        })
+    }
+
+    /// Stores `doc`, replacing the document with the same source (and its chunks) if there is one.
+    /// Returns the new document id.
+    pub fn replace_document(&self, doc: &NewDocument) -> Result<String> {
+        self.write(|tx, site| {
+            unindex(tx, site, "d.source = ?2", &doc.source)?;
+            tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, doc.source])?;
+            let fts = fts_table(site);
+            let id = format!("doc_{}", ulid::Ulid::new());
+            let now = Timestamp::now();
+            tx.execute(
+                "INSERT INTO kb_documents (id, site_id, source, title, url, format, content_hash, chunk_count, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+                params![id, site, doc.source, doc.title, doc.url, doc.format, doc.content_hash, doc.chunks.len() as i64, now],
+            )?;
+            let mut stmt =
+                tx.prepare_cached("INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+            let mut fts_insert = tx.prepare_cached(&format!("INSERT INTO {fts} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
+            for (i, c) in doc.chunks.iter().enumerate() {
+                stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding)])?;
+                fts_insert.execute(params![tx.last_insert_rowid(), c.heading, c.text])?;
+            }
+            bump_generation(tx, site)?;
+            Ok(id)
+        })
+    }
+
+    pub fn list_documents(&self) -> Result<Vec<DocumentRow>> {
+        self.read(|conn, site| {
+            let mut stmt =
+                conn.prepare("SELECT id, source, title, url, format, chunk_count, updated_at FROM kb_documents WHERE site_id = ?1 ORDER BY source")?;
+            let rows = stmt.query_map([site], |r| {
+                Ok(DocumentRow {
+                    id: r.get(0)?,
+                    source: r.get(1)?,
+                    title: r.get(2)?,
+                    url: r.get(3)?,
+                    format: r.get(4)?,
+                    chunks: r.get(5)?,
+                    updated_at: r.get(6)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// Deletes one document (by id or source) with its chunks.
+    pub fn delete_document(&self, id_or_source: &str) -> Result<()> {
+        self.write(|tx, site| {
+            unindex(tx, site, "d.id = ?2 OR d.source = ?2", id_or_source)?;
+            let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND (id = ?2 OR source = ?2)", params![site, id_or_source])?;
+            if n == 0 {
+                return Err(StoreError::NotFound);
+            }
+            bump_generation(tx, site)
+        })
+    }
+
+    /// Deletes every document of the site; returns how many there were.
+    pub fn delete_all(&self) -> Result<usize> {
+        self.write(|tx, site| {
+            unindex(tx, site, "?2 = ?2", "")?;
+            let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1", [site])?;
+            bump_generation(tx, site)?;
+            Ok(n)
+        })
+    }
+
+    /// Deletes the record documents of one file (sources starting with `prefix`) that are not in `keep`;
+    /// returns how many went.
+    pub fn delete_missing_records(&self, prefix: &str, keep: &[String]) -> Result<usize> {
+        self.write(|tx, site| {
+            let mut stmt = tx.prepare("SELECT source FROM kb_documents WHERE site_id = ?1 AND substr(source, 1, length(?2)) = ?2")?;
+            let stored: Vec<String> = stmt.query_map(params![site, prefix], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let keep: std::collections::HashSet<&str> = keep.iter().map(String::as_str).collect();
+            let mut n = 0;
+            for source in stored.iter().filter(|s| !keep.contains(s.as_str())) {
+                unindex(tx, site, "d.source = ?2", source)?;
+                n += tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source])?;
+            }
+            if n > 0 {
+                bump_generation(tx, site)?;
+            }
+            Ok(n)
+        })
+    }
+
+    /// Rebuilds the site's full-text index from its chunks (`knowledge reindex`); returns the row count.
+    pub fn rebuild_fts(&self) -> Result<usize> {
+        self.write(|tx, site| {
+            let table = fts_table(site);
+            tx.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))?;
+            ensure_fts(tx, site)?;
+            let n = tx.execute(&format!("INSERT INTO {table} (rowid, heading, text) SELECT rowid, heading, text FROM kb_chunks WHERE site_id = ?1"), [site])?;
+            bump_generation(tx, site)?;
+            Ok(n)
+        })
+    }
+
+    /// Every chunk key of the site.
+    pub fn chunk_keys(&self) -> Result<Vec<u64>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached("SELECT rowid FROM kb_chunks WHERE site_id = ?1")?;
+            let rows = stmt.query_map([site], |r| r.get::<_, i64>(0).map(|k| k as u64))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// Every chunk key of the site with its document's source (evaluation maps hits to documents).
+    pub fn chunk_sources(&self) -> Result<Vec<(u64, String)>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare("SELECT c.rowid, d.source FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1")?;
+            let rows = stmt.query_map([site], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// The embeddings of some chunks of the site.
+    pub fn embeddings_of(&self, keys: &[u64]) -> Result<Vec<(u64, Vec<f32>)>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached("SELECT embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2")?;
+            let mut out = Vec::with_capacity(keys.len());
+            for &k in keys {
+                if let Some(blob) = stmt.query_row(params![site, k as i64], |r| r.get::<_, Vec<u8>>(0)).optional_row()? {
+                    out.push((k, blob_to_vector(&blob)));
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// BM25 over the site's chunks for an FTS5 `MATCH` expression: (key, score), best first. Scores are
+    /// positive (FTS5's `bm25()` is negated); `heading_weight` weighs the heading column against the text.
+    pub fn fts_search(&self, expr: &str, heading_weight: f64, limit: usize) -> Result<Vec<(u64, f64)>> {
+        self.read(|conn, site| {
+            let table = fts_table(site);
+            let sql = format!("SELECT rowid, -bm25({table}, ?2, 1.0) AS score FROM {table} WHERE {table} MATCH ?1 ORDER BY score DESC LIMIT ?3");
+            let Some(mut stmt) = fts_statement(conn, &sql)? else { return Ok(Vec::new()) };
+            let rows = stmt.query_map(params![expr, heading_weight, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, f64>(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// How many of the site's chunks match the FTS5 expression (no ranking).
+    pub fn fts_count(&self, expr: &str) -> Result<u64> {
+        self.read(|conn, site| {
+            let table = fts_table(site);
+            let Some(mut stmt) = fts_statement(conn, &format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1"))? else { return Ok(0) };
+            Ok(stmt.query_row([expr], |r| r.get::<_, i64>(0))? as u64)
+        })
+    }
+
+    /// How many chunks the site's full-text index holds.
+    pub fn fts_rows(&self) -> Result<u64> {
+        self.read(|conn, site| {
+            let table = fts_table(site);
+            let Some(mut stmt) = fts_statement(conn, &format!("SELECT count(*) FROM {table}_docsize"))? else { return Ok(0) };
+            Ok(stmt.query_row([], |r| r.get::<_, i64>(0))? as u64)
+        })
+    }
+
+    /// The chunks with these keys that belong to the site, in the order of `keys`.
+    pub fn chunks(&self, keys: &[u64]) -> Result<Vec<ChunkRow>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT c.id, c.document_id, d.source, d.title, c.heading, d.url, c.text FROM kb_chunks c
+                 JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1 AND c.rowid = ?2",
+            )?;
+            let mut out = Vec::with_capacity(keys.len());
+            for &key in keys {
+                let row = stmt
+                    .query_row(params![site, key as i64], |r| {
+                        Ok(ChunkRow {
+                            key,
+                            id: r.get(0)?,
+                            document_id: r.get(1)?,
+                            source: r.get(2)?,
+                            title: r.get(3)?,
+                            heading: r.get(4)?,
+                            url: r.get(5)?,
+                            text: r.get(6)?,
+                        })
+                    })
+                    .optional_row()?;
+                out.extend(row);
+            }
+            Ok(out)
+        })
+    }
 }
 
 /// The name of the site's FTS5 table (a UUID in hex: safe to splice into SQL).
@@ -103,127 +321,6 @@ fn bump_generation(tx: &Transaction<'_>, site: &SiteId) -> Result<()> {
     Ok(())
 }
 
-/// The content hash stored for `source`, if the document exists.
-pub fn content_hash(conn: &Connection, site: &SiteId, source: &str) -> Result<Option<String>> {
-    conn.query_row("SELECT content_hash FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source], |r| r.get(0)).optional_row()
-}
-
-/// Stores `doc`, replacing the document with the same source (and its chunks) if there is one.
-/// Returns the new document id.
-pub fn replace_document(tx: &Transaction<'_>, site: &SiteId, doc: &NewDocument) -> Result<String> {
-    unindex(tx, site, "d.source = ?2", &doc.source)?;
-    tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, doc.source])?;
-    let fts = fts_table(site);
-    let id = format!("doc_{}", ulid::Ulid::new());
-    let now = now_rfc3339();
-    tx.execute(
-        "INSERT INTO kb_documents (id, site_id, source, title, url, format, content_hash, chunk_count, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
-        params![id, site, doc.source, doc.title, doc.url, doc.format, doc.content_hash, doc.chunks.len() as i64, now],
-    )?;
-    let mut stmt = tx.prepare_cached("INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
-    let mut fts_insert = tx.prepare_cached(&format!("INSERT INTO {fts} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
-    for (i, c) in doc.chunks.iter().enumerate() {
-        stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding)])?;
-        fts_insert.execute(params![tx.last_insert_rowid(), c.heading, c.text])?;
-    }
-    bump_generation(tx, site)?;
-    Ok(id)
-}
-
-pub fn list_documents(conn: &Connection, site: &SiteId) -> Result<Vec<DocumentRow>> {
-    let mut stmt = conn.prepare("SELECT id, source, title, url, format, chunk_count, updated_at FROM kb_documents WHERE site_id = ?1 ORDER BY source")?;
-    let rows = stmt.query_map([site], |r| {
-        Ok(DocumentRow { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, url: r.get(3)?, format: r.get(4)?, chunks: r.get(5)?, updated_at: r.get(6)? })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// Deletes one document (by id or source) with its chunks.
-pub fn delete_document(tx: &Transaction<'_>, site: &SiteId, id_or_source: &str) -> Result<()> {
-    unindex(tx, site, "d.id = ?2 OR d.source = ?2", id_or_source)?;
-    let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND (id = ?2 OR source = ?2)", params![site, id_or_source])?;
-    if n == 0 {
-        return Err(StoreError::NotFound);
-    }
-    bump_generation(tx, site)
-}
-
-/// Deletes every document of the site; returns how many there were.
-pub fn delete_all(tx: &Transaction<'_>, site: &SiteId) -> Result<usize> {
-    unindex(tx, site, "?2 = ?2", "")?;
-    let n = tx.execute("DELETE FROM kb_documents WHERE site_id = ?1", [site])?;
-    bump_generation(tx, site)?;
-    Ok(n)
-}
-
-/// Deletes the record documents of one file (sources starting with `prefix`) that are not in `keep`;
-/// returns how many went.
-pub fn delete_missing_records(tx: &Transaction<'_>, site: &SiteId, prefix: &str, keep: &[String]) -> Result<usize> {
-    let mut stmt = tx.prepare("SELECT source FROM kb_documents WHERE site_id = ?1 AND substr(source, 1, length(?2)) = ?2")?;
-    let stored: Vec<String> = stmt.query_map(params![site, prefix], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-    let keep: std::collections::HashSet<&str> = keep.iter().map(String::as_str).collect();
-    let mut n = 0;
-    for source in stored.iter().filter(|s| !keep.contains(s.as_str())) {
-        unindex(tx, site, "d.source = ?2", source)?;
-        n += tx.execute("DELETE FROM kb_documents WHERE site_id = ?1 AND source = ?2", params![site, source])?;
-    }
-    if n > 0 {
-        bump_generation(tx, site)?;
-    }
-    Ok(n)
-}
-
-/// Rebuilds the site's full-text index from its chunks (`knowledge reindex`); returns the row count.
-pub fn rebuild_fts(tx: &Transaction<'_>, site: &SiteId) -> Result<usize> {
-    let table = fts_table(site);
-    tx.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))?;
-    ensure_fts(tx, site)?;
-    let n = tx.execute(&format!("INSERT INTO {table} (rowid, heading, text) SELECT rowid, heading, text FROM kb_chunks WHERE site_id = ?1"), [site])?;
-    bump_generation(tx, site)?;
-    Ok(n)
-}
-
-/// Every chunk key of the site with its embedding (index rebuilds).
-pub fn embeddings(conn: &Connection, site: &SiteId, after_key: u64, limit: usize) -> Result<Vec<(u64, Vec<f32>)>> {
-    let mut stmt = conn.prepare_cached("SELECT rowid, embedding FROM kb_chunks WHERE site_id = ?1 AND rowid > ?2 ORDER BY rowid LIMIT ?3")?;
-    let rows = stmt.query_map(params![site, after_key as i64, limit as i64], |r| {
-        let key: i64 = r.get(0)?;
-        let blob: Vec<u8> = r.get(1)?;
-        Ok((key as u64, blob_to_vector(&blob)))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// Every chunk key of the site.
-pub fn chunk_keys(conn: &Connection, site: &SiteId) -> Result<Vec<u64>> {
-    let mut stmt = conn.prepare_cached("SELECT rowid FROM kb_chunks WHERE site_id = ?1")?;
-    let rows = stmt.query_map([site], |r| r.get::<_, i64>(0).map(|k| k as u64))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// The embeddings of some chunks of the site.
-pub fn embeddings_of(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<Vec<(u64, Vec<f32>)>> {
-    let mut stmt = conn.prepare_cached("SELECT embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2")?;
-    let mut out = Vec::with_capacity(keys.len());
-    for &k in keys {
-        if let Some(blob) = stmt.query_row(params![site, k as i64], |r| r.get::<_, Vec<u8>>(0)).optional_row()? {
-            out.push((k, blob_to_vector(&blob)));
-        }
-    }
-    Ok(out)
-}
-
-/// BM25 over the site's chunks for an FTS5 `MATCH` expression: (key, score), best first. Scores are
-/// positive (FTS5's `bm25()` is negated); `heading_weight` weighs the heading column against the text.
-pub fn fts_search(conn: &Connection, site: &SiteId, expr: &str, heading_weight: f64, limit: usize) -> Result<Vec<(u64, f64)>> {
-    let table = fts_table(site);
-    let sql = format!("SELECT rowid, -bm25({table}, ?2, 1.0) AS score FROM {table} WHERE {table} MATCH ?1 ORDER BY score DESC LIMIT ?3");
-    let Some(mut stmt) = fts_statement(conn, &sql)? else { return Ok(Vec::new()) };
-    let rows = stmt.query_map(params![expr, heading_weight, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, f64>(1)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// A prepared statement over a site's FTS tables, or `None` when the site has no table yet (it has
 /// never imported anything).
 fn fts_statement<'c>(conn: &'c Connection, sql: &str) -> Result<Option<rusqlite::CachedStatement<'c>>> {
@@ -234,77 +331,10 @@ fn fts_statement<'c>(conn: &'c Connection, sql: &str) -> Result<Option<rusqlite:
     }
 }
 
-/// How many of the site's chunks match the FTS5 expression (no ranking).
-pub fn fts_count(conn: &Connection, site: &SiteId, expr: &str) -> Result<u64> {
-    let table = fts_table(site);
-    let Some(mut stmt) = fts_statement(conn, &format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1"))? else { return Ok(0) };
-    Ok(stmt.query_row([expr], |r| r.get::<_, i64>(0))? as u64)
-}
-
-/// How many chunks the site's full-text index holds.
-pub fn fts_rows(conn: &Connection, site: &SiteId) -> Result<u64> {
-    let table = fts_table(site);
-    let Some(mut stmt) = fts_statement(conn, &format!("SELECT count(*) FROM {table}_docsize"))? else { return Ok(0) };
-    Ok(stmt.query_row([], |r| r.get::<_, i64>(0))? as u64)
-}
-
-/// The chunks with these keys that belong to the site, in the order of `keys`.
-pub fn chunks(conn: &Connection, site: &SiteId, keys: &[u64]) -> Result<Vec<ChunkRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT c.id, c.document_id, d.source, d.title, c.heading, d.url, c.text FROM kb_chunks c
-         JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1 AND c.rowid = ?2",
-    )?;
-    let mut out = Vec::with_capacity(keys.len());
-    for &key in keys {
-        let row = stmt
-            .query_row(params![site, key as i64], |r| {
-                Ok(ChunkRow {
-                    key,
-                    id: r.get(0)?,
-                    document_id: r.get(1)?,
-                    source: r.get(2)?,
-                    title: r.get(3)?,
-                    heading: r.get(4)?,
-                    url: r.get(5)?,
-                    text: r.get(6)?,
-                })
-            })
-            .optional_row()?;
-        out.extend(row);
-    }
-    Ok(out)
-}
-
-/// One answered question, for the log, the public counters and the `query.completed` webhook.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueryRecord {
-    pub query_id: String,
-    pub site_id: SiteId,
-    pub question: String,
-    pub resolved: bool,
-    pub source_count: usize,
-    pub latency_ms: u64,
-    #[serde(skip)]
-    pub lang: String,
-}
-
-/// Logs the query, counts it in `site_stats` and enqueues `query.completed` for sites that opted in,
-/// all in the caller's transaction. Returns the outbox message id when an event was enqueued.
-pub fn record_query(tx: &Transaction<'_>, site: &Site, q: &QueryRecord) -> Result<Option<String>> {
-    tx.execute(
-        "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![q.query_id, site.id, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now_rfc3339()],
-    )?;
-    super::stats::record_query(tx, &site.id, q.resolved)?;
-    super::outbox::enqueue(tx, site, "query.completed", q)
-}
-
-pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+fn blob_to_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }

@@ -12,6 +12,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_leads_outbox.sql"),
     include_str!("migrations/0003_knowledge.sql"),
     include_str!("migrations/0004_content.sql"),
+    include_str!("migrations/0005_timestamps.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

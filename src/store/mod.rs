@@ -1,19 +1,25 @@
 //! The SQLite store: one file in the data directory, WAL mode, one writer and a small pool of readers.
 //!
-//! All rusqlite calls run on tokio's blocking pool (`read`, `write`), never on the async runtime. A
-//! `write` closure runs inside one `IMMEDIATE` transaction: a unit of work (a lead and its outbox event)
-//! commits together or not at all. The CLI opens the same file while a server runs; WAL lets both read
-//! while one writes, and `busy_timeout` makes the second writer wait instead of failing.
+//! This is the only module that knows SQL exists. It hands out typed repositories: tenant data only
+//! through a handle bound to one site (`store.site(id).leads().capture(..)`), operator data through
+//! `sites()`, `content()`, `pricing()`, `outbox()` and `meta()`. No rusqlite type leaves `store/`; values
+//! go in and come out through their column types (`columns`), and errors are classified (`StoreError`).
 //!
-//! Tenant isolation lives here: every function on tenant data takes the `SiteId` and puts it in its
-//! `WHERE` clause, so no caller can ask for another site's rows.
+//! Every repository method is one unit of work on the calling thread: a read on a pooled reader, or one
+//! `IMMEDIATE` transaction on the writer (a lead and its outbox event commit together or not at all).
+//! Async code moves a unit of work to tokio's blocking pool with [`Store::run`], never running SQLite
+//! on the async runtime. The CLI opens the same file while a server runs; WAL lets both read while one
+//! writes, and `busy_timeout` makes the second writer wait instead of failing.
 
+mod columns;
 pub mod content;
+mod error;
 pub mod knowledge;
 pub mod leads;
-pub mod migrations;
+mod migrations;
 pub mod outbox;
 pub mod pricing;
+pub mod queries;
 pub mod sites;
 pub mod stats;
 
@@ -22,30 +28,13 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-pub use sites::{NewSite, Site, SiteCredentials, SiteUpdate};
+use crate::domain::SiteId;
+
+pub use error::{Result, StoreError};
+pub use sites::{NewSite, Site, SiteCredentials, SiteStore, SiteUpdate, Sites};
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "sitebot.db";
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("not found")]
-    NotFound,
-    #[error("{0}")]
-    Conflict(String),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("the database was written by a newer sitebot (schema {found}, this build knows {known}); upgrade sitebot")]
-    TooNew { found: i64, known: i64 },
-    #[error(transparent)]
-    Keyring(#[from] crate::secrets::KeyringError),
-    #[error("background task failed: {0}")]
-    Join(String),
-}
-
-pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Reader connections at most. A read beyond that waits for one to come back instead of opening
 /// another: each connection costs its own page cache and schema (one FTS table per site), and opening
@@ -135,33 +124,57 @@ impl Store {
         &self.inner.path
     }
 
-    pub fn keyring(&self) -> &crate::secrets::Keyring {
+    fn keyring(&self) -> &crate::secrets::Keyring {
         &self.inner.keyring
     }
 
-    /// Runs `f` on a reader connection, on the blocking pool.
-    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    /// Runs a unit of work (any repository calls) on tokio's blocking pool: how async code uses the store.
+    pub async fn run<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Store) -> Result<T> + Send + 'static,
     {
         let store = self.clone();
-        tokio::task::spawn_blocking(move || store.read_blocking(f)).await.map_err(|e| StoreError::Join(e.to_string()))?
+        tokio::task::spawn_blocking(move || f(&store)).await.map_err(|e| StoreError::Join(e.to_string()))?
     }
 
-    /// Runs `f` inside one IMMEDIATE transaction on the writer, on the blocking pool. Commits when `f`
-    /// returns `Ok`, rolls back otherwise.
-    pub async fn write<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
-    {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || store.write_blocking(f)).await.map_err(|e| StoreError::Join(e.to_string()))?
+    /// The repository of one site's data: every query it runs is bound to `id`.
+    pub fn site(&self, id: SiteId) -> SiteStore<'_> {
+        SiteStore::new(self, id)
     }
 
-    /// `read` for synchronous callers (the CLI, blocking workers).
-    pub fn read_blocking<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    /// Sites as the operator manages them: create, list, find by token.
+    pub fn sites(&self) -> Sites<'_> {
+        Sites::new(self)
+    }
+
+    /// Verticals and their landing pages (operator content shared by a vertical's sites).
+    pub fn content(&self) -> content::Content<'_> {
+        content::Content::new(self)
+    }
+
+    /// Price lists and exchange rates.
+    pub fn pricing(&self) -> pricing::Pricing<'_> {
+        pricing::Pricing::new(self)
+    }
+
+    /// The webhook outbox as the delivery worker and the admin CLI see it.
+    pub fn outbox(&self) -> outbox::Outbox<'_> {
+        outbox::Outbox::new(self)
+    }
+
+    /// Installation facts (the demo site's id, the demo content's load time).
+    pub fn meta(&self, key: &'static str) -> Meta<'_> {
+        Meta { store: self, key }
+    }
+
+    /// One trivial read: the database answers.
+    pub fn ping(&self) -> Result<()> {
+        self.read(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)).map(|_| ())?))
+    }
+
+    /// Runs `f` on a pooled reader connection, on the calling thread.
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let conn = {
             let mut readers = self.inner.readers.lock().unwrap_or_else(|p| p.into_inner());
             loop {
@@ -190,8 +203,9 @@ impl Store {
         self.inner.reader_returned.notify_one();
     }
 
-    /// `write` for synchronous callers.
-    pub fn write_blocking<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    /// Runs `f` inside one IMMEDIATE transaction on the writer, on the calling thread. Commits when `f`
+    /// returns `Ok`, rolls back otherwise.
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
@@ -206,7 +220,7 @@ impl Store {
             return Err(StoreError::Conflict(format!("{} already exists; backups never overwrite", dest.display())));
         }
         let dest = dest.to_str().ok_or_else(|| StoreError::Invalid("backup path must be UTF-8".into()))?.to_owned();
-        self.read_blocking(move |conn| {
+        self.read(move |conn| {
             conn.execute("VACUUM INTO ?1", [dest])?;
             Ok(())
         })
@@ -214,7 +228,7 @@ impl Store {
 
     /// `PRAGMA quick_check`: `ok` or the first problems found.
     pub fn integrity(&self) -> Result<String> {
-        self.read_blocking(|conn| {
+        self.read(|conn| {
             let mut stmt = conn.prepare("PRAGMA quick_check")?;
             let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
             Ok(rows.join("; "))
@@ -223,17 +237,33 @@ impl Store {
 
     /// The schema version the file is at.
     pub fn schema_version(&self) -> Result<i64> {
-        self.read_blocking(|conn| Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?))
+        self.read(|conn| Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?))
     }
 }
 
-/// Current time as RFC 3339 UTC with seconds precision, the form every table stores.
-pub fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+/// A value in the `meta` table.
+pub struct Meta<'s> {
+    store: &'s Store,
+    key: &'static str,
+}
+
+impl Meta<'_> {
+    pub fn get(&self) -> Result<Option<String>> {
+        let key = self.key;
+        self.store.read(|c| c.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional_row())
+    }
+
+    pub fn set(&self, value: &str) -> Result<()> {
+        let key = self.key;
+        self.store.write(|tx| {
+            tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))?;
+            Ok(())
+        })
+    }
 }
 
 /// Extension for `Option` results of `query_row`.
-pub trait OptionalRow<T> {
+trait OptionalRow<T> {
     fn optional_row(self) -> Result<Option<T>>;
 }
 
@@ -266,7 +296,7 @@ mod tests {
             for _ in 0..3 * MAX_READERS {
                 s.spawn(|| {
                     store
-                        .read_blocking(|c| {
+                        .read(|c| {
                             let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                             most.fetch_max(now, Ordering::SeqCst);
                             std::thread::sleep(std::time::Duration::from_millis(50));
@@ -287,10 +317,10 @@ mod tests {
         let (_dir, store) = store();
         for _ in 0..2 * MAX_READERS {
             let s = store.clone();
-            let r = std::thread::spawn(move || s.read_blocking(|_| -> Result<()> { panic!("boom") })).join();
+            let r = std::thread::spawn(move || s.read(|_| -> Result<()> { panic!("boom") })).join();
             assert!(r.is_err());
         }
-        assert_eq!(store.read_blocking(|c| Ok(c.query_row("SELECT 2", [], |r| r.get::<_, i64>(0))?)).unwrap(), 2);
+        assert_eq!(store.read(|c| Ok(c.query_row("SELECT 2", [], |r| r.get::<_, i64>(0))?)).unwrap(), 2);
         assert_eq!(store.inner.readers.lock().unwrap().open, 1);
     }
 }

@@ -1,36 +1,34 @@
-//! Sites (tenants): their settings, credentials and allowed origins.
+//! Sites (tenants): their settings, credentials and allowed origins. [`Sites`] is the operator's view
+//! (create, list, find by token); [`SiteStore`] is bound to one site and is the only way to its data.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
-use super::{OptionalRow, Result, StoreError, now_rfc3339};
-use crate::domain::{Currency, Lang, Origin, SiteId, Tier, WebhookUrl};
+use super::{OptionalRow, Result, Store, StoreError};
+use crate::domain::{Currency, EventType, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl};
 use crate::secrets::{self, Keyring};
 
-/// Event types a site can opt in to.
-pub const EVENT_TYPES: &[&str] = &["lead.captured", "query.completed"];
-
 /// How long the previous signing secret keeps signing after a rotation.
-pub const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
+pub const ROTATION_OVERLAP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Site {
     pub id: SiteId,
     pub name: String,
-    pub vertical: String,
+    pub vertical: Slug,
     pub tier: Tier,
     pub currency: Currency,
     pub lang: Lang,
     pub enabled: bool,
     pub allowed_origins: Vec<Origin>,
-    pub webhook_url: Option<String>,
-    pub webhook_events: Vec<String>,
+    pub webhook_url: Option<WebhookUrl>,
+    pub webhook_events: Vec<EventType>,
     /// Set when the receiver answered 410 Gone; delivery stops until the URL is set again.
-    pub webhook_disabled_at: Option<String>,
+    pub webhook_disabled_at: Option<Timestamp>,
     pub has_bearer_token: bool,
-    pub created_at: String,
-    pub updated_at: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Site {
@@ -38,21 +36,21 @@ impl Site {
         self.allowed_origins.is_empty() || self.allowed_origins.iter().any(|o| o.as_str() == origin)
     }
 
-    pub fn wants_event(&self, event: &str) -> bool {
-        self.webhook_events.iter().any(|e| e == event)
+    pub fn wants_event(&self, event: EventType) -> bool {
+        self.webhook_events.contains(&event)
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct NewSite {
     pub name: String,
-    pub vertical: String,
+    pub vertical: Slug,
     pub tier: Tier,
     pub currency: Currency,
     pub lang: Lang,
     pub allowed_origins: Vec<Origin>,
     pub webhook_url: Option<WebhookUrl>,
-    pub webhook_events: Vec<String>,
+    pub webhook_events: Vec<EventType>,
 }
 
 /// Secrets shown once, at creation or rotation.
@@ -68,17 +66,17 @@ pub struct SiteCredentials {
 #[derive(Debug, Clone, Default)]
 pub struct SiteUpdate {
     pub name: Option<String>,
-    pub vertical: Option<String>,
+    pub vertical: Option<Slug>,
     pub tier: Option<Tier>,
     pub currency: Option<Currency>,
     pub lang: Option<Lang>,
     pub allowed_origins: Option<Vec<Origin>>,
     /// `Some(None)` removes the webhook.
     pub webhook_url: Option<Option<WebhookUrl>>,
-    pub webhook_events: Option<Vec<String>>,
+    pub webhook_events: Option<Vec<EventType>>,
 }
 
-pub fn validate_name(name: &str) -> Result<String> {
+fn validate_name(name: &str) -> Result<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(StoreError::Invalid("a site name is 1 to 200 characters".into()));
@@ -86,178 +84,66 @@ pub fn validate_name(name: &str) -> Result<String> {
     Ok(name.to_owned())
 }
 
-pub fn validate_events(events: &[String]) -> Result<Vec<String>> {
-    let mut out = Vec::new();
+/// The opted-in events as stored: comma-separated, each once, in the order given.
+fn events_column(events: &[EventType]) -> String {
+    let mut out: Vec<&str> = Vec::new();
     for e in events {
-        let e = e.trim();
-        if !EVENT_TYPES.contains(&e) {
-            return Err(StoreError::Invalid(format!("unknown event type `{e}`; known: {}", EVENT_TYPES.join(", "))));
-        }
-        if !out.iter().any(|x| x == e) {
-            out.push(e.to_owned());
+        if !out.contains(&e.as_str()) {
+            out.push(e.as_str());
         }
     }
-    Ok(out)
+    out.join(",")
+}
+
+fn parse_events(stored: &str) -> Result<Vec<EventType>> {
+    stored.split(',').filter(|s| !s.is_empty()).map(|s| s.parse().map_err(|e| StoreError::corrupt("webhook_events", e))).collect()
 }
 
 const COLUMNS: &str = "id, name, vertical, tier, currency, lang, enabled, webhook_url, webhook_events, \
                        webhook_disabled_at, token_hash IS NOT NULL, created_at, updated_at";
 
-fn row_to_site(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<Site> {
-    let id: SiteId = r.get(0)?;
-    let bad = |i: usize, e: crate::domain::Invalid| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e));
-    let tier: String = r.get(3)?;
-    let currency: String = r.get(4)?;
-    let lang: String = r.get(5)?;
-    let events: String = r.get(8)?;
-    Ok(Site {
-        id,
-        name: r.get(1)?,
-        vertical: r.get(2)?,
-        tier: tier.parse().map_err(|e| bad(3, e))?,
-        currency: Currency::parse(&currency).map_err(|e| bad(4, e))?,
-        lang: Lang::parse(&lang).map_err(|e| bad(5, e))?,
-        enabled: r.get(6)?,
-        allowed_origins: origins_of(conn, &id)?,
-        webhook_url: r.get(7)?,
-        webhook_events: events.split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
-        webhook_disabled_at: r.get(9)?,
-        has_bearer_token: r.get(10)?,
-        created_at: r.get(11)?,
-        updated_at: r.get(12)?,
-    })
+fn get(conn: &Connection, id: &SiteId) -> Result<Option<Site>> {
+    let row = conn.query_row(&format!("SELECT {COLUMNS} FROM sites WHERE id = ?1"), [id], site_row).optional_row()?;
+    row.map(|(site, events)| finish(conn, site, &events)).transpose()
 }
 
-fn origins_of(conn: &Connection, id: &SiteId) -> rusqlite::Result<Vec<Origin>> {
+/// A `sites` row, without the parts kept elsewhere (origins) or parsed after (events).
+fn site_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Site, String)> {
+    Ok((
+        Site {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            vertical: r.get(2)?,
+            tier: r.get(3)?,
+            currency: r.get(4)?,
+            lang: r.get(5)?,
+            enabled: r.get(6)?,
+            allowed_origins: Vec::new(),
+            webhook_url: r.get(7)?,
+            webhook_events: Vec::new(),
+            webhook_disabled_at: r.get(9)?,
+            has_bearer_token: r.get(10)?,
+            created_at: r.get(11)?,
+            updated_at: r.get(12)?,
+        },
+        r.get(8)?,
+    ))
+}
+
+fn finish(conn: &Connection, mut site: Site, events: &str) -> Result<Site> {
+    site.webhook_events = parse_events(events)?;
     let mut stmt = conn.prepare_cached("SELECT origin FROM site_origins WHERE site_id = ?1 ORDER BY origin")?;
-    let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
-    let mut out = Vec::new();
-    for o in rows {
-        // Stored origins were validated on the way in; an unparsable one is skipped, not fatal.
-        if let Ok(o) = Origin::parse(&o?) {
-            out.push(o);
-        }
-    }
-    Ok(out)
+    site.allowed_origins = stmt.query_map([site.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok(site)
 }
 
 fn set_origins(tx: &Transaction<'_>, id: &SiteId, origins: &[Origin]) -> Result<()> {
     tx.execute("DELETE FROM site_origins WHERE site_id = ?1", [id])?;
     let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO site_origins (site_id, origin) VALUES (?1, ?2)")?;
     for o in origins {
-        stmt.execute(params![id, o.as_str()])?;
+        stmt.execute(params![id, o])?;
     }
     Ok(())
-}
-
-pub fn create(tx: &Transaction<'_>, keyring: &Keyring, new: NewSite) -> Result<(Site, SiteCredentials)> {
-    let id = SiteId::new_random();
-    let name = validate_name(&new.name)?;
-    let events = validate_events(&new.webhook_events)?;
-    let secret = secrets::new_webhook_secret();
-    let token = new.tier.has_bearer_token().then(secrets::new_bearer_token);
-    let now = now_rfc3339();
-    tx.execute(
-        "INSERT INTO sites (id, name, vertical, tier, currency, lang, webhook_url, webhook_events, token_hash, secret_sealed, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-        params![
-            id,
-            name,
-            new.vertical,
-            new.tier.as_str(),
-            new.currency.code(),
-            new.lang.as_str(),
-            new.webhook_url.as_ref().map(|u| u.as_str()),
-            events.join(","),
-            token.as_deref().map(|t| secrets::token_hash(t).to_vec()),
-            keyring.seal(&secret),
-            now,
-        ],
-    )?;
-    set_origins(tx, &id, &new.allowed_origins)?;
-    let site = get(tx, &id)?.ok_or(StoreError::NotFound)?;
-    Ok((site, SiteCredentials { site_id: id, webhook_secret: Some(secret), bearer_token: token }))
-}
-
-pub fn get(conn: &Connection, id: &SiteId) -> Result<Option<Site>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM sites WHERE id = ?1"), [id], |r| row_to_site(conn, r)).optional_row()
-}
-
-pub fn list(conn: &Connection) -> Result<Vec<Site>> {
-    let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM sites ORDER BY created_at, id"))?;
-    let rows = stmt.query_map([], |r| row_to_site(conn, r))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// The site a bearer token belongs to. The lookup is by hash (256-bit random tokens make the hash
-/// itself safe to index); the caller compares again in constant time.
-pub fn find_by_token(conn: &Connection, token: &str) -> Result<Option<Site>> {
-    let hash = secrets::token_hash(token);
-    let found: Option<(String, Vec<u8>)> =
-        conn.query_row("SELECT id, token_hash FROM sites WHERE token_hash = ?1", [hash.to_vec()], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
-    match found {
-        Some((id, stored)) if secrets::ct_eq(&stored, &hash) => get(conn, &SiteId::parse(&id).map_err(|e| StoreError::Invalid(e.to_string()))?),
-        _ => Ok(None),
-    }
-}
-
-/// True when any enabled site accepts this browser origin (used to answer CORS preflights, which carry
-/// no `X-Site-Id`; the actual request is then checked against its own site).
-pub fn origin_allowed_by_any(conn: &Connection, origin: &str) -> Result<bool> {
-    let open: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sites s WHERE s.enabled AND NOT EXISTS (SELECT 1 FROM site_origins o WHERE o.site_id = s.id))
-             OR EXISTS (SELECT 1 FROM site_origins o JOIN sites s ON s.id = o.site_id WHERE o.origin = ?1 AND s.enabled)",
-        [origin],
-        |r| r.get(0),
-    )?;
-    Ok(open)
-}
-
-/// Applies an update. Returns new credentials when a tier change created a bearer token.
-pub fn update(tx: &Transaction<'_>, id: &SiteId, up: SiteUpdate) -> Result<(Site, Option<SiteCredentials>)> {
-    let before = get(tx, id)?.ok_or(StoreError::NotFound)?;
-    let now = now_rfc3339();
-    if let Some(name) = &up.name {
-        tx.execute("UPDATE sites SET name = ?2 WHERE id = ?1", params![id, validate_name(name)?])?;
-    }
-    if let Some(v) = &up.vertical {
-        tx.execute("UPDATE sites SET vertical = ?2 WHERE id = ?1", params![id, v])?;
-    }
-    if let Some(c) = &up.currency {
-        tx.execute("UPDATE sites SET currency = ?2 WHERE id = ?1", params![id, c.code()])?;
-    }
-    if let Some(l) = &up.lang {
-        tx.execute("UPDATE sites SET lang = ?2 WHERE id = ?1", params![id, l.as_str()])?;
-    }
-    if let Some(origins) = &up.allowed_origins {
-        set_origins(tx, id, origins)?;
-    }
-    if let Some(url) = &up.webhook_url {
-        // Setting the URL again re-enables an endpoint that a 410 switched off.
-        tx.execute("UPDATE sites SET webhook_url = ?2, webhook_disabled_at = NULL WHERE id = ?1", params![id, url.as_ref().map(|u| u.as_str())])?;
-    }
-    if let Some(events) = &up.webhook_events {
-        tx.execute("UPDATE sites SET webhook_events = ?2 WHERE id = ?1", params![id, validate_events(events)?.join(",")])?;
-    }
-    let mut creds = None;
-    if let Some(tier) = up.tier {
-        tx.execute("UPDATE sites SET tier = ?2 WHERE id = ?1", params![id, tier.as_str()])?;
-        if tier.has_bearer_token() && !before.has_bearer_token {
-            creds = Some(SiteCredentials { site_id: *id, webhook_secret: None, bearer_token: Some(set_token(tx, id)?) });
-        } else if !tier.has_bearer_token() {
-            tx.execute("UPDATE sites SET token_hash = NULL WHERE id = ?1", [id])?;
-        }
-    }
-    tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, now])?;
-    Ok((get(tx, id)?.ok_or(StoreError::NotFound)?, creds))
-}
-
-pub fn set_enabled(tx: &Transaction<'_>, id: &SiteId, enabled: bool) -> Result<Site> {
-    let n = tx.execute("UPDATE sites SET enabled = ?2, updated_at = ?3 WHERE id = ?1", params![id, enabled, now_rfc3339()])?;
-    if n == 0 {
-        return Err(StoreError::NotFound);
-    }
-    get(tx, id)?.ok_or(StoreError::NotFound)
 }
 
 fn set_token(tx: &Transaction<'_>, id: &SiteId) -> Result<String> {
@@ -266,143 +152,315 @@ fn set_token(tx: &Transaction<'_>, id: &SiteId) -> Result<String> {
     Ok(token)
 }
 
-/// Replaces the bearer token; the old one stops working at once.
-pub fn rotate_token(tx: &Transaction<'_>, id: &SiteId) -> Result<String> {
-    let site = get(tx, id)?.ok_or(StoreError::NotFound)?;
-    if !site.tier.has_bearer_token() {
-        return Err(StoreError::Conflict(format!("site {id} is on the starter tier, which has no bearer token")));
+/// The operator's view of all sites.
+pub struct Sites<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Sites<'s> {
+    pub(super) fn new(store: &'s Store) -> Self {
+        Self { store }
     }
-    let token = set_token(tx, id)?;
-    tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, now_rfc3339()])?;
-    Ok(token)
-}
 
-/// Replaces the webhook signing secret; the previous one keeps signing (as a second signature) for 24 h.
-pub fn rotate_secret(tx: &Transaction<'_>, keyring: &Keyring, id: &SiteId) -> Result<String> {
-    let secret = secrets::new_webhook_secret();
-    let until = (chrono::Utc::now() + ROTATION_OVERLAP).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let n = tx.execute(
-        "UPDATE sites SET prev_secret_sealed = secret_sealed, prev_secret_until = ?2, secret_sealed = ?3, updated_at = ?4 WHERE id = ?1",
-        params![id, until, keyring.seal(&secret), now_rfc3339()],
-    )?;
-    if n == 0 {
-        return Err(StoreError::NotFound);
+    pub fn create(&self, new: NewSite) -> Result<(Site, SiteCredentials)> {
+        let keyring = self.store.keyring();
+        self.store.write(|tx| {
+            let id = SiteId::new_random();
+            let name = validate_name(&new.name)?;
+            let secret = secrets::new_webhook_secret();
+            let token = new.tier.has_bearer_token().then(secrets::new_bearer_token);
+            let now = Timestamp::now();
+            tx.execute(
+                "INSERT INTO sites (id, name, vertical, tier, currency, lang, webhook_url, webhook_events, token_hash, secret_sealed, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+                params![
+                    id,
+                    name,
+                    new.vertical,
+                    new.tier,
+                    new.currency,
+                    new.lang,
+                    new.webhook_url,
+                    events_column(&new.webhook_events),
+                    token.as_deref().map(|t| secrets::token_hash(t).to_vec()),
+                    keyring.seal(&secret),
+                    now,
+                ],
+            )?;
+            set_origins(tx, &id, &new.allowed_origins)?;
+            let site = get(tx, &id)?.ok_or(StoreError::NotFound)?;
+            Ok((site, SiteCredentials { site_id: id, webhook_secret: Some(secret), bearer_token: token }))
+        })
     }
-    Ok(secret)
-}
 
-/// The secrets that sign a delivery now: the current one, and the previous one during its overlap.
-pub fn signing_secrets(conn: &Connection, keyring: &Keyring, id: &SiteId) -> Result<Vec<String>> {
-    let (current, prev, until): (Vec<u8>, Option<Vec<u8>>, Option<String>) = conn
-        .query_row("SELECT secret_sealed, prev_secret_sealed, prev_secret_until FROM sites WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional_row()?
-        .ok_or(StoreError::NotFound)?;
-    let mut out = vec![keyring.open(&current)?];
-    if let (Some(prev), Some(until)) = (prev, until)
-        && until > now_rfc3339()
-    {
-        out.push(keyring.open(&prev)?);
+    pub fn list(&self) -> Result<Vec<Site>> {
+        self.store.read(|conn| {
+            let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM sites ORDER BY created_at, id"))?;
+            let rows = stmt.query_map([], site_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.into_iter().map(|(site, events)| finish(conn, site, &events)).collect()
+        })
     }
-    Ok(out)
+
+    /// The site a bearer token belongs to. 256-bit random tokens make their SHA-256 safe to index, so
+    /// the lookup is by hash: the database compares hashes, never the token, and a guess that misses
+    /// learns nothing from timing about any stored token.
+    pub fn find_by_token(&self, token: &str) -> Result<Option<Site>> {
+        let hash = secrets::token_hash(token).to_vec();
+        self.store.read(|conn| {
+            let id: Option<SiteId> = conn.query_row("SELECT id FROM sites WHERE token_hash = ?1", [hash], |r| r.get(0)).optional_row()?;
+            id.map(|id| get(conn, &id)).transpose().map(Option::flatten)
+        })
+    }
+
+    /// True when any enabled site accepts this browser origin (used to answer CORS preflights, which carry
+    /// no `X-Site-Id`; the actual request is then checked against its own site).
+    pub fn origin_allowed_by_any(&self, origin: &str) -> Result<bool> {
+        self.store.read(|conn| {
+            Ok(conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sites s WHERE s.enabled AND NOT EXISTS (SELECT 1 FROM site_origins o WHERE o.site_id = s.id))
+                     OR EXISTS (SELECT 1 FROM site_origins o JOIN sites s ON s.id = o.site_id WHERE o.origin = ?1 AND s.enabled)",
+                [origin],
+                |r| r.get(0),
+            )?)
+        })
+    }
 }
 
-/// A small key-value table for installation facts (the demo site's id).
-pub fn meta_get(conn: &Connection, key: &str) -> Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional_row()
+/// One site's data. Every query behind it is bound to this site's id; there is no other way for code
+/// outside the store to reach tenant rows.
+#[derive(Clone, Copy)]
+pub struct SiteStore<'s> {
+    store: &'s Store,
+    id: SiteId,
 }
 
-pub fn meta_set(tx: &Transaction<'_>, key: &str, value: &str) -> Result<()> {
-    tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![key, value])?;
-    Ok(())
+impl<'s> SiteStore<'s> {
+    pub(super) fn new(store: &'s Store, id: SiteId) -> Self {
+        Self { store, id }
+    }
+
+    pub fn id(&self) -> SiteId {
+        self.id
+    }
+
+    pub(super) fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    pub fn get(&self) -> Result<Option<Site>> {
+        self.store.read(|conn| get(conn, &self.id))
+    }
+
+    /// Applies an update. Returns new credentials when a tier change created a bearer token.
+    pub fn update(&self, up: SiteUpdate) -> Result<(Site, Option<SiteCredentials>)> {
+        let id = &self.id;
+        self.store.write(|tx| {
+            let before = get(tx, id)?.ok_or(StoreError::NotFound)?;
+            if let Some(name) = &up.name {
+                tx.execute("UPDATE sites SET name = ?2 WHERE id = ?1", params![id, validate_name(name)?])?;
+            }
+            if let Some(v) = &up.vertical {
+                tx.execute("UPDATE sites SET vertical = ?2 WHERE id = ?1", params![id, v])?;
+            }
+            if let Some(c) = &up.currency {
+                tx.execute("UPDATE sites SET currency = ?2 WHERE id = ?1", params![id, c])?;
+            }
+            if let Some(l) = &up.lang {
+                tx.execute("UPDATE sites SET lang = ?2 WHERE id = ?1", params![id, l])?;
+            }
+            if let Some(origins) = &up.allowed_origins {
+                set_origins(tx, id, origins)?;
+            }
+            if let Some(url) = &up.webhook_url {
+                // Setting the URL again re-enables an endpoint that a 410 switched off.
+                tx.execute("UPDATE sites SET webhook_url = ?2, webhook_disabled_at = NULL WHERE id = ?1", params![id, url])?;
+            }
+            if let Some(events) = &up.webhook_events {
+                tx.execute("UPDATE sites SET webhook_events = ?2 WHERE id = ?1", params![id, events_column(events)])?;
+            }
+            let mut creds = None;
+            if let Some(tier) = up.tier {
+                tx.execute("UPDATE sites SET tier = ?2 WHERE id = ?1", params![id, tier])?;
+                if tier.has_bearer_token() && !before.has_bearer_token {
+                    creds = Some(SiteCredentials { site_id: *id, webhook_secret: None, bearer_token: Some(set_token(tx, id)?) });
+                } else if !tier.has_bearer_token() {
+                    tx.execute("UPDATE sites SET token_hash = NULL WHERE id = ?1", [id])?;
+                }
+            }
+            tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
+            Ok((get(tx, id)?.ok_or(StoreError::NotFound)?, creds))
+        })
+    }
+
+    pub fn set_enabled(&self, enabled: bool) -> Result<Site> {
+        let id = &self.id;
+        self.store.write(|tx| {
+            let n = tx.execute("UPDATE sites SET enabled = ?2, updated_at = ?3 WHERE id = ?1", params![id, enabled, Timestamp::now()])?;
+            if n == 0 {
+                return Err(StoreError::NotFound);
+            }
+            get(tx, id)?.ok_or(StoreError::NotFound)
+        })
+    }
+
+    /// Replaces the bearer token; the old one stops working at once.
+    pub fn rotate_token(&self) -> Result<String> {
+        let id = &self.id;
+        self.store.write(|tx| {
+            let site = get(tx, id)?.ok_or(StoreError::NotFound)?;
+            if !site.tier.has_bearer_token() {
+                return Err(StoreError::Conflict(format!("site {id} is on the starter tier, which has no bearer token")));
+            }
+            let token = set_token(tx, id)?;
+            tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
+            Ok(token)
+        })
+    }
+
+    /// Replaces the webhook signing secret; the previous one keeps signing (as a second signature) for 24 h.
+    pub fn rotate_secret(&self) -> Result<String> {
+        let keyring: &Keyring = self.store.keyring();
+        let secret = secrets::new_webhook_secret();
+        self.store.write(|tx| {
+            let now = Timestamp::now();
+            let n = tx.execute(
+                "UPDATE sites SET prev_secret_sealed = secret_sealed, prev_secret_until = ?2, secret_sealed = ?3, updated_at = ?4 WHERE id = ?1",
+                params![self.id, now + ROTATION_OVERLAP, keyring.seal(&secret), now],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound);
+            }
+            Ok(secret)
+        })
+    }
+
+    /// The secrets that sign a delivery now: the current one, and the previous one during its overlap.
+    pub fn signing_secrets(&self) -> Result<Vec<String>> {
+        let keyring = self.store.keyring();
+        let (current, prev, until): (Vec<u8>, Option<Vec<u8>>, Option<Timestamp>) = self
+            .store
+            .read(|conn| {
+                conn.query_row("SELECT secret_sealed, prev_secret_sealed, prev_secret_until FROM sites WHERE id = ?1", [self.id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional_row()
+            })?
+            .ok_or(StoreError::NotFound)?;
+        let mut out = vec![keyring.open(&current)?];
+        if let (Some(prev), Some(until)) = (prev, until)
+            && until > Timestamp::now()
+        {
+            out.push(keyring.open(&prev)?);
+        }
+        Ok(out)
+    }
+
+    pub fn leads(&self) -> super::leads::Leads<'s> {
+        super::leads::Leads::new(*self)
+    }
+
+    pub fn knowledge(&self) -> super::knowledge::Knowledge<'s> {
+        super::knowledge::Knowledge::new(*self)
+    }
+
+    pub fn queries(&self) -> super::queries::QueryLog<'s> {
+        super::queries::QueryLog::new(*self)
+    }
+
+    /// The counters behind the site's public stats; `None` when the site does not exist.
+    pub fn counters(&self) -> Result<Option<super::stats::SiteCounters>> {
+        self.store.read(|conn| super::stats::counters(conn, &self.id))
+    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::store::Store;
 
-    fn store() -> (tempfile::TempDir, Store) {
+    pub(crate) fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[1; 32])).unwrap();
         (dir, store)
     }
 
-    fn new_site(name: &str, tier: Tier, origins: &[&str]) -> NewSite {
+    pub(crate) fn new_site(name: &str, tier: Tier, origins: &[&str]) -> NewSite {
         NewSite {
             name: name.into(),
-            vertical: "dental".into(),
+            vertical: Slug::vertical("dental").unwrap(),
             tier,
             currency: Currency::parse("EUR").unwrap(),
             lang: Lang::parse("en").unwrap(),
             allowed_origins: origins.iter().map(|o| Origin::parse(o).unwrap()).collect(),
             webhook_url: None,
-            webhook_events: vec!["lead.captured".into()],
+            webhook_events: vec![EventType::LeadCaptured],
         }
     }
 
     #[test]
     fn create_then_read_back() {
         let (_d, store) = store();
-        let keyring = store.keyring().clone();
-        let (site, creds) = store.write_blocking(|tx| create(tx, &keyring, new_site("A", Tier::Pro, &["https://a.example"]))).unwrap();
+        let (site, creds) = store.sites().create(new_site("A", Tier::Pro, &["https://a.example"])).unwrap();
         assert!(creds.bearer_token.is_some());
-        let got = store.read_blocking(|c| get(c, &site.id)).unwrap().unwrap();
+        let got = store.site(site.id).get().unwrap().unwrap();
         assert_eq!(got.name, "A");
         assert!(got.has_bearer_token);
         assert!(got.allows_origin("https://a.example"));
         assert!(!got.allows_origin("https://b.example"));
-        let by_token = store.read_blocking(|c| find_by_token(c, creds.bearer_token.as_deref().unwrap())).unwrap().unwrap();
+        let by_token = store.sites().find_by_token(creds.bearer_token.as_deref().unwrap()).unwrap().unwrap();
         assert_eq!(by_token.id, site.id);
-        assert!(store.read_blocking(|c| find_by_token(c, "sbt_wrong")).unwrap().is_none());
-        let secrets = store.read_blocking(|c| signing_secrets(c, &keyring, &site.id)).unwrap();
+        assert!(store.sites().find_by_token("sbt_wrong").unwrap().is_none());
+        let secrets = store.site(site.id).signing_secrets().unwrap();
         assert_eq!(secrets, vec![creds.webhook_secret.unwrap()]);
     }
 
     #[test]
     fn a_site_never_reads_another_sites_rows() {
         let (_d, store) = store();
-        let keyring = store.keyring().clone();
-        let (a, _) = store.write_blocking(|tx| create(tx, &keyring, new_site("A", Tier::Starter, &["https://a.example"]))).unwrap();
-        let (b, _) = store.write_blocking(|tx| create(tx, &keyring, new_site("B", Tier::Starter, &["https://b.example"]))).unwrap();
-        let got_a = store.read_blocking(|c| get(c, &a.id)).unwrap().unwrap();
+        let (a, _) = store.sites().create(new_site("A", Tier::Starter, &["https://a.example"])).unwrap();
+        let (b, _) = store.sites().create(new_site("B", Tier::Starter, &["https://b.example"])).unwrap();
+        let got_a = store.site(a.id).get().unwrap().unwrap();
         assert_eq!(got_a.allowed_origins.iter().map(|o| o.as_str()).collect::<Vec<_>>(), vec!["https://a.example"]);
-        let got_b = store.read_blocking(|c| get(c, &b.id)).unwrap().unwrap();
+        let got_b = store.site(b.id).get().unwrap().unwrap();
         assert_eq!(got_b.name, "B");
         assert!(!got_b.allows_origin("https://a.example"));
-        assert!(store.read_blocking(|c| get(c, &SiteId::new_random())).unwrap().is_none());
+        assert!(store.site(SiteId::new_random()).get().unwrap().is_none());
     }
 
     #[test]
     fn rotation_keeps_the_previous_secret_for_a_day() {
         let (_d, store) = store();
-        let keyring = store.keyring().clone();
-        let (site, creds) = store.write_blocking(|tx| create(tx, &keyring, new_site("A", Tier::Starter, &[]))).unwrap();
-        let k2 = keyring.clone();
-        let new_secret = store.write_blocking(move |tx| rotate_secret(tx, &k2, &site.id)).unwrap();
-        let secrets = store.read_blocking(|c| signing_secrets(c, &keyring, &site.id)).unwrap();
+        let (site, creds) = store.sites().create(new_site("A", Tier::Starter, &[])).unwrap();
+        let new_secret = store.site(site.id).rotate_secret().unwrap();
+        let secrets = store.site(site.id).signing_secrets().unwrap();
         assert_eq!(secrets, vec![new_secret, creds.webhook_secret.unwrap()]);
-        assert!(matches!(store.write_blocking(|tx| rotate_token(tx, &site.id)), Err(StoreError::Conflict(_))));
+        assert!(matches!(store.site(site.id).rotate_token(), Err(StoreError::Conflict(_))));
     }
 
     #[test]
     fn tier_changes_create_and_drop_tokens() {
         let (_d, store) = store();
-        let keyring = store.keyring().clone();
-        let (site, _) = store.write_blocking(|tx| create(tx, &keyring, new_site("A", Tier::Starter, &[]))).unwrap();
-        let (s, creds) = store.write_blocking(|tx| update(tx, &site.id, SiteUpdate { tier: Some(Tier::Pro), ..Default::default() })).unwrap();
+        let (site, _) = store.sites().create(new_site("A", Tier::Starter, &[])).unwrap();
+        let (s, creds) = store.site(site.id).update(SiteUpdate { tier: Some(Tier::Pro), ..Default::default() }).unwrap();
         assert!(s.has_bearer_token && creds.unwrap().bearer_token.is_some());
-        let (s, creds) = store.write_blocking(|tx| update(tx, &site.id, SiteUpdate { tier: Some(Tier::Starter), ..Default::default() })).unwrap();
+        let (s, creds) = store.site(site.id).update(SiteUpdate { tier: Some(Tier::Starter), ..Default::default() }).unwrap();
         assert!(!s.has_bearer_token && creds.is_none());
     }
 
     #[test]
     fn preflight_origin_check_spans_enabled_sites() {
         let (_d, store) = store();
-        let keyring = store.keyring().clone();
-        let (a, _) = store.write_blocking(|tx| create(tx, &keyring, new_site("A", Tier::Starter, &["https://a.example"]))).unwrap();
-        assert!(store.read_blocking(|c| origin_allowed_by_any(c, "https://a.example")).unwrap());
-        assert!(!store.read_blocking(|c| origin_allowed_by_any(c, "https://evil.example")).unwrap());
-        store.write_blocking(|tx| set_enabled(tx, &a.id, false)).unwrap();
-        assert!(!store.read_blocking(|c| origin_allowed_by_any(c, "https://a.example")).unwrap());
+        let (a, _) = store.sites().create(new_site("A", Tier::Starter, &["https://a.example"])).unwrap();
+        assert!(store.sites().origin_allowed_by_any("https://a.example").unwrap());
+        assert!(!store.sites().origin_allowed_by_any("https://evil.example").unwrap());
+        store.site(a.id).set_enabled(false).unwrap();
+        assert!(!store.sites().origin_allowed_by_any("https://a.example").unwrap());
+    }
+
+    #[test]
+    fn a_corrupt_stored_value_is_corrupt_data_not_invalid_input() {
+        let (_d, store) = store();
+        let (a, _) = store.sites().create(new_site("A", Tier::Starter, &[])).unwrap();
+        store.write(|tx| Ok(tx.execute("UPDATE sites SET webhook_events = 'lead.lost' WHERE id = ?1", [a.id])?)).unwrap();
+        assert!(matches!(store.site(a.id).get(), Err(StoreError::Corrupt(_))));
     }
 }

@@ -44,7 +44,7 @@ async fn plain_http_is_refused_and_the_connection_closed() {
         assert_eq!(body["status"], 403);
     }
     // Nothing was stored by the refused POST.
-    let n: i64 = app.state.store.read(|c| Ok(c.query_row("SELECT count(*) FROM leads", [], |r| r.get(0))?)).await.unwrap();
+    let n = app.count("SELECT count(*) FROM leads", []);
     assert_eq!(n, 0);
     // TLS on the same port still works.
     assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
@@ -135,11 +135,11 @@ async fn every_client_error_code_is_reachable() {
     problem(resp, 403, "origin_not_allowed").await;
 
     let store = app.state.store.clone();
-    store.write(move |tx| sitebot::store::sites::set_enabled(tx, &site.id, false)).await.unwrap();
+    store.run(move |s| s.site(site.id).set_enabled(false)).await.unwrap();
     problem(post_lead(&app, Some(&id), json!({"email": "a@example.com"})).await, 403, "site_disabled").await;
 
     // Nothing above created a lead.
-    let n: i64 = app.state.store.read(|c| Ok(c.query_row("SELECT count(*) FROM leads", [], |r| r.get(0))?)).await.unwrap();
+    let n = app.count("SELECT count(*) FROM leads", []);
     assert_eq!(n, 0);
 }
 
@@ -263,7 +263,7 @@ async fn bearer_tokens_identify_pro_sites_and_are_refused_elsewhere() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 202);
-    let stored = app.state.store.read(move |c| sitebot::store::leads::list(c, &pro.id, None)).await.unwrap();
+    let stored = app.state.store.run(move |s| s.site(pro.id).leads().list(None)).await.unwrap();
     assert_eq!(stored.len(), 2);
 
     // Another site's token with this site's id: refused as a mismatch.
@@ -293,7 +293,7 @@ async fn bearer_tokens_identify_pro_sites_and_are_refused_elsewhere() {
 
     // Rotation revokes the old token at once.
     let id = pro.id;
-    let new_token = app.state.store.write(move |tx| sitebot::store::sites::rotate_token(tx, &id)).await.unwrap();
+    let new_token = app.state.store.run(move |s| s.site(id).rotate_token()).await.unwrap();
     let resp = app.client.post(app.url("/v1/leads")).bearer_auth(&token).json(&json!({"email": "a@example.com"})).send().await.unwrap();
     problem(resp, 401, "invalid_token").await;
     let resp = app.client.post(app.url("/v1/leads")).bearer_auth(&new_token).json(&json!({"email": "a@example.com"})).send().await.unwrap();

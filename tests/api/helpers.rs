@@ -11,7 +11,7 @@ use sitebot::config::Config;
 use sitebot::domain::{Currency, Lang, Origin, Tier, WebhookUrl};
 use sitebot::http::{self, tls};
 use sitebot::ratelimit::ManualClock;
-use sitebot::store::{NewSite, Site, SiteCredentials, sites};
+use sitebot::store::{NewSite, Site, SiteCredentials};
 use tokio::sync::oneshot;
 
 pub struct TestApp {
@@ -88,8 +88,17 @@ impl TestApp {
     }
 
     pub async fn create_site_with(&self, new: NewSite) -> (Site, SiteCredentials) {
-        let keyring = self.state.store.keyring().clone();
-        self.state.store.write(move |tx| sites::create(tx, &keyring, new)).await.expect("create site")
+        self.state.store.run(move |s| s.sites().create(new)).await.expect("create site")
+    }
+
+    /// The database file, opened as an operator's `sqlite3` would: tests inspect what was stored.
+    pub fn db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.data_dir.path().join("sitebot.db")).expect("open the database file")
+    }
+
+    /// A count read straight from the database file.
+    pub fn count(&self, sql: &str, params: impl rusqlite::Params) -> i64 {
+        self.db().query_row(sql, params, |r| r.get(0)).expect("count query")
     }
 
     /// Stops the server and waits for it to finish.
@@ -116,13 +125,13 @@ impl Drop for TestApp {
 pub fn new_site(tier: Tier) -> NewSite {
     NewSite {
         name: "Test Site".into(),
-        vertical: "dental".into(),
+        vertical: sitebot::domain::Slug::vertical("dental").unwrap(),
         tier,
         currency: Currency::parse("EUR").unwrap(),
         lang: Lang::parse("en").unwrap(),
         allowed_origins: vec![],
         webhook_url: None,
-        webhook_events: vec!["lead.captured".into()],
+        webhook_events: vec![sitebot::domain::EventType::LeadCaptured],
     }
 }
 

@@ -63,7 +63,7 @@ pub async fn ask_ok(app: &TestApp, site: SiteId, question: &str) -> Value {
 }
 
 fn chunk_count(app: &TestApp, site: SiteId) -> i64 {
-    app.state.store.read_blocking(move |c| Ok(c.query_row("SELECT count(*) FROM kb_chunks WHERE site_id = ?1", [site], |r| r.get(0))?)).unwrap()
+    app.count("SELECT count(*) FROM kb_chunks WHERE site_id = ?1", [site.to_string()])
 }
 
 #[tokio::test]
@@ -109,7 +109,7 @@ async fn a_corrupt_pdf_is_skipped_with_a_reason_and_the_rest_imported() {
     let reasons: Vec<(String, String)> = report.failed.iter().map(|f| (f.path.clone(), f.reason.clone())).collect();
     assert!(reasons.iter().any(|(p, r)| p.ends_with("broken.pdf") && r.contains("PDF")), "{reasons:?}");
     assert!(reasons.iter().any(|(p, r)| p.ends_with("notes.txt") && r.contains("UTF-8")), "{reasons:?}");
-    let docs = app.state.store.read_blocking(move |c| sitebot::store::knowledge::list_documents(c, &site.id)).unwrap();
+    let docs = app.state.store.site(site.id).knowledge().list_documents().unwrap();
     assert_eq!(docs.len(), 1);
     assert_eq!(docs[0].title, "Prices");
 }

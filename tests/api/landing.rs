@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use sitebot::content::{self, ContentError, PageOutcome, Source};
 use sitebot::domain::{Currency, Lang, Slug};
-use sitebot::store::content::{self as store_content, Change, NewVertical};
+use sitebot::store::content::{Change, NewVertical};
 
 use crate::helpers::{TestApp, problem, spawn_app};
 
@@ -17,7 +17,7 @@ pub async fn create_vertical(app: &TestApp, slug: &str, langs: &[&str], currency
         default_currency: Currency::parse(currency).unwrap(),
         langs: langs.iter().map(|l| Lang::parse(l).unwrap()).collect(),
     };
-    app.state.store.write(move |tx| store_content::create_vertical(tx, new)).await.unwrap();
+    app.state.store.run(move |s| s.content().create_vertical(new)).await.unwrap();
 }
 
 /// `sitebot landing import` on in-memory files.
@@ -29,8 +29,8 @@ pub async fn import(app: &TestApp, files: &[(&str, String)], publish: bool) -> R
 
 /// `sitebot landing publish|unpublish`.
 async fn set_published(app: &TestApp, lang: &str, slug: &str, published: bool) -> Change {
-    let (lang, slug) = (lang.to_owned(), slug.to_owned());
-    app.state.store.write(move |tx| store_content::set_published(tx, "dental", &lang, &slug, published)).await.unwrap()
+    let (vertical, lang, slug) = (Slug::vertical("dental").unwrap(), Lang::parse(lang).unwrap(), Slug::parse(slug, 128).unwrap());
+    app.state.store.run(move |s| s.content().set_published(&vertical, &lang, &slug, published)).await.unwrap()
 }
 
 fn page(lang: &str, slug: &str, page_type: &str, alternates: Value) -> Value {

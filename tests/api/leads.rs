@@ -20,11 +20,11 @@ pub async fn accepted(app: &TestApp, site: &SiteId, body: &serde_json::Value) ->
 }
 
 async fn stored(app: &TestApp, site: SiteId) -> Vec<leads::Lead> {
-    app.state.store.read(move |c| leads::list(c, &site, None)).await.unwrap()
+    app.state.store.run(move |s| s.site(site).leads().list(None)).await.unwrap()
 }
 
 async fn events(app: &TestApp, site: SiteId) -> Vec<outbox::Message> {
-    app.state.store.read(move |c| outbox::list(c, Some(&site), None, 1000)).await.unwrap()
+    app.state.store.run(move |s| s.outbox().list(Some(site), None, 1000)).await.unwrap()
 }
 
 #[tokio::test]
@@ -49,13 +49,13 @@ async fn a_lead_is_accepted_and_stored_with_its_event() {
     assert_eq!(lead.page_url.as_deref(), Some("https://clinic.example/prices"));
     let evs = events(&app, site.id).await;
     assert_eq!(evs.len(), 1);
-    assert_eq!(evs[0].event_type, "lead.captured");
+    assert_eq!(evs[0].event_type.as_str(), "lead.captured");
     let (_, payload, _) = app
         .state
         .store
-        .read({
+        .run({
             let id = evs[0].id.clone();
-            move |c| outbox::get(c, &id)
+            move |s| s.outbox().get(&id)
         })
         .await
         .unwrap()
@@ -156,14 +156,6 @@ async fn an_idempotency_key_replays_the_first_response_and_stores_one_lead() {
     let elsewhere: serde_json::Value = send(other.id, "eve@example.com").await.unwrap().json().await.unwrap();
     assert_ne!(elsewhere["id"], first["id"]);
     assert_eq!(stored(&app, other.id).await.len(), 1);
-    let counted: i64 = app
-        .state
-        .store
-        .read({
-            let id = site.id;
-            move |c| Ok(c.query_row("SELECT leads FROM site_stats WHERE site_id = ?1", [id], |r| r.get(0))?)
-        })
-        .await
-        .unwrap();
+    let counted = app.count("SELECT leads FROM site_stats WHERE site_id = ?1", [site.id.to_string()]);
     assert_eq!(counted, 1, "the public leads counter counts the lead once");
 }

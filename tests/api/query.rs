@@ -141,41 +141,24 @@ async fn two_sites_never_see_each_others_sources() {
 async fn every_query_is_logged_counted_and_announced_to_opted_in_sites() {
     let app = spawn_app().await;
     let mut new = with_webhook(new_site(Tier::Pro), "http://127.0.0.1:9/hook");
-    new.webhook_events = vec!["query.completed".into()];
+    new.webhook_events = vec![sitebot::domain::EventType::QueryCompleted];
     let (site, _) = app.create_site_with(new).await;
     import_files(&app, site.id, &clinic()).await;
     let a = ask_ok(&app, site.id, "How much does teeth whitening cost?").await;
     let b = ask_ok(&app, site.id, "What is the capital of France?").await;
 
-    let id = site.id;
-    let (questions, resolved): (i64, i64) = app
-        .state
-        .store
-        .read_blocking(move |c| {
-            Ok(c.query_row("SELECT questions, resolved_questions FROM site_stats WHERE site_id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))?)
-        })
-        .unwrap();
+    let (id, db) = (site.id.to_string(), app.db());
+    let (questions, resolved): (i64, i64) =
+        db.query_row("SELECT questions, resolved_questions FROM site_stats WHERE site_id = ?1", [&id], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
     assert_eq!((questions, resolved), (2, 1));
-    let logged: Vec<(String, i64, i64)> = app
-        .state
-        .store
-        .read_blocking(move |c| {
-            let mut s = c.prepare("SELECT id, resolved, source_count FROM query_log WHERE site_id = ?1 ORDER BY created_at, id")?;
-            Ok(s.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<Vec<_>, _>>()?)
-        })
-        .unwrap();
+    let mut s = db.prepare("SELECT id, resolved, source_count FROM query_log WHERE site_id = ?1 ORDER BY created_at, id").unwrap();
+    let logged: Vec<(String, i64, i64)> = s.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(logged.len(), 2);
     assert!(logged.iter().any(|(q, r, n)| q == a["id"].as_str().unwrap() && *r == 1 && *n as usize == a["sources"].as_array().unwrap().len()));
     assert!(logged.iter().any(|(q, r, n)| q == b["id"].as_str().unwrap() && *r == 0 && *n == 0));
 
-    let payloads: Vec<String> = app
-        .state
-        .store
-        .read_blocking(move |c| {
-            let mut s = c.prepare("SELECT payload FROM outbox WHERE site_id = ?1 AND event_type = 'query.completed'")?;
-            Ok(s.query_map([id], |r| r.get(0))?.collect::<Result<Vec<_>, _>>()?)
-        })
-        .unwrap();
+    let mut s = db.prepare("SELECT payload FROM outbox WHERE site_id = ?1 AND event_type = 'query.completed'").unwrap();
+    let payloads: Vec<String> = s.query_map([&id], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(payloads.len(), 2);
     let event: Value =
         payloads.iter().map(|p| serde_json::from_str::<Value>(p).unwrap()).find(|e| e["data"]["queryId"] == a["id"]).expect("event of the first query");
@@ -190,6 +173,6 @@ async fn every_query_is_logged_counted_and_announced_to_opted_in_sites() {
     let (quiet, _) = app.create_site(Tier::Pro).await;
     ask_ok(&app, quiet.id, "anything?").await;
     let qid = quiet.id;
-    let n: i64 = app.state.store.read_blocking(move |c| Ok(c.query_row("SELECT count(*) FROM outbox WHERE site_id = ?1", [qid], |r| r.get(0))?)).unwrap();
+    let n = app.count("SELECT count(*) FROM outbox WHERE site_id = ?1", [qid.to_string()]);
     assert_eq!(n, 0);
 }

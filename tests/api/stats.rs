@@ -3,14 +3,23 @@
 
 use serde_json::{Value, json};
 use sitebot::domain::{SiteId, Tier};
-use sitebot::store::stats;
+use sitebot::store::queries::QueryRecord;
 
 use crate::helpers::{TestApp, problem, spawn_app};
 
 /// Records `n` questions of which `resolved` were resolved, one transaction each, as the query log does.
 pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
     for i in 0..n {
-        app.state.store.write(move |tx| stats::record_query(tx, &site, i < resolved)).await.unwrap();
+        let rec = QueryRecord {
+            query_id: format!("qry_test_{site}_{i}"),
+            site_id: site,
+            question: "q".into(),
+            resolved: i < resolved,
+            source_count: 0,
+            latency_ms: 1,
+            lang: "en".into(),
+        };
+        app.state.store.run(move |s| s.site(site).queries().record(&rec)).await.unwrap();
     }
 }
 
@@ -33,7 +42,7 @@ async fn stats_count_questions_resolutions_and_leads() {
     assert_eq!(
         body,
         json!({"siteId": site.id.to_string(), "totalQuestions": 0, "resolutionRate": 0.0, "leadsCollected": 0,
-               "activeSince": &site.created_at[..10], "daysActive": 1})
+               "activeSince": site.created_at.date().to_string(), "daysActive": 1})
     );
 
     record(&app, site.id, 8, 6).await;
@@ -70,6 +79,6 @@ async fn bad_and_unknown_site_ids() {
     problem(public_stats(&app, "3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b").await, 404, "site_not_found").await;
     let (site, _) = app.create_site(Tier::Pro).await;
     let id = site.id;
-    app.state.store.write(move |tx| sitebot::store::sites::set_enabled(tx, &id, false)).await.unwrap();
+    app.state.store.run(move |s| s.site(id).set_enabled(false)).await.unwrap();
     problem(public_stats(&app, &site.id.to_string()).await, 403, "site_disabled").await;
 }

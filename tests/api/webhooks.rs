@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use sitebot::config::Config;
 use sitebot::domain::{SiteId, Tier};
-use sitebot::store::{outbox, sites};
+use sitebot::store::outbox::{self, OutboxStatus};
 use standardwebhooks::Webhook;
 
 use crate::helpers::{TestApp, new_site, spawn_app_with, test_config, with_webhook};
@@ -33,7 +33,7 @@ fn verify(secret: &str, r: &Received) {
 
 async fn event(app: &TestApp, id: &str) -> (outbox::Message, Vec<outbox::Attempt>) {
     let id = id.to_owned();
-    let (m, _, a) = app.state.store.read(move |c| outbox::get(c, &id)).await.unwrap().expect("event exists");
+    let (m, _, a) = app.state.store.run(move |s| s.outbox().get(&id)).await.unwrap().expect("event exists");
     (m, a)
 }
 
@@ -57,7 +57,7 @@ async fn wait_event(
 }
 
 async fn only_event(app: &TestApp, site: SiteId) -> String {
-    let list = app.state.store.read(move |c| outbox::list(c, Some(&site), None, 10)).await.unwrap();
+    let list = app.state.store.run(move |s| s.outbox().list(Some(site), None, 10)).await.unwrap();
     assert_eq!(list.len(), 1, "{list:?}");
     list[0].id.clone()
 }
@@ -88,7 +88,7 @@ async fn every_delivery_verifies_with_the_official_library() {
     assert_eq!(body["data"]["siteId"], site.id.to_string());
     assert_eq!(body["data"]["email"], "ada@example.com");
     assert!(chrono::DateTime::parse_from_rfc3339(body["timestamp"].as_str().unwrap()).is_ok());
-    let (m, attempts) = wait_event(&app, &r.id(), "delivered", |m, _| m.status == "delivered").await;
+    let (m, attempts) = wait_event(&app, &r.id(), "delivered", |m, _| m.status == OutboxStatus::Delivered).await;
     assert!(m.delivered_at.is_some());
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].status_code, Some(200));
@@ -107,7 +107,7 @@ async fn a_failing_receiver_gets_the_same_id_on_every_retry_until_it_recovers() 
     assert!(ids.iter().all(|i| *i == ids[0]), "{ids:?}");
     assert!(got.iter().all(|r| r.body == got[0].body), "the body is the same byte for byte");
     got.iter().for_each(|r| verify(&secret, r));
-    let (_, attempts) = wait_event(&app, &ids[0], "delivery after retries", |m, _| m.status == "delivered").await;
+    let (_, attempts) = wait_event(&app, &ids[0], "delivery after retries", |m, _| m.status == OutboxStatus::Delivered).await;
     let codes: Vec<Option<u16>> = attempts.iter().map(|a| a.status_code).collect();
     assert_eq!(codes, vec![Some(500), Some(503), Some(429), Some(200)]);
     assert!(attempts[0].error.as_deref().unwrap().contains("500"));
@@ -143,20 +143,20 @@ async fn gone_disables_the_endpoint_and_events_wait_until_it_is_set_again() {
     let first = rx.wait_for(1, WAIT).await[0].id();
     wait_event(&app, &first, "the 410 to be recorded", |_, a| a.len() == 1).await;
     let id = site.id;
-    let disabled = app.state.store.read(move |c| sites::get(c, &id)).await.unwrap().unwrap();
+    let disabled = app.state.store.run(move |s| s.site(id).get()).await.unwrap().unwrap();
     assert!(disabled.webhook_disabled_at.is_some(), "a 410 disables the endpoint");
     accepted(&app, &site.id, &json!({"email": "bob@example.com"})).await;
     // Well past the retry schedule and the worker's poll: nothing more is sent...
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(rx.count(), 1);
     // ...and nothing is lost: both events wait.
-    let pending = app.state.store.read(move |c| outbox::list(c, Some(&id), Some("pending"), 10)).await.unwrap();
+    let pending = app.state.store.run(move |s| s.outbox().list(Some(id), Some(OutboxStatus::Pending), 10)).await.unwrap();
     assert_eq!(pending.len(), 2);
     // The operator sets the URL again (`site update --webhook-url`): both go out.
     rx.set_default(Reply::Status(200));
     let url = sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), app.state.config.webhooks.policy()).unwrap();
     let up = sitebot::store::SiteUpdate { webhook_url: Some(Some(url)), ..Default::default() };
-    app.state.store.write(move |tx| sites::update(tx, &id, up)).await.unwrap();
+    app.state.store.run(move |s| s.site(id).update(up)).await.unwrap();
     let got = rx.wait_for(3, WAIT).await;
     let after: std::collections::BTreeSet<String> = got[1..].iter().map(Received::id).collect();
     assert_eq!(after.len(), 2, "both waiting events go out: {after:?}");
@@ -172,7 +172,7 @@ async fn a_dead_event_is_replayed_with_the_same_id() {
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let id = only_event(&app, site.id).await;
     // 1 try + 3 retries, then dead.
-    let (m, attempts) = wait_event(&app, &id, "dead", |m, _| m.status == "dead").await;
+    let (m, attempts) = wait_event(&app, &id, "dead", |m, _| m.status == OutboxStatus::Dead).await;
     assert_eq!(attempts.len(), 4);
     assert_eq!(m.last_error.as_deref(), Some("receiver answered 500 Internal Server Error"));
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -180,11 +180,11 @@ async fn a_dead_event_is_replayed_with_the_same_id() {
 
     rx.set_default(Reply::Status(200));
     let replayed = sitebot::cli::webhooks::replay(&app.state.store, &id).unwrap();
-    assert_eq!(replayed.status, "pending");
+    assert_eq!(replayed.status, OutboxStatus::Pending);
     let got = rx.wait_for(5, WAIT).await;
     assert_eq!(got[4].id(), id, "same webhook-id on replay");
     verify(&secret, &got[4]);
-    let (_, attempts) = wait_event(&app, &id, "delivered after replay", |m, _| m.status == "delivered").await;
+    let (_, attempts) = wait_event(&app, &id, "delivered after replay", |m, _| m.status == OutboxStatus::Delivered).await;
     assert_eq!(attempts.len(), 5);
     assert!(sitebot::cli::webhooks::replay(&app.state.store, "msg_01NOPE").is_err());
 }
@@ -194,9 +194,8 @@ async fn during_a_rotation_both_secrets_sign() {
     let rx = Receiver::start().await;
     let app = spawn_app_with(webhook_config()).await;
     let (site, old) = site_for(&app, &rx.url("/hook")).await;
-    let keyring = app.state.store.keyring().clone();
     let id = site.id;
-    let new = app.state.store.write(move |tx| sites::rotate_secret(tx, &keyring, &id)).await.unwrap();
+    let new = app.state.store.run(move |s| s.site(id).rotate_secret()).await.unwrap();
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let r = rx.wait_for(1, WAIT).await.remove(0);
     let sigs: Vec<&str> = r.header("webhook-signature").split(' ').collect();
@@ -224,7 +223,7 @@ async fn redirects_are_not_followed() {
     let (site, _) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let id = only_event(&app, site.id).await;
-    let (_, attempts) = wait_event(&app, &id, "dead after redirects", |m, _| m.status == "dead").await;
+    let (_, attempts) = wait_event(&app, &id, "dead after redirects", |m, _| m.status == OutboxStatus::Dead).await;
     assert_eq!(attempts.len(), 4);
     assert!(attempts.iter().all(|a| a.status_code == Some(302)));
     assert!(attempts[0].error.as_deref().unwrap().contains("redirects are not followed"), "{attempts:?}");
@@ -244,7 +243,7 @@ async fn private_addresses_are_refused_unless_allowed() {
         let (site, _) = site_for(&app, &url).await;
         accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
         let id = only_event(&app, site.id).await;
-        let (_, attempts) = wait_event(&app, &id, "a refused attempt", |m, _| m.status == "dead").await;
+        let (_, attempts) = wait_event(&app, &id, "a refused attempt", |m, _| m.status == OutboxStatus::Dead).await;
         let err = attempts[0].error.as_deref().unwrap();
         assert!(err.contains("not a public address"), "{url}: {err}");
         assert_eq!(attempts[0].status_code, None);
@@ -276,7 +275,7 @@ async fn shutdown_finishes_the_delivery_in_flight() {
     // The server returned only after the worker finished and recorded its delivery.
     assert_eq!(rx.count(), 1);
     let store = sitebot::app::open_store(&config, dir.path()).unwrap();
-    let done = store.read_blocking(|c| outbox::list(c, Some(&site.id), None, 10)).unwrap();
+    let done = store.outbox().list(Some(site.id), None, 10).unwrap();
     assert_eq!(done.len(), 1);
-    assert_eq!(done[0].status, "delivered", "{done:?}");
+    assert_eq!(done[0].status, OutboxStatus::Delivered, "{done:?}");
 }

@@ -16,27 +16,11 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::chunk::{self, Chunk};
+pub use super::document::{Parsed, Section};
 use super::embed::Embedder;
 use crate::domain::SiteId;
-use crate::store::knowledge::{self as kb, NewChunk, NewDocument};
+use crate::store::knowledge::{NewChunk, NewDocument};
 use crate::store::{Store, StoreError};
-
-/// A parsed document: its title, citation URL and sections.
-#[derive(Debug, Clone, Default)]
-pub struct Parsed {
-    pub source: String,
-    pub title: String,
-    pub url: Option<String>,
-    pub format: &'static str,
-    pub sections: Vec<Section>,
-}
-
-/// A run of paragraphs under one heading path (empty at the top of a document).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Section {
-    pub path: Vec<String>,
-    pub paragraphs: Vec<String>,
-}
 
 /// The file formats, by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,8 +197,7 @@ fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pe
             p.chunks.into_iter().map(|c| NewChunk { heading: c.heading, text: c.text, embedding: vectors.next().expect("one vector per chunk") }).collect();
         let n = chunks.len();
         let doc = NewDocument { source: p.doc.source, title: p.doc.title, url: p.doc.url, format: p.doc.format.to_owned(), content_hash: p.hash, chunks };
-        let site = *site;
-        store.write_blocking(move |tx| kb::replace_document(tx, &site, &doc))?;
+        store.site(*site).knowledge().replace_document(&doc)?;
         report.documents += 1;
         report.chunks += n;
     }
@@ -254,8 +237,7 @@ pub fn import(
             };
             seen.push(doc.source.clone());
             let hash = content_hash(&doc);
-            let (s, src) = (*site, doc.source.clone());
-            if !force && store.read_blocking(move |c| kb::content_hash(c, &s, &src))?.as_deref() == Some(hash.as_str()) {
+            if !force && store.site(*site).knowledge().content_hash(&doc.source)?.as_deref() == Some(hash.as_str()) {
                 report.skipped += 1;
                 continue;
             }
@@ -272,8 +254,7 @@ pub fn import(
             }
         }
         if matches!(input.format, Format::Csv | Format::Jsonl) {
-            let (s, prefix) = (*site, format!("{}#", input.name));
-            report.deleted += store.write_blocking(move |tx| kb::delete_missing_records(tx, &s, &prefix, &seen))?;
+            report.deleted += store.site(*site).knowledge().delete_missing_records(&format!("{}#", input.name), &seen)?;
         }
         progress(i + 1, inputs.len());
     }

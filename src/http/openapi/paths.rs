@@ -1,0 +1,109 @@
+//! The paths of the tenant routes (query, stream, leads) and of operations and meta.
+
+use serde_json::{Map, Value, json};
+
+use super::*;
+
+pub(super) fn paths() -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert(
+        "/healthz".into(),
+        json!({"get": operation("operations", "healthz", "Liveness", "200 while the process serves requests.",
+            json!({"200": ok("Alive", "application/json", schema_ref("Health"))}), &[], json!({"security": []}))}),
+    );
+    p.insert(
+        "/readyz".into(),
+        json!({"get": operation("operations", "readyz", "Readiness", "200 when the database answers; 503 otherwise.",
+            json!({"200": ok("Ready", "application/json", schema_ref("Health"))}), &[503], json!({"security": []}))}),
+    );
+    p.insert(
+        "/v1/openapi.json".into(),
+        json!({"get": operation("meta", "openapi", "This document", "The OpenAPI 3.1 description of the routes this server has.",
+            json!({"200": ok("The document", "application/json", json!({"type": "object"}))}), &[], json!({"security": []}))}),
+    );
+    p.insert(
+        "/v1/leads".into(),
+        json!({"post": operation("leads", "captureLead", "Capture a lead",
+            "Stores the lead and, in the same transaction, a `lead.captured` event in the webhook outbox when the site has a webhook \
+             and opted in. Forwarding to the CRM is asynchronous, durable and at least once. With `Idempotency-Key`, a repeated key \
+             from the same site within 24 h returns the first response (with `Idempotent-Replayed: true`) and stores nothing new.",
+            json!({"202": {
+                "description": "Accepted: the lead is stored",
+                "headers": {
+                    "X-Request-Id": header_ref("XRequestId"),
+                    "X-RateLimit-Limit": header_ref("XRateLimitLimit"),
+                    "X-RateLimit-Remaining": header_ref("XRateLimitRemaining"),
+                    "X-RateLimit-Reset": header_ref("XRateLimitReset"),
+                    "Idempotent-Replayed": {"description": "`true` when this is the stored first response to a repeated Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}
+                },
+                "content": {"application/json": {"schema": schema_ref("LeadAccepted")}}
+            }}),
+            &[400, 401, 403, 404, 413, 415, 422],
+            json!({
+                "security": tenant_security(),
+                "parameters": [
+                    {"$ref": "#/components/parameters/XSiteId"},
+                    {"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}}
+                ],
+                "requestBody": json_body("LeadRequest")
+            }))}),
+    );
+    let multimodal = operation(
+        "query",
+        "askMultimodal",
+        "Ask with an image (planned)",
+        "Always answers 501 `not_implemented` with an `expected` member describing the future request and response, \
+         whatever method, headers or body are sent. Use `fallback` (`/v1/query`) meanwhile. Rate limited per client IP.",
+        json!({}),
+        &[501],
+        json!({"security": []}),
+    );
+    p.insert("/v1/query/ask-multimodal".into(), json!({"post": multimodal}));
+    query_paths(&mut p);
+    super::content::paths(&mut p);
+    p
+}
+
+/// `/v1/query` and `/v1/query/stream`.
+fn query_paths(p: &mut Map<String, Value>) {
+    let extra =
+        || json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("QueryRequest")});
+    p.insert(
+        "/v1/query".into(),
+        json!({"post": operation("query", "query", "Ask a question",
+            "A grounded answer composed only of sentences from the site's own documents, each run followed by an `[n]` marker \
+             into `sources` (1-based). Sources are hybrid-ranked (BM25 and MiniLM embeddings), each with a calibrated `score` in \
+             [0, 1] that is comparable across queries; those below `scoreThreshold` (or the server's `knowledge.min_score`) are \
+             dropped and at most `topK` are returned. When none remains, `answer` is a localized fallback that offers contact, \
+             `sources` is empty and `resolved` is false. Every query is logged for the site's public stats and, for sites that \
+             opted in, announced as a `query.completed` webhook.",
+            json!({"200": ok("The answer", "application/json", schema_ref("QueryResponse"))}),
+            &[400, 401, 403, 404, 413, 415, 422], extra())}),
+    );
+    p.insert(
+        "/v1/query/stream".into(),
+        json!({"post": operation("query", "queryStream", "Ask a question, streamed",
+            "The same request and answer as `/v1/query`, as Server-Sent Events: `event: token` with a word-sized fragment of the \
+             answer as `data` (raw UTF-8; a newline would be split over several `data:` lines), then one `event: done` whose data \
+             is a `QueryDone` JSON object. Concatenating the token data gives exactly the `/v1/query` answer. Errors before the \
+             stream starts are ordinary problem+json responses; an error after the 200 is one `event: error` with the problem JSON \
+             as data, and the stream ends without `done`. A `:` comment line every 15 s keeps idle connections open. Never \
+             compressed; sent with `Cache-Control: no-cache` and `X-Accel-Buffering: no`.",
+            json!({"200": {
+                "description": "An event stream: `token`* then `done` (or `error`)",
+                "headers": {
+                    "X-Request-Id": header_ref("XRequestId"),
+                    "X-RateLimit-Limit": header_ref("XRateLimitLimit"),
+                    "X-RateLimit-Remaining": header_ref("XRateLimitRemaining"),
+                    "X-RateLimit-Reset": header_ref("XRateLimitReset"),
+                    "Cache-Control": {"description": "`no-cache`", "schema": {"type": "string", "const": "no-cache"}},
+                    "X-Accel-Buffering": {"description": "`no`: proxies must not buffer the stream", "schema": {"type": "string", "const": "no"}}
+                },
+                "content": {"text/event-stream": {
+                    "schema": {"type": "string", "description": "SSE events `token` (answer fragment), `done` (QueryDone JSON), `error` (Problem JSON)"},
+                    "example": "event: token\ndata: We \n\nevent: token\ndata: open \n\nevent: done\ndata: {\"id\":\"qry_01J...\",\"sources\":[],\"resolved\":true,\"lang\":\"en\",\"latencyMs\":6}\n\n"
+                }}
+            }}),
+            &[400, 401, 403, 404, 413, 415, 422], extra())}),
+    );
+}

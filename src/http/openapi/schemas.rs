@@ -1,0 +1,217 @@
+//! Components (schemas, shared headers, problem responses) and the webhooks a site's CRM receives.
+
+use serde_json::{Map, Value, json};
+
+use super::*;
+
+pub(super) fn components() -> Value {
+    let int_header = |d: &str| json!({"description": d, "schema": {"type": "integer", "minimum": 0}});
+    let problem_response = |status: u16, description: &str, schema: &str| {
+        let mut headers = common_headers();
+        if status == 429 {
+            headers["Retry-After"] = header_ref("RetryAfter");
+        }
+        if status == 401 {
+            headers["WWW-Authenticate"] = json!({"description": "`Bearer error=\"invalid_token\"`", "schema": {"type": "string"}});
+        }
+        json!({"description": description, "headers": headers, "content": {"application/problem+json": {"schema": schema_ref(schema)}}})
+    };
+    let mut responses = Map::new();
+    for (status, description, schema) in [
+        (400, "`site_id_required`, `invalid_site_id`, `invalid_json` or `bad_request`", "Problem"),
+        (401, "`invalid_token`: the bearer token is unknown or revoked", "Problem"),
+        (403, "`https_required`, `token_site_mismatch`, `origin_not_allowed` or `site_disabled`", "Problem"),
+        (404, "`site_not_found` or `not_found`", "Problem"),
+        (405, "`method_not_allowed`", "Problem"),
+        (413, "`payload_too_large`: JSON bodies are limited to 64 KiB, multipart to 10 MiB; reading stops at the limit", "Problem"),
+        (415, "`unsupported_media_type`: JSON routes need `Content-Type: application/json`", "Problem"),
+        (422, "`validation_failed`, with one entry per invalid field", "ValidationProblem"),
+        (429, "`rate_limited`: retry after `Retry-After` seconds", "Problem"),
+        (500, "`internal`: generic text only; quote `requestId`", "Problem"),
+        (501, "`not_implemented`, with `expected`", "NotImplementedProblem"),
+        (503, "`unavailable`: retry shortly", "Problem"),
+    ] {
+        responses.insert(format!("Problem{status}"), problem_response(status, description, schema));
+    }
+    let codes = [
+        "site_id_required",
+        "invalid_site_id",
+        "invalid_json",
+        "bad_request",
+        "invalid_token",
+        "https_required",
+        "token_site_mismatch",
+        "origin_not_allowed",
+        "site_disabled",
+        "site_not_found",
+        "not_found",
+        "method_not_allowed",
+        "payload_too_large",
+        "unsupported_media_type",
+        "validation_failed",
+        "rate_limited",
+        "not_implemented",
+        "internal",
+        "unavailable",
+    ];
+    json!({
+        "securitySchemes": {
+            "siteId": {"type": "apiKey", "in": "header", "name": "X-Site-Id",
+                "description": "The site's GUID. Public (it sits in the website's HTML): it identifies, it does not authenticate. Browser calls are checked against the site's allowed origins."},
+            "bearerAuth": {"type": "http", "scheme": "bearer",
+                "description": "Pro and Enterprise: a server-to-server token that identifies the site by itself and skips the Origin check. Must agree with X-Site-Id when both are sent."}
+        },
+        "parameters": {
+            "XSiteId": {"name": "X-Site-Id", "in": "header", "required": false,
+                "description": "Required unless a bearer token is sent.", "schema": {"type": "string", "format": "uuid"}}
+        },
+        "headers": {
+            "XRequestId": {"description": "Echoes a sane client `X-Request-Id` (1-128 of `[A-Za-z0-9._:-]`), else a new `req_<ulid>`.", "schema": {"type": "string"}},
+            "XRateLimitLimit": int_header("Requests a minute for this site (by tier: 60, 600, 6000) or client IP (default 600)."),
+            "XRateLimitRemaining": int_header("Whole requests left in the bucket after this one (0 to 2x the limit)."),
+            "XRateLimitReset": int_header("Seconds, rounded up, until the bucket is full again (0 when full). Delta seconds, not an epoch."),
+            "RetryAfter": int_header("Seconds until a request will be accepted again.")
+        },
+        "responses": responses,
+        "schemas": {
+            "Problem": {
+                "type": "object",
+                "description": "RFC 9457 problem details.",
+                "required": ["type", "title", "status", "detail", "code", "requestId"],
+                "properties": {
+                    "type": {"type": "string", "description": "`urn:sitebot:problem:<code>`"},
+                    "title": {"type": "string"},
+                    "status": {"type": "integer"},
+                    "detail": {"type": "string"},
+                    "code": {"type": "string", "enum": codes},
+                    "requestId": {"type": "string"}
+                }
+            },
+            "FieldError": {
+                "type": "object", "required": ["field", "message"],
+                "properties": {"field": {"type": "string", "description": "camelCase JSON path, or a header name"}, "message": {"type": "string"}}
+            },
+            "ValidationProblem": {
+                "allOf": [schema_ref("Problem"), {"type": "object", "required": ["errors"], "properties": {"errors": {"type": "array", "items": schema_ref("FieldError")}}}]
+            },
+            "NotImplementedProblem": {
+                "allOf": [schema_ref("Problem"), {"type": "object", "required": ["expected"], "properties": {"expected": {
+                    "type": "object",
+                    "required": ["parts", "response", "fallback", "plannedFor"],
+                    "properties": {
+                        "method": {"type": "string"},
+                        "contentType": {"type": "string"},
+                        "parts": {"type": "array", "items": {"type": "object"}},
+                        "response": {"type": "object"},
+                        "fallback": {"type": "string", "const": "/v1/query"},
+                        "plannedFor": {"type": "string", "const": "2026-Q4"}
+                    }
+                }}}]
+            },
+            "Health": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}, "version": {"type": "string"}}},
+            "LeadRequest": {
+                "type": "object", "required": ["email"],
+                "properties": {
+                    "name": {"type": "string", "maxLength": 200},
+                    "email": {"type": "string", "format": "email", "maxLength": 254},
+                    "message": {"type": "string", "maxLength": 5000},
+                    "pageUrl": {"type": "string", "format": "uri", "maxLength": 2048}
+                }
+            },
+            "LeadAccepted": {
+                "type": "object", "required": ["id", "status"],
+                "properties": {"id": {"type": "string", "pattern": "^lead_"}, "status": {"type": "string", "const": "accepted"}}
+            },
+            "QueryResponse": {
+                "type": "object", "required": ["id", "answer", "sources", "resolved", "lang", "latencyMs"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "answer": {"type": "string"},
+                    "sources": {"type": "array", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
+                        "id": {"type": "string"}, "documentId": {"type": "string"}, "title": {"type": "string"},
+                        "url": {"type": ["string", "null"]}, "snippet": {"type": "string"}, "score": {"type": "number", "minimum": 0, "maximum": 1}
+                    }}},
+                    "resolved": {"type": "boolean"},
+                    "lang": {"type": "string"},
+                    "latencyMs": {"type": "integer", "minimum": 0}
+                }
+            },
+            "QueryRequest": {
+                "type": "object", "required": ["question"],
+                "properties": {
+                    "question": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "1 to 2000 characters after trimming"},
+                    "topK": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "At most this many sources"},
+                    "scoreThreshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0, "description": "Drop sources scoring below this"},
+                    "lang": {"type": "string", "description": "BCP 47 tag for the answer's language (the fallback text); default: the site's language"}
+                }
+            },
+            "QueryDone": {
+                "type": "object", "required": ["id", "sources", "resolved", "lang", "latencyMs"],
+                "description": "The data of the stream's `done` event: the `/v1/query` response without `answer` (the tokens carry it).",
+                "properties": {
+                    "id": {"type": "string"},
+                    "sources": {"type": "array", "items": {"type": "object"}},
+                    "resolved": {"type": "boolean"},
+                    "lang": {"type": "string"},
+                    "latencyMs": {"type": "integer", "minimum": 0}
+                }
+            }
+        }
+    })
+}
+
+/// What a site's CRM endpoint receives (OpenAPI 3.1 `webhooks`): Standard Webhooks v1 deliveries.
+pub(super) fn webhooks() -> Value {
+    let headers = json!([
+        {"name": "webhook-id", "in": "header", "required": true, "description": "`msg_<ulid>`: the same on every retry and replay of one event; deduplicate on it.", "schema": {"type": "string", "pattern": "^msg_"}},
+        {"name": "webhook-timestamp", "in": "header", "required": true, "description": "Unix seconds of this attempt.", "schema": {"type": "string", "pattern": "^[0-9]+$"}},
+        {"name": "webhook-signature", "in": "header", "required": true,
+         "description": "`v1,<base64 HMAC-SHA256 of {webhook-id}.{webhook-timestamp}.{body}>` with the site's `whsec_` secret; two space-separated signatures for 24 h after a rotation.",
+         "schema": {"type": "string", "pattern": "^v1,"}}
+    ]);
+    let responses = json!({
+        "2XX": {"description": "Delivered."},
+        "410": {"description": "Gone: the site's endpoint is disabled until its URL is set again; events wait."},
+        "default": {"description": "Any other answer, a redirect or a timeout: retried on the schedule, then dead-lettered."}
+    });
+    let event = |type_: &str, summary: &str, data: &str| {
+        json!({"post": {
+            "summary": summary,
+            "parameters": headers,
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["type", "timestamp", "data"],
+                "properties": {
+                    "type": {"type": "string", "const": type_},
+                    "timestamp": {"type": "string", "format": "date-time"},
+                    "data": schema_ref(data)
+                }
+            }}}},
+            "responses": responses
+        }})
+    };
+    json!({
+        "lead.captured": event("lead.captured", "A lead was captured", "LeadCapturedData"),
+        "query.completed": event("query.completed", "A question was answered (sites that opted in)", "QueryCompletedData")
+    })
+}
+
+/// Schemas of the webhook payloads.
+pub(super) fn webhook_schemas(mut c: Value) -> Value {
+    let schemas = &mut c["schemas"];
+    schemas["LeadCapturedData"] = json!({
+        "type": "object", "required": ["leadId", "siteId", "email", "createdAt"],
+        "properties": {
+            "leadId": {"type": "string", "pattern": "^lead_"}, "siteId": {"type": "string", "format": "uuid"},
+            "name": {"type": ["string", "null"]}, "email": {"type": "string"}, "message": {"type": ["string", "null"]},
+            "pageUrl": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"}
+        }
+    });
+    schemas["QueryCompletedData"] = json!({
+        "type": "object", "required": ["queryId", "siteId", "question", "resolved", "sourceCount", "latencyMs"],
+        "properties": {
+            "queryId": {"type": "string"}, "siteId": {"type": "string", "format": "uuid"}, "question": {"type": "string"},
+            "resolved": {"type": "boolean"}, "sourceCount": {"type": "integer", "minimum": 0}, "latencyMs": {"type": "integer", "minimum": 0}
+        }
+    });
+    c
+}

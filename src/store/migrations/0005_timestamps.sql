@@ -1,0 +1,80 @@
+-- One timestamp type: every stored instant becomes INTEGER unix milliseconds (UTC), compared as a
+-- number, never as text. Until now times were RFC 3339 text, unix seconds (idempotency keys) or dates
+-- (site_stats.active_since, now the instant of the first activity at midnight UTC). Each text column is
+-- rebuilt in place: add an integer twin, convert, drop the text one, rename the twin. A value that does
+-- not convert makes the whole migration fail (it runs in one transaction), so nothing is half-converted.
+-- The two indexes on converted columns are dropped first and re-created after.
+DROP INDEX leads_by_site;
+DROP INDEX query_log_by_site;
+
+ALTER TABLE sites ADD COLUMN created_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE sites SET created_at_ms = CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE sites DROP COLUMN created_at;
+ALTER TABLE sites RENAME COLUMN created_at_ms TO created_at;
+ALTER TABLE sites ADD COLUMN updated_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE sites SET updated_at_ms = CAST(round(unixepoch(updated_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE sites DROP COLUMN updated_at;
+ALTER TABLE sites RENAME COLUMN updated_at_ms TO updated_at;
+ALTER TABLE sites ADD COLUMN webhook_disabled_at_ms INTEGER;
+UPDATE sites SET webhook_disabled_at_ms = CAST(round(unixepoch(webhook_disabled_at, 'subsec') * 1000) AS INTEGER) WHERE webhook_disabled_at IS NOT NULL;
+ALTER TABLE sites DROP COLUMN webhook_disabled_at;
+ALTER TABLE sites RENAME COLUMN webhook_disabled_at_ms TO webhook_disabled_at;
+ALTER TABLE sites ADD COLUMN prev_secret_until_ms INTEGER;
+UPDATE sites SET prev_secret_until_ms = CAST(round(unixepoch(prev_secret_until, 'subsec') * 1000) AS INTEGER) WHERE prev_secret_until IS NOT NULL;
+ALTER TABLE sites DROP COLUMN prev_secret_until;
+ALTER TABLE sites RENAME COLUMN prev_secret_until_ms TO prev_secret_until;
+ALTER TABLE leads ADD COLUMN created_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE leads SET created_at_ms = CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE leads DROP COLUMN created_at;
+ALTER TABLE leads RENAME COLUMN created_at_ms TO created_at;
+ALTER TABLE outbox ADD COLUMN created_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE outbox SET created_at_ms = CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE outbox DROP COLUMN created_at;
+ALTER TABLE outbox RENAME COLUMN created_at_ms TO created_at;
+ALTER TABLE outbox ADD COLUMN delivered_at_ms INTEGER;
+UPDATE outbox SET delivered_at_ms = CAST(round(unixepoch(delivered_at, 'subsec') * 1000) AS INTEGER) WHERE delivered_at IS NOT NULL;
+ALTER TABLE outbox DROP COLUMN delivered_at;
+ALTER TABLE outbox RENAME COLUMN delivered_at_ms TO delivered_at;
+ALTER TABLE outbox_attempts ADD COLUMN at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE outbox_attempts SET at_ms = CAST(round(unixepoch(at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE outbox_attempts DROP COLUMN at;
+ALTER TABLE outbox_attempts RENAME COLUMN at_ms TO at;
+ALTER TABLE site_stats ADD COLUMN active_since_ms INTEGER;
+UPDATE site_stats SET active_since_ms = CAST(round(unixepoch(active_since, 'subsec') * 1000) AS INTEGER) WHERE active_since IS NOT NULL;
+ALTER TABLE site_stats DROP COLUMN active_since;
+ALTER TABLE site_stats RENAME COLUMN active_since_ms TO active_since;
+ALTER TABLE kb_documents ADD COLUMN created_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE kb_documents SET created_at_ms = CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE kb_documents DROP COLUMN created_at;
+ALTER TABLE kb_documents RENAME COLUMN created_at_ms TO created_at;
+ALTER TABLE kb_documents ADD COLUMN updated_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE kb_documents SET updated_at_ms = CAST(round(unixepoch(updated_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE kb_documents DROP COLUMN updated_at;
+ALTER TABLE kb_documents RENAME COLUMN updated_at_ms TO updated_at;
+ALTER TABLE query_log ADD COLUMN created_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE query_log SET created_at_ms = CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE query_log DROP COLUMN created_at;
+ALTER TABLE query_log RENAME COLUMN created_at_ms TO created_at;
+ALTER TABLE verticals ADD COLUMN created_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE verticals SET created_at_ms = CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE verticals DROP COLUMN created_at;
+ALTER TABLE verticals RENAME COLUMN created_at_ms TO created_at;
+ALTER TABLE verticals ADD COLUMN updated_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE verticals SET updated_at_ms = CAST(round(unixepoch(updated_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE verticals DROP COLUMN updated_at;
+ALTER TABLE verticals RENAME COLUMN updated_at_ms TO updated_at;
+ALTER TABLE landing_pages ADD COLUMN updated_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE landing_pages SET updated_at_ms = CAST(round(unixepoch(updated_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE landing_pages DROP COLUMN updated_at;
+ALTER TABLE landing_pages RENAME COLUMN updated_at_ms TO updated_at;
+ALTER TABLE pricing_tiers ADD COLUMN updated_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE pricing_tiers SET updated_at_ms = CAST(round(unixepoch(updated_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE pricing_tiers DROP COLUMN updated_at;
+ALTER TABLE pricing_tiers RENAME COLUMN updated_at_ms TO updated_at;
+ALTER TABLE currency_rates ADD COLUMN updated_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE currency_rates SET updated_at_ms = CAST(round(unixepoch(updated_at, 'subsec') * 1000) AS INTEGER);
+ALTER TABLE currency_rates DROP COLUMN updated_at;
+ALTER TABLE currency_rates RENAME COLUMN updated_at_ms TO updated_at;
+UPDATE idempotency_keys SET created_at = created_at * 1000;
+CREATE INDEX leads_by_site ON leads(site_id, created_at);
+CREATE INDEX query_log_by_site ON query_log(site_id, created_at);

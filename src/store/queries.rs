@@ -1,0 +1,50 @@
+//! The query log: one row per answered question, counted in the site's public stats and announced as
+//! `query.completed` to sites that opted in, in one transaction.
+
+use rusqlite::params;
+use serde::Serialize;
+
+use super::outbox::{self, MessageId};
+use super::{Result, SiteStore};
+use crate::domain::{EventType, SiteId, Timestamp};
+
+/// One answered question, for the log, the public counters and the `query.completed` webhook.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryRecord {
+    pub query_id: String,
+    pub site_id: SiteId,
+    pub question: String,
+    pub resolved: bool,
+    pub source_count: usize,
+    pub latency_ms: u64,
+    #[serde(skip)]
+    pub lang: String,
+}
+
+/// One site's query log.
+pub struct QueryLog<'s> {
+    site: SiteStore<'s>,
+}
+
+impl<'s> QueryLog<'s> {
+    pub(super) fn new(site: SiteStore<'s>) -> Self {
+        Self { site }
+    }
+
+    /// Logs the query, counts it in `site_stats` and enqueues `query.completed` for sites that opted in.
+    /// Returns the outbox message id when an event was enqueued.
+    pub fn record(&self, q: &QueryRecord) -> Result<Option<MessageId>> {
+        let site = self.site.id();
+        self.site.store().write(|tx| {
+            let now = Timestamp::now();
+            tx.prepare_cached(
+                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![q.query_id, site, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now])?;
+            super::stats::record_query(tx, &site, q.resolved, now)?;
+            outbox::enqueue(tx, &site, EventType::QueryCompleted, q)
+        })
+    }
+}
