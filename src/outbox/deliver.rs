@@ -15,7 +15,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::signing;
 use crate::config::WebhooksConfig;
-use crate::domain::{WebhookPolicy, is_public_ip};
+use crate::domain::{WebhookPolicy, WebhookUrl, is_public_ip};
 
 /// How much of a receiver's answer is kept (printed by `webhooks test`).
 const BODY_KEEP: usize = 4096;
@@ -94,27 +94,12 @@ impl Sender {
         Ok(Sender { client, policy })
     }
 
-    /// Checks what can be checked without resolving: scheme, credentials, IP-literal hosts.
+    /// Checks what can be checked without resolving (scheme, credentials, IP-literal and local hosts)
+    /// with the same policy code that accepted the URL when it was set: the operator may have tightened
+    /// the policy since.
     fn check_url(&self, url: &str) -> Result<reqwest::Url, String> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid webhook URL: {e}"))?;
-        match parsed.scheme() {
-            "https" => {}
-            "http" if self.policy.allow_http => {}
-            other => {
-                return Err(format!("refused: {other}:// webhook URLs are not allowed (the operator can set webhooks.allow_http = true)"));
-            }
-        }
-        if !self.policy.allow_private_networks {
-            let ip = match parsed.host() {
-                Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-                Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-                _ => None,
-            };
-            if let Some(ip) = ip.filter(|ip| !is_public_ip(*ip)) {
-                return Err(format!("refused: {ip} is not a public address (the operator can set webhooks.allow_private_networks = true)"));
-            }
-        }
-        Ok(parsed)
+        let url = WebhookUrl::parse(url, self.policy).map_err(|e| format!("refused: {e}"))?;
+        reqwest::Url::parse(url.as_str()).map_err(|e| format!("invalid webhook URL: {e}"))
     }
 
     /// Sends `payload` to `url` signed with every secret in `secrets`, as event `id`, once.

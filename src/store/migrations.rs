@@ -48,6 +48,37 @@ mod tests {
     }
 
     #[test]
+    fn text_times_become_unix_milliseconds() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("t.db")).unwrap();
+        // A database as the build before the timestamp migration left it.
+        for sql in &MIGRATIONS[..4] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+        conn.execute_batch(
+            "INSERT INTO sites (id, name, vertical, tier, currency, lang, secret_sealed, created_at, updated_at, webhook_disabled_at)
+               VALUES ('3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b', 'A', 'dental', 'pro', 'EUR', 'en', x'00', '2026-11-21T10:00:00Z', '2026-11-22T10:00:00Z', NULL);
+             INSERT INTO leads (id, site_id, email, created_at) VALUES ('lead_1', '3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b', 'a@example.com', '2026-11-21T10:00:01Z');
+             INSERT INTO idempotency_keys VALUES ('3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b', 'leads', 'k', 202, '{}', 1795255200);
+             INSERT INTO site_stats (site_id, questions, active_since) VALUES ('3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b', 1, '2026-11-21');",
+        )
+        .unwrap();
+        run(&mut conn).unwrap();
+        let t = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, Option<i64>>(0)).unwrap();
+        assert_eq!(t("SELECT created_at FROM sites"), Some(1_795_255_200_000));
+        assert_eq!(t("SELECT updated_at FROM sites"), Some(1_795_341_600_000));
+        assert_eq!(t("SELECT webhook_disabled_at FROM sites"), None);
+        assert_eq!(t("SELECT created_at FROM leads"), Some(1_795_255_201_000));
+        assert_eq!(t("SELECT created_at FROM idempotency_keys"), Some(1_795_255_200_000));
+        assert_eq!(t("SELECT active_since FROM site_stats"), Some(1_795_219_200_000));
+        let typ: String = conn.query_row("SELECT typeof(created_at) FROM leads", [], |r| r.get(0)).unwrap();
+        assert_eq!(typ, "integer");
+        let indexed: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema WHERE name IN ('leads_by_site', 'query_log_by_site')", [], |r| r.get(0)).unwrap();
+        assert_eq!(indexed, 2);
+    }
+
+    #[test]
     fn a_newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = Connection::open(dir.path().join("t.db")).unwrap();
