@@ -264,7 +264,7 @@ def build_graph(src: dict) -> onnx.ModelProto:
     i64("heads_shape", [0, 0, NH, HD])
     f32("attn_scale", 1.0 / np.sqrt(np.float32(HD)))
     f32("half", 0.5)
-    f32("inv_sqrt2", np.float32(1.0 / np.sqrt(2.0)))
+    f32("sqrt2", np.sqrt(np.float32(2.0)))
 
     def linear(prefix, inp, w_name, b_name, rows, cols, out):
         w = const(f"{prefix}.weight", q4_tensor(src, w_name, rows, cols).T)  # [in, out] for MatMul
@@ -297,7 +297,7 @@ def build_graph(src: dict) -> onnx.ModelProto:
         x = node("LayerNormalization", [f"{s}_attn_res", f"{s}.attention.ln.weight", f"{s}.attention.ln.bias"],
                  f"{s}_attn_norm", axis=-1, epsilon=eps)
         h = linear(f"{s}.intermediate", x, f"{p}.fi.w", f"{p}.fi.b", FF, H, f"{s}_inter")
-        node("Mul", [h, "inv_sqrt2"], f"{s}_gelu_scaled")
+        node("Div", [h, "sqrt2"], f"{s}_gelu_scaled")  # the pattern ONNX Runtime fuses into one Gelu
         node("Erf", [f"{s}_gelu_scaled"], f"{s}_gelu_erf")
         node("Add", [f"{s}_gelu_erf", "c1"], f"{s}_gelu_1p")
         node("Mul", [h, f"{s}_gelu_1p"], f"{s}_gelu_x")
