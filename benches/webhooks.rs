@@ -70,6 +70,8 @@ async fn bench() {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let st = state.clone();
     let server = tokio::spawn(async move {
+        let worker = sitebot::outbox::Worker::new(st.clone()).unwrap();
+        tokio::spawn(worker.run_until_stopped(tokio_util::sync::CancellationToken::new()));
         http::serve(listener, None, &identity, st, async {
             let _ = stop_rx.await;
         })

@@ -58,7 +58,14 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
     }
     use std::io::Write;
     std::io::stdout().flush().ok();
-    http::serve(listener, plain, &identity, state, shutdown).await.context("server failed")?;
+    // The webhook worker runs beside the server and stops after it, finishing the deliveries in flight.
+    let worker_stop = tokio_util::sync::CancellationToken::new();
+    let worker = crate::outbox::Worker::new(state.clone())?;
+    let worker = tokio::spawn(worker.run_until_stopped(worker_stop.clone()));
+    let served = http::serve(listener, plain, &identity, state, shutdown).await;
+    worker_stop.cancel();
+    let _ = worker.await;
+    served.context("server failed")?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -43,7 +43,9 @@ impl WebhookUrl {
                 }
             };
             if refused {
-                return Err(invalid("webhook URLs must point to a public address (the operator can set webhooks.allow_private_networks = true)"));
+                return Err(invalid(format!(
+                    "{host} is not a public address; webhook URLs must point to one (the operator can set webhooks.allow_private_networks = true)"
+                )));
             }
         }
         Ok(Self(url.to_string()))

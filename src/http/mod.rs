@@ -69,7 +69,8 @@ fn refusal(state: Arc<AppState>) -> listener::Refusal {
 }
 
 /// Serves HTTPS on `listener` (and refusals on `plain`) until `shutdown` resolves, then lets in-flight
-/// requests finish for `server.shutdown_grace_secs`.
+/// requests finish for `server.shutdown_grace_secs`. It only serves: the webhook worker is the caller's
+/// to run beside it (`outbox::Worker::run_until_stopped`), so tests can drain the outbox themselves.
 pub async fn serve(
     listener: TcpListener,
     plain: Option<TcpListener>,
@@ -88,10 +89,6 @@ pub async fn serve(
         }
     });
     let acceptor = listener::TlsOnlyAcceptor::new(listener, identity.config.clone(), refusal)?;
-    // The webhook worker runs beside the server and stops after it, finishing the deliveries in flight.
-    let worker_stop = tokio_util::sync::CancellationToken::new();
-    let worker = crate::outbox::Worker::new(state.clone()).map_err(std::io::Error::other)?;
-    let worker = tokio::spawn(worker.run_until_stopped(worker_stop.clone()));
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs);
     let result = Server::new_with_acceptor(acceptor)
         .name("sitebot")
@@ -99,8 +96,6 @@ pub async fn serve(
         .run_with_graceful_shutdown(routes(state), shutdown, Some(grace))
         .await;
     pruner.abort();
-    worker_stop.cancel();
-    let _ = worker.await;
     if let Some(t) = plain_task {
         t.abort();
     }

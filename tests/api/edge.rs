@@ -160,6 +160,35 @@ async fn a_server_error_reveals_nothing_internal() {
 }
 
 #[tokio::test]
+async fn corrupt_stored_data_is_a_generic_500_not_a_validation_error() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Starter).await;
+    crate::landing::create_vertical(&app, "dental", &["en", "de"], "EUR").await;
+    let (pricing_file, rates_file) = (sitebot::content::demo::PRICING, ("rates.yaml", "base: EUR\nrates:\n  USD: 1.08\n"));
+    let store = app.state.store.clone();
+    tokio::task::spawn_blocking(move || {
+        sitebot::content::import_pricing(&store, &sitebot::content::Source::new(pricing_file.0, pricing_file.1)).unwrap();
+        let eur = sitebot::domain::Currency::parse("EUR").unwrap();
+        sitebot::content::import_rates(&store, eur, &sitebot::content::Source::new(rates_file.0, rates_file.1)).unwrap();
+    })
+    .await
+    .unwrap();
+    assert_eq!(app.client.get(app.url("/v1/pricing/dental?currency=USD")).send().await.unwrap().status(), 200);
+    // A rate and a site row this build cannot read back, as a bad restore or a hand edit would leave them.
+    let db = app.db();
+    db.execute("UPDATE currency_rates SET rate = 'one point oh eight' WHERE currency = 'USD'", []).unwrap();
+    db.execute("UPDATE sites SET webhook_events = 'lead.lost' WHERE id = ?1", [site.id.to_string()]).unwrap();
+    let priced = app.client.get(app.url("/v1/pricing/dental?currency=USD")).send().await.unwrap();
+    let leads = post_lead(&app, Some(&site.id.to_string()), json!({"email": "a@example.com"})).await;
+    for body in [problem(priced, 500, "internal").await, problem(leads, 500, "internal").await] {
+        let text = body.to_string().to_lowercase();
+        for leak in ["stored", "corrupt", "rate", "webhook_events", "lead.lost", "one point"] {
+            assert!(!text.contains(leak), "500 body leaks `{leak}`: {text}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn request_ids_are_echoed_when_sane() {
     let app = spawn_app().await;
     let resp = app.client.get(app.url("/healthz")).header("X-Request-Id", "trace-42.a:b").send().await.unwrap();

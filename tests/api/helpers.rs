@@ -1,7 +1,8 @@
 #![allow(dead_code)] // shared by every test module; each uses a subset
 //! `spawn_app`: the real server, in-process, on port 0 over real TLS, with a fresh data directory
 //! (SQLite file, certificate, keys) per test. The client trusts exactly that server's self-signed
-//! certificate, so TLS is verified as a real client would.
+//! certificate, so TLS is verified as a real client would. No webhook worker runs in the background:
+//! tests deliver with `deliver_due`, which drives the real worker one `run_once` at a time.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,6 +29,8 @@ pub struct TestApp {
     pub cert_pem: Vec<u8>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    /// The background webhook worker, when started with `with_worker` (as `sitebot serve` runs it).
+    worker: Option<(tokio_util::sync::CancellationToken, tokio::task::JoinHandle<()>)>,
 }
 
 /// A config for tests: loopback, any port, short grace.
@@ -64,7 +67,18 @@ pub async fn spawn_app_in(config: Config, data_dir: tempfile::TempDir) -> TestAp
     });
     let cert_pem = std::fs::read(tls::self_signed_paths(data_dir.path()).0).unwrap();
     let client = client_for(&cert_pem);
-    TestApp { addr, base: format!("https://127.0.0.1:{}", addr.port()), client, state, clock, data_dir, cert_pem, shutdown: Some(tx), handle: Some(handle) }
+    TestApp {
+        addr,
+        base: format!("https://127.0.0.1:{}", addr.port()),
+        client,
+        state,
+        clock,
+        data_dir,
+        cert_pem,
+        shutdown: Some(tx),
+        handle: Some(handle),
+        worker: None,
+    }
 }
 
 pub fn client_for(cert_pem: &[u8]) -> reqwest::Client {
@@ -101,6 +115,37 @@ impl TestApp {
         self.db().query_row(sql, params, |r| r.get(0)).expect("count query")
     }
 
+    /// Runs the webhook worker in the background as `sitebot serve` does; `stop` stops it after the
+    /// server, letting the deliveries in flight finish.
+    pub fn with_worker(mut self) -> TestApp {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let worker = sitebot::outbox::Worker::new(self.state.clone()).expect("webhook worker");
+        self.worker = Some((stop.clone(), tokio::spawn(worker.run_until_stopped(stop))));
+        self
+    }
+
+    /// One step of webhook delivery: everything due now is delivered by the real worker (`run_once`);
+    /// when nothing was due, waits until the next event falls due (at most a second).
+    pub async fn deliver_due(&self) {
+        let worker = sitebot::outbox::Worker::new(self.state.clone()).expect("webhook worker");
+        if worker.run_once().await.expect("deliver").claimed > 0 {
+            return;
+        }
+        let next = self.state.store.run(|s| s.outbox().next_due()).await.expect("outbox");
+        let now = sitebot::domain::Timestamp::now().as_millis();
+        let wait = next.map_or(10, |t| (t.as_millis() - now).clamp(1, 1000));
+        tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
+    }
+
+    /// Delivers until `done` holds, failing the test after 15 s.
+    pub async fn deliver_until(&self, mut done: impl FnMut() -> bool) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+        while !done() {
+            assert!(tokio::time::Instant::now() < deadline, "webhook delivery did not reach the expected state in 15 s");
+            self.deliver_due().await;
+        }
+    }
+
     /// Stops the server and waits for it to finish.
     pub async fn stop(mut self) -> tempfile::TempDir {
         if let Some(tx) = self.shutdown.take() {
@@ -108,6 +153,10 @@ impl TestApp {
         }
         if let Some(h) = self.handle.take() {
             h.await.expect("server task").expect("server result");
+        }
+        if let Some((stop, worker)) = self.worker.take() {
+            stop.cancel();
+            worker.await.expect("worker task");
         }
         let dir = tempfile::tempdir().unwrap();
         std::mem::replace(&mut self.data_dir, dir)

@@ -37,8 +37,7 @@ async fn event(app: &TestApp, id: &str) -> (outbox::Message, Vec<outbox::Attempt
     (m, a)
 }
 
-/// Polls the database until `pred` holds for the event (the receiver sees a request before the worker
-/// records its outcome).
+/// Drives delivery until `pred` holds for the event.
 async fn wait_event(
     app: &TestApp,
     id: &str,
@@ -52,8 +51,14 @@ async fn wait_event(
             return (m, a);
         }
         assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}: {m:?} {a:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        app.deliver_due().await;
     }
+}
+
+/// Drives delivery until the receiver has `n` requests, and returns them.
+async fn deliveries(app: &TestApp, rx: &Receiver, n: usize) -> Vec<Received> {
+    app.deliver_until(|| rx.count() >= n).await;
+    rx.wait_for(n, WAIT).await
 }
 
 async fn only_event(app: &TestApp, site: SiteId) -> String {
@@ -73,7 +78,7 @@ async fn every_delivery_verifies_with_the_official_library() {
     let app = spawn_app_with(webhook_config()).await;
     let (site, secret) = site_for(&app, &rx.url("/hook")).await;
     let lead_id = accepted(&app, &site.id, &json!({"name": "Ada", "email": "ada@example.com"})).await;
-    let got = rx.wait_for(1, WAIT).await;
+    let got = deliveries(&app, &rx, 1).await;
     let r = &got[0];
     assert_eq!(r.path, "/hook");
     verify(&secret, r);
@@ -102,7 +107,7 @@ async fn a_failing_receiver_gets_the_same_id_on_every_retry_until_it_recovers() 
     let app = spawn_app_with(webhook_config()).await;
     let (site, secret) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
-    let got = rx.wait_for(4, WAIT).await;
+    let got = deliveries(&app, &rx, 4).await;
     let ids: Vec<String> = got.iter().map(Received::id).collect();
     assert!(ids.iter().all(|i| *i == ids[0]), "{ids:?}");
     assert!(got.iter().all(|r| r.body == got[0].body), "the body is the same byte for byte");
@@ -123,13 +128,13 @@ async fn retry_after_and_the_throttle_floor_are_honoured() {
     let app = spawn_app_with(config).await;
     let (site, _) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
-    let got = rx.wait_for(2, WAIT).await;
+    let got = deliveries(&app, &rx, 2).await;
     // The schedule says 10 ms; the receiver asked for 1 s.
     assert!(got[1].at - got[0].at >= Duration::from_millis(950), "{:?}", got[1].at - got[0].at);
 
     rx.script([Reply::Status(429)]);
     accepted(&app, &site.id, &json!({"email": "bob@example.com"})).await;
-    let got = rx.wait_for(4, WAIT).await;
+    let got = deliveries(&app, &rx, 4).await;
     assert!(got[3].at - got[2].at >= Duration::from_millis(290), "a 429 waits at least the floor: {:?}", got[3].at - got[2].at);
 }
 
@@ -140,14 +145,16 @@ async fn gone_disables_the_endpoint_and_events_wait_until_it_is_set_again() {
     let app = spawn_app_with(webhook_config()).await;
     let (site, _) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
-    let first = rx.wait_for(1, WAIT).await[0].id();
+    let first = deliveries(&app, &rx, 1).await[0].id();
     wait_event(&app, &first, "the 410 to be recorded", |_, a| a.len() == 1).await;
     let id = site.id;
     let disabled = app.state.store.run(move |s| s.site(id).get()).await.unwrap().unwrap();
     assert!(disabled.webhook_disabled_at.is_some(), "a 410 disables the endpoint");
     accepted(&app, &site.id, &json!({"email": "bob@example.com"})).await;
-    // Well past the retry schedule and the worker's poll: nothing more is sent...
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The worker runs past the retry schedule: nothing more is sent...
+    for _ in 0..3 {
+        app.deliver_due().await;
+    }
     assert_eq!(rx.count(), 1);
     // ...and nothing is lost: both events wait.
     let pending = app.state.store.run(move |s| s.outbox().list(Some(id), Some(OutboxStatus::Pending), 10)).await.unwrap();
@@ -157,7 +164,7 @@ async fn gone_disables_the_endpoint_and_events_wait_until_it_is_set_again() {
     let url = sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), app.state.config.webhooks.policy()).unwrap();
     let up = sitebot::store::SiteUpdate { webhook_url: Some(Some(url)), ..Default::default() };
     app.state.store.run(move |s| s.site(id).update(up)).await.unwrap();
-    let got = rx.wait_for(3, WAIT).await;
+    let got = deliveries(&app, &rx, 3).await;
     let after: std::collections::BTreeSet<String> = got[1..].iter().map(Received::id).collect();
     assert_eq!(after.len(), 2, "both waiting events go out: {after:?}");
     assert!(after.contains(&first), "the first event keeps its webhook-id");
@@ -175,13 +182,15 @@ async fn a_dead_event_is_replayed_with_the_same_id() {
     let (m, attempts) = wait_event(&app, &id, "dead", |m, _| m.status == OutboxStatus::Dead).await;
     assert_eq!(attempts.len(), 4);
     assert_eq!(m.last_error.as_deref(), Some("receiver answered 500 Internal Server Error"));
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    for _ in 0..3 {
+        app.deliver_due().await;
+    }
     assert_eq!(rx.count(), 4, "a dead event is not sent again by itself");
 
     rx.set_default(Reply::Status(200));
     let replayed = sitebot::cli::webhooks::replay(&app.state.store, &id).unwrap();
     assert_eq!(replayed.status, OutboxStatus::Pending);
-    let got = rx.wait_for(5, WAIT).await;
+    let got = deliveries(&app, &rx, 5).await;
     assert_eq!(got[4].id(), id, "same webhook-id on replay");
     verify(&secret, &got[4]);
     let (_, attempts) = wait_event(&app, &id, "delivered after replay", |m, _| m.status == OutboxStatus::Delivered).await;
@@ -197,7 +206,7 @@ async fn during_a_rotation_both_secrets_sign() {
     let id = site.id;
     let new = app.state.store.run(move |s| s.site(id).rotate_secret()).await.unwrap();
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
-    let r = rx.wait_for(1, WAIT).await.remove(0);
+    let r = deliveries(&app, &rx, 1).await.remove(0);
     let sigs: Vec<&str> = r.header("webhook-signature").split(' ').collect();
     assert_eq!(sigs.len(), 2, "{sigs:?}");
     assert!(sigs.iter().all(|s| s.starts_with("v1,")));
@@ -254,7 +263,7 @@ async fn private_addresses_are_refused_unless_allowed() {
     let app = spawn_app_with(webhook_config()).await;
     let (site, _) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
-    rx.wait_for(1, WAIT).await;
+    deliveries(&app, &rx, 1).await;
 }
 
 #[tokio::test]
@@ -262,7 +271,7 @@ async fn shutdown_finishes_the_delivery_in_flight() {
     let rx = Receiver::start().await;
     rx.set_delay(Duration::from_millis(1500));
     let config = webhook_config();
-    let app = spawn_app_with(config.clone()).await;
+    let app = spawn_app_with(config.clone()).await.with_worker();
     let (site, _) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let deadline = tokio::time::Instant::now() + WAIT;
