@@ -77,16 +77,8 @@ fn main() {
 
         let loader = store.clone();
         tokio::task::spawn_blocking(move || sitebot::content::demo::load(&loader, Currency::parse("EUR").unwrap())).await.unwrap().unwrap();
-        let new_site = |name: &str| NewSite {
-            name: name.into(),
-            vertical: Slug::vertical("dental").unwrap(),
-            tier: Tier::Starter,
-            currency: Currency::parse("EUR").unwrap(),
-            lang: Lang::parse("en").unwrap(),
-            allowed_origins: vec![],
-            webhook_url: None,
-            webhook_events: vec![],
-        };
+        let new_site =
+            |name: &str| NewSite::new(name, Slug::vertical("dental").unwrap(), Tier::Starter, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
         let (quiet, _) = {
             let s = new_site("Quiet");
             store.run(move |st| st.sites().create(s)).await.unwrap()

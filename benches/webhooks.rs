@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use sitebot::app::AppState;
 use sitebot::config::Config;
-use sitebot::domain::{Currency, EventType, Lang, Slug, Tier, WebhookPolicy, WebhookUrl};
+use sitebot::domain::{Currency, Lang, Slug, Tier, WebhookPolicy, WebhookUrl};
 use sitebot::http::{self, tls};
 use sitebot::store::NewSite;
 
@@ -56,16 +56,8 @@ async fn bench() {
     let base = format!("https://{}", listener.local_addr().unwrap());
     let state = AppState::build(config, dir.path().to_owned()).unwrap();
     let url = WebhookUrl::parse(&rx.url("/hook"), WebhookPolicy { allow_http: true, allow_private_networks: true }).unwrap();
-    let new = NewSite {
-        name: "Bench".into(),
-        vertical: Slug::vertical("dental").unwrap(),
-        tier: Tier::Enterprise,
-        currency: Currency::parse("EUR").unwrap(),
-        lang: Lang::parse("en").unwrap(),
-        allowed_origins: vec![],
-        webhook_url: Some(url),
-        webhook_events: vec![EventType::LeadCaptured],
-    };
+    let mut new = NewSite::new("Bench", Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+    new.webhook_url = Some(url);
     let (site, _) = state.store.run(move |s| s.sites().create(new)).await.unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let st = state.clone();

@@ -34,16 +34,13 @@ fn site(store: &Store) -> anyhow::Result<SiteId> {
     if let Some(id) = store.meta("scifact_site").get()? {
         return SiteId::parse(&id).map_err(|e| anyhow::anyhow!(e.0));
     }
-    let (s, _) = store.sites().create(NewSite {
-        name: "SciFact".into(),
-        vertical: sitebot::domain::Slug::vertical("science").expect("a valid slug"),
-        tier: Tier::Enterprise,
-        currency: Currency::parse("EUR").expect("EUR"),
-        lang: Lang::parse("en").expect("en"),
-        allowed_origins: vec![],
-        webhook_url: None,
-        webhook_events: vec![],
-    })?;
+    let (s, _) = store.sites().create(NewSite::new(
+        "SciFact",
+        sitebot::domain::Slug::vertical("science").expect("a valid slug"),
+        Tier::Enterprise,
+        Currency::parse("EUR").expect("EUR"),
+        Lang::parse("en").expect("en"),
+    ))?;
     store.meta("scifact_site").set(&s.id.to_string())?;
     Ok(s.id)
 }

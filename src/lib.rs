@@ -11,12 +11,16 @@
 //! - [`http`]: the TLS-only listener, the edge (request ids, problem+json, rate-limit and CORS
 //!   headers), route scopes (tenant or public), extractors and the OpenAPI document.
 //! - [`api`]: one handler module per public resource.
-//! - [`store`]: SQLite (WAL, one writer, pooled readers), migrations, one module per table family.
+//! - [`store`]: SQLite (WAL, one writer, pooled readers), migrations, typed repositories; tenant data only
+//!   through a handle bound to one site (`store.site(id)`); the only module that knows SQL exists.
+//! - [`knowledge`]: import (parsers, chunking, embedding), per-site FTS5 and vector indexes, hybrid
+//!   retrieval and extractive answers with citations.
 //! - [`outbox`]: webhook delivery from the durable outbox (lease, sign, retry, dead-letter), at least once.
 //! - [`ratelimit`]: GCRA per site or client IP, with an injectable clock.
 //! - [`content`]: landing pages, price lists, currency rates and public stats: file import (JSON or
 //!   YAML) with field-level errors, Accept-Language negotiation, exact money conversion and formatting.
-//! - [`domain`]: values parsed once at the boundary (`SiteId`, `Tier`, `Lang`, `Email`, ...).
+//! - [`domain`]: values parsed once at the boundary (`SiteId`, `Tier`, `Lang`, `Email`, `Timestamp`, ...)
+//!   and the content model the store keeps.
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
 
 pub mod api;

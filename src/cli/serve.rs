@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 
 use crate::app::AppState;
 use crate::config::Config;
-use crate::domain::{Currency, EventType, Lang, SiteId, Slug, Tier};
+use crate::domain::{Currency, Lang, SiteId, Slug, Tier};
 use crate::http::{self, tls};
 use crate::store::NewSite;
 
@@ -79,16 +79,13 @@ pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
     let mut banner = match existing {
         Some(id) => format!("demo site {id} (created earlier; its token was shown then)"),
         None => {
-            let new = NewSite {
-                name: "Bright Smile Dental (demo)".into(),
-                vertical: Slug::vertical("dental").expect("a valid slug"),
-                tier: Tier::Pro,
-                currency: Currency::parse("EUR").expect("EUR is known"),
-                lang: Lang::parse("en").expect("en is a tag"),
-                allowed_origins: vec![],
-                webhook_url: None,
-                webhook_events: vec![EventType::LeadCaptured],
-            };
+            let new = NewSite::new(
+                "Bright Smile Dental (demo)",
+                Slug::vertical("dental").expect("a valid slug"),
+                Tier::Pro,
+                Currency::parse("EUR").expect("EUR is known"),
+                Lang::parse("en").expect("en is a tag"),
+            );
             let (site, creds) = store
                 .run(move |s| {
                     let out = s.sites().create(new)?;

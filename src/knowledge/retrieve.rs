@@ -286,16 +286,7 @@ mod tests {
     fn site_with_common_word() -> (tempfile::TempDir, Store, SiteId) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[7u8; 32])).unwrap();
-        let new = NewSite {
-            name: "t".into(),
-            vertical: Slug::vertical("dental").unwrap(),
-            tier: Tier::Pro,
-            currency: Currency::parse("EUR").unwrap(),
-            lang: Lang::parse("en").unwrap(),
-            allowed_origins: vec![],
-            webhook_url: None,
-            webhook_events: vec![],
-        };
+        let new = NewSite::new("t", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
         let site = store.sites().create(new).unwrap().0.id;
         let chunk = |text: String| NewChunk { heading: "Prices".into(), text, embedding: vec![0.0; 384] };
         let chunks =

@@ -22,6 +22,7 @@ pub mod pricing;
 pub mod queries;
 pub mod sites;
 pub mod stats;
+mod tenant;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,7 +32,8 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::domain::SiteId;
 
 pub use error::{Result, StoreError};
-pub use sites::{NewSite, Site, SiteCredentials, SiteStore, SiteUpdate, Sites};
+pub use sites::{NewSite, Site, SiteCredentials, SiteUpdate, Sites};
+pub use tenant::SiteStore;
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "sitebot.db";

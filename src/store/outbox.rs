@@ -345,16 +345,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[3; 32])).unwrap();
         let open = WebhookPolicy { allow_http: true, allow_private_networks: true };
-        let new = NewSite {
-            name: "S".into(),
-            vertical: Slug::vertical("dental").unwrap(),
-            tier: Tier::Pro,
-            currency: Currency::parse("EUR").unwrap(),
-            lang: Lang::parse("en").unwrap(),
-            allowed_origins: vec![],
-            webhook_url: url.map(|u| WebhookUrl::parse(u, open).unwrap()),
-            webhook_events: vec![EventType::LeadCaptured],
-        };
+        let mut new = NewSite::new("S", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+        new.webhook_url = url.map(|u| WebhookUrl::parse(u, open).unwrap());
         let (site, _) = store.sites().create(new).unwrap();
         (dir, store, site)
     }

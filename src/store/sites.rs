@@ -1,12 +1,12 @@
 //! Sites (tenants): their settings, credentials and allowed origins. [`Sites`] is the operator's view
-//! (create, list, find by token); [`SiteStore`] is bound to one site and is the only way to its data.
+//! (create, list, find by token); `tenant::SiteStore` is bound to one site and is the only way to its data.
 
 use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
 use super::{OptionalRow, Result, Store, StoreError};
 use crate::domain::{Currency, EventType, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl};
-use crate::secrets::{self, Keyring};
+use crate::secrets;
 
 /// How long the previous signing secret keeps signing after a rotation.
 pub const ROTATION_OVERLAP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -53,6 +53,22 @@ pub struct NewSite {
     pub webhook_events: Vec<EventType>,
 }
 
+impl NewSite {
+    /// A site with no origin restriction, no webhook, and `lead.captured` chosen for when one is set.
+    pub fn new(name: impl Into<String>, vertical: Slug, tier: Tier, currency: Currency, lang: Lang) -> NewSite {
+        NewSite {
+            name: name.into(),
+            vertical,
+            tier,
+            currency,
+            lang,
+            allowed_origins: Vec::new(),
+            webhook_url: None,
+            webhook_events: vec![EventType::LeadCaptured],
+        }
+    }
+}
+
 /// Secrets shown once, at creation or rotation.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -76,7 +92,7 @@ pub struct SiteUpdate {
     pub webhook_events: Option<Vec<EventType>>,
 }
 
-fn validate_name(name: &str) -> Result<String> {
+pub(super) fn validate_name(name: &str) -> Result<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(StoreError::Invalid("a site name is 1 to 200 characters".into()));
@@ -85,7 +101,7 @@ fn validate_name(name: &str) -> Result<String> {
 }
 
 /// The opted-in events as stored: comma-separated, each once, in the order given.
-fn events_column(events: &[EventType]) -> String {
+pub(super) fn events_column(events: &[EventType]) -> String {
     let mut out: Vec<&str> = Vec::new();
     for e in events {
         if !out.contains(&e.as_str()) {
@@ -102,7 +118,7 @@ fn parse_events(stored: &str) -> Result<Vec<EventType>> {
 const COLUMNS: &str = "id, name, vertical, tier, currency, lang, enabled, webhook_url, webhook_events, \
                        webhook_disabled_at, token_hash IS NOT NULL, created_at, updated_at";
 
-fn get(conn: &Connection, id: &SiteId) -> Result<Option<Site>> {
+pub(super) fn get(conn: &Connection, id: &SiteId) -> Result<Option<Site>> {
     let row = conn.query_row(&format!("SELECT {COLUMNS} FROM sites WHERE id = ?1"), [id], site_row).optional_row()?;
     row.map(|(site, events)| finish(conn, site, &events)).transpose()
 }
@@ -137,7 +153,7 @@ fn finish(conn: &Connection, mut site: Site, events: &str) -> Result<Site> {
     Ok(site)
 }
 
-fn set_origins(tx: &Transaction<'_>, id: &SiteId, origins: &[Origin]) -> Result<()> {
+pub(super) fn set_origins(tx: &Transaction<'_>, id: &SiteId, origins: &[Origin]) -> Result<()> {
     tx.execute("DELETE FROM site_origins WHERE site_id = ?1", [id])?;
     let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO site_origins (site_id, origin) VALUES (?1, ?2)")?;
     for o in origins {
@@ -146,7 +162,7 @@ fn set_origins(tx: &Transaction<'_>, id: &SiteId, origins: &[Origin]) -> Result<
     Ok(())
 }
 
-fn set_token(tx: &Transaction<'_>, id: &SiteId) -> Result<String> {
+pub(super) fn set_token(tx: &Transaction<'_>, id: &SiteId) -> Result<String> {
     let token = secrets::new_bearer_token();
     tx.execute("UPDATE sites SET token_hash = ?2 WHERE id = ?1", params![id, secrets::token_hash(&token).to_vec()])?;
     Ok(token)
@@ -226,174 +242,20 @@ impl<'s> Sites<'s> {
     }
 }
 
-/// One site's data. Every query behind it is bound to this site's id; there is no other way for code
-/// outside the store to reach tenant rows.
-#[derive(Clone, Copy)]
-pub struct SiteStore<'s> {
-    store: &'s Store,
-    id: SiteId,
-}
-
-impl<'s> SiteStore<'s> {
-    pub(super) fn new(store: &'s Store, id: SiteId) -> Self {
-        Self { store, id }
-    }
-
-    pub fn id(&self) -> SiteId {
-        self.id
-    }
-
-    pub(super) fn store(&self) -> &'s Store {
-        self.store
-    }
-
-    pub fn get(&self) -> Result<Option<Site>> {
-        self.store.read(|conn| get(conn, &self.id))
-    }
-
-    /// Applies an update. Returns new credentials when a tier change created a bearer token.
-    pub fn update(&self, up: SiteUpdate) -> Result<(Site, Option<SiteCredentials>)> {
-        let id = &self.id;
-        self.store.write(|tx| {
-            let before = get(tx, id)?.ok_or(StoreError::NotFound)?;
-            if let Some(name) = &up.name {
-                tx.execute("UPDATE sites SET name = ?2 WHERE id = ?1", params![id, validate_name(name)?])?;
-            }
-            if let Some(v) = &up.vertical {
-                tx.execute("UPDATE sites SET vertical = ?2 WHERE id = ?1", params![id, v])?;
-            }
-            if let Some(c) = &up.currency {
-                tx.execute("UPDATE sites SET currency = ?2 WHERE id = ?1", params![id, c])?;
-            }
-            if let Some(l) = &up.lang {
-                tx.execute("UPDATE sites SET lang = ?2 WHERE id = ?1", params![id, l])?;
-            }
-            if let Some(origins) = &up.allowed_origins {
-                set_origins(tx, id, origins)?;
-            }
-            if let Some(url) = &up.webhook_url {
-                // Setting the URL again re-enables an endpoint that a 410 switched off.
-                tx.execute("UPDATE sites SET webhook_url = ?2, webhook_disabled_at = NULL WHERE id = ?1", params![id, url])?;
-            }
-            if let Some(events) = &up.webhook_events {
-                tx.execute("UPDATE sites SET webhook_events = ?2 WHERE id = ?1", params![id, events_column(events)])?;
-            }
-            let mut creds = None;
-            if let Some(tier) = up.tier {
-                tx.execute("UPDATE sites SET tier = ?2 WHERE id = ?1", params![id, tier])?;
-                if tier.has_bearer_token() && !before.has_bearer_token {
-                    creds = Some(SiteCredentials { site_id: *id, webhook_secret: None, bearer_token: Some(set_token(tx, id)?) });
-                } else if !tier.has_bearer_token() {
-                    tx.execute("UPDATE sites SET token_hash = NULL WHERE id = ?1", [id])?;
-                }
-            }
-            tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
-            Ok((get(tx, id)?.ok_or(StoreError::NotFound)?, creds))
-        })
-    }
-
-    pub fn set_enabled(&self, enabled: bool) -> Result<Site> {
-        let id = &self.id;
-        self.store.write(|tx| {
-            let n = tx.execute("UPDATE sites SET enabled = ?2, updated_at = ?3 WHERE id = ?1", params![id, enabled, Timestamp::now()])?;
-            if n == 0 {
-                return Err(StoreError::NotFound);
-            }
-            get(tx, id)?.ok_or(StoreError::NotFound)
-        })
-    }
-
-    /// Replaces the bearer token; the old one stops working at once.
-    pub fn rotate_token(&self) -> Result<String> {
-        let id = &self.id;
-        self.store.write(|tx| {
-            let site = get(tx, id)?.ok_or(StoreError::NotFound)?;
-            if !site.tier.has_bearer_token() {
-                return Err(StoreError::Conflict(format!("site {id} is on the starter tier, which has no bearer token")));
-            }
-            let token = set_token(tx, id)?;
-            tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
-            Ok(token)
-        })
-    }
-
-    /// Replaces the webhook signing secret; the previous one keeps signing (as a second signature) for 24 h.
-    pub fn rotate_secret(&self) -> Result<String> {
-        let keyring: &Keyring = self.store.keyring();
-        let secret = secrets::new_webhook_secret();
-        self.store.write(|tx| {
-            let now = Timestamp::now();
-            let n = tx.execute(
-                "UPDATE sites SET prev_secret_sealed = secret_sealed, prev_secret_until = ?2, secret_sealed = ?3, updated_at = ?4 WHERE id = ?1",
-                params![self.id, now + ROTATION_OVERLAP, keyring.seal(&secret), now],
-            )?;
-            if n == 0 {
-                return Err(StoreError::NotFound);
-            }
-            Ok(secret)
-        })
-    }
-
-    /// The secrets that sign a delivery now: the current one, and the previous one during its overlap.
-    pub fn signing_secrets(&self) -> Result<Vec<String>> {
-        let keyring = self.store.keyring();
-        let (current, prev, until): (Vec<u8>, Option<Vec<u8>>, Option<Timestamp>) = self
-            .store
-            .read(|conn| {
-                conn.query_row("SELECT secret_sealed, prev_secret_sealed, prev_secret_until FROM sites WHERE id = ?1", [self.id], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
-                .optional_row()
-            })?
-            .ok_or(StoreError::NotFound)?;
-        let mut out = vec![keyring.open(&current)?];
-        if let (Some(prev), Some(until)) = (prev, until)
-            && until > Timestamp::now()
-        {
-            out.push(keyring.open(&prev)?);
-        }
-        Ok(out)
-    }
-
-    pub fn leads(&self) -> super::leads::Leads<'s> {
-        super::leads::Leads::new(*self)
-    }
-
-    pub fn knowledge(&self) -> super::knowledge::Knowledge<'s> {
-        super::knowledge::Knowledge::new(*self)
-    }
-
-    pub fn queries(&self) -> super::queries::QueryLog<'s> {
-        super::queries::QueryLog::new(*self)
-    }
-
-    /// The counters behind the site's public stats; `None` when the site does not exist.
-    pub fn counters(&self) -> Result<Option<super::stats::SiteCounters>> {
-        self.store.read(|conn| super::stats::counters(conn, &self.id))
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[1; 32])).unwrap();
+        let store = Store::open(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[1; 32])).unwrap();
         (dir, store)
     }
 
     pub(crate) fn new_site(name: &str, tier: Tier, origins: &[&str]) -> NewSite {
-        NewSite {
-            name: name.into(),
-            vertical: Slug::vertical("dental").unwrap(),
-            tier,
-            currency: Currency::parse("EUR").unwrap(),
-            lang: Lang::parse("en").unwrap(),
-            allowed_origins: origins.iter().map(|o| Origin::parse(o).unwrap()).collect(),
-            webhook_url: None,
-            webhook_events: vec![EventType::LeadCaptured],
-        }
+        let mut new = NewSite::new(name, Slug::vertical("dental").unwrap(), tier, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+        new.allowed_origins = origins.iter().map(|o| Origin::parse(o).unwrap()).collect();
+        new
     }
 
     #[test]

@@ -172,16 +172,7 @@ impl Drop for TestApp {
 }
 
 pub fn new_site(tier: Tier) -> NewSite {
-    NewSite {
-        name: "Test Site".into(),
-        vertical: sitebot::domain::Slug::vertical("dental").unwrap(),
-        tier,
-        currency: Currency::parse("EUR").unwrap(),
-        lang: Lang::parse("en").unwrap(),
-        allowed_origins: vec![],
-        webhook_url: None,
-        webhook_events: vec![sitebot::domain::EventType::LeadCaptured],
-    }
+    NewSite::new("Test Site", sitebot::domain::Slug::vertical("dental").unwrap(), tier, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap())
 }
 
 pub fn with_origins(mut s: NewSite, origins: &[&str]) -> NewSite {

@@ -1,0 +1,156 @@
+//! [`SiteStore`]: one site's repository. Its settings and credentials are here; its leads, knowledge
+//! and query log are reached through it, so every tenant query is bound to the site's id.
+
+use rusqlite::params;
+
+use super::sites::{ROTATION_OVERLAP, Site, SiteCredentials, SiteUpdate, events_column, get, set_origins, set_token, validate_name};
+use super::{OptionalRow, Result, Store, StoreError};
+use crate::domain::{SiteId, Timestamp};
+use crate::secrets::{self, Keyring};
+
+/// One site's data. Every query behind it is bound to this site's id; there is no other way for code
+/// outside the store to reach tenant rows.
+#[derive(Clone, Copy)]
+pub struct SiteStore<'s> {
+    store: &'s Store,
+    id: SiteId,
+}
+
+impl<'s> SiteStore<'s> {
+    pub(super) fn new(store: &'s Store, id: SiteId) -> Self {
+        Self { store, id }
+    }
+
+    pub fn id(&self) -> SiteId {
+        self.id
+    }
+
+    pub(super) fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    pub fn get(&self) -> Result<Option<Site>> {
+        self.store.read(|conn| get(conn, &self.id))
+    }
+
+    /// Applies an update. Returns new credentials when a tier change created a bearer token.
+    pub fn update(&self, up: SiteUpdate) -> Result<(Site, Option<SiteCredentials>)> {
+        let id = &self.id;
+        self.store.write(|tx| {
+            let before = get(tx, id)?.ok_or(StoreError::NotFound)?;
+            if let Some(name) = &up.name {
+                tx.execute("UPDATE sites SET name = ?2 WHERE id = ?1", params![id, validate_name(name)?])?;
+            }
+            if let Some(v) = &up.vertical {
+                tx.execute("UPDATE sites SET vertical = ?2 WHERE id = ?1", params![id, v])?;
+            }
+            if let Some(c) = &up.currency {
+                tx.execute("UPDATE sites SET currency = ?2 WHERE id = ?1", params![id, c])?;
+            }
+            if let Some(l) = &up.lang {
+                tx.execute("UPDATE sites SET lang = ?2 WHERE id = ?1", params![id, l])?;
+            }
+            if let Some(origins) = &up.allowed_origins {
+                set_origins(tx, id, origins)?;
+            }
+            if let Some(url) = &up.webhook_url {
+                // Setting the URL again re-enables an endpoint that a 410 switched off.
+                tx.execute("UPDATE sites SET webhook_url = ?2, webhook_disabled_at = NULL WHERE id = ?1", params![id, url])?;
+            }
+            if let Some(events) = &up.webhook_events {
+                tx.execute("UPDATE sites SET webhook_events = ?2 WHERE id = ?1", params![id, events_column(events)])?;
+            }
+            let mut creds = None;
+            if let Some(tier) = up.tier {
+                tx.execute("UPDATE sites SET tier = ?2 WHERE id = ?1", params![id, tier])?;
+                if tier.has_bearer_token() && !before.has_bearer_token {
+                    creds = Some(SiteCredentials { site_id: *id, webhook_secret: None, bearer_token: Some(set_token(tx, id)?) });
+                } else if !tier.has_bearer_token() {
+                    tx.execute("UPDATE sites SET token_hash = NULL WHERE id = ?1", [id])?;
+                }
+            }
+            tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
+            Ok((get(tx, id)?.ok_or(StoreError::NotFound)?, creds))
+        })
+    }
+
+    pub fn set_enabled(&self, enabled: bool) -> Result<Site> {
+        let id = &self.id;
+        self.store.write(|tx| {
+            let n = tx.execute("UPDATE sites SET enabled = ?2, updated_at = ?3 WHERE id = ?1", params![id, enabled, Timestamp::now()])?;
+            if n == 0 {
+                return Err(StoreError::NotFound);
+            }
+            get(tx, id)?.ok_or(StoreError::NotFound)
+        })
+    }
+
+    /// Replaces the bearer token; the old one stops working at once.
+    pub fn rotate_token(&self) -> Result<String> {
+        let id = &self.id;
+        self.store.write(|tx| {
+            let site = get(tx, id)?.ok_or(StoreError::NotFound)?;
+            if !site.tier.has_bearer_token() {
+                return Err(StoreError::Conflict(format!("site {id} is on the starter tier, which has no bearer token")));
+            }
+            let token = set_token(tx, id)?;
+            tx.execute("UPDATE sites SET updated_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
+            Ok(token)
+        })
+    }
+
+    /// Replaces the webhook signing secret; the previous one keeps signing (as a second signature) for 24 h.
+    pub fn rotate_secret(&self) -> Result<String> {
+        let keyring: &Keyring = self.store.keyring();
+        let secret = secrets::new_webhook_secret();
+        self.store.write(|tx| {
+            let now = Timestamp::now();
+            let n = tx.execute(
+                "UPDATE sites SET prev_secret_sealed = secret_sealed, prev_secret_until = ?2, secret_sealed = ?3, updated_at = ?4 WHERE id = ?1",
+                params![self.id, now + ROTATION_OVERLAP, keyring.seal(&secret), now],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound);
+            }
+            Ok(secret)
+        })
+    }
+
+    /// The secrets that sign a delivery now: the current one, and the previous one during its overlap.
+    pub fn signing_secrets(&self) -> Result<Vec<String>> {
+        let keyring = self.store.keyring();
+        let (current, prev, until): (Vec<u8>, Option<Vec<u8>>, Option<Timestamp>) = self
+            .store
+            .read(|conn| {
+                conn.query_row("SELECT secret_sealed, prev_secret_sealed, prev_secret_until FROM sites WHERE id = ?1", [self.id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional_row()
+            })?
+            .ok_or(StoreError::NotFound)?;
+        let mut out = vec![keyring.open(&current)?];
+        if let (Some(prev), Some(until)) = (prev, until)
+            && until > Timestamp::now()
+        {
+            out.push(keyring.open(&prev)?);
+        }
+        Ok(out)
+    }
+
+    pub fn leads(&self) -> super::leads::Leads<'s> {
+        super::leads::Leads::new(*self)
+    }
+
+    pub fn knowledge(&self) -> super::knowledge::Knowledge<'s> {
+        super::knowledge::Knowledge::new(*self)
+    }
+
+    pub fn queries(&self) -> super::queries::QueryLog<'s> {
+        super::queries::QueryLog::new(*self)
+    }
+
+    /// The counters behind the site's public stats; `None` when the site does not exist.
+    pub fn counters(&self) -> Result<Option<super::stats::SiteCounters>> {
+        self.store.read(|conn| super::stats::counters(conn, &self.id))
+    }
+}
