@@ -280,7 +280,7 @@ textarea{min-height:90px;resize:vertical}
   const titleId = uid('title');
   const title = h('h2', { id: titleId }, t.title);
   const closeBtn = h('button', { type: 'button', class: 'icon', 'aria-label': t.close, onclick: () => close(true) }, icon('close'));
-  const greeting = h('div', { class: 'msg bot' });
+  const greeting = h('div', { class: 'msg bot', dir: 'auto' });
   const log = h('div', { class: 'log', role: 'region', 'aria-label': t.log, tabindex: '0' }, greeting);
   const input = h('input', { part: 'input', type: 'text', name: 'question', autocomplete: 'off', maxlength: '2000', placeholder: t.ph, 'aria-label': t.q, enterkeyhint: 'send' });
   const sendBtn = h('button', { part: 'send', class: 'send', type: 'submit', 'aria-label': t.send }, icon('send'));
@@ -414,10 +414,10 @@ textarea{min-height:90px;resize:vertical}
   // ---- messages --------------------------------------------------------------------------------------------
   // m = {d: the saved record, el, txt, pend, cites}; d = {r:'user'|'assistant', t, q, id, s, res, lang, rt, e}
   const userMsg = (d) => {
-    log.append(h('div', { part: 'message', class: 'msg', 'data-role': 'user' }, d.t));
+    log.append(h('div', { part: 'message', class: 'msg', 'data-role': 'user', dir: 'auto' }, d.t));
   };
   const botMsg = (d) => {
-    const txt = h('div', { class: 'txt' });
+    const txt = h('div', { class: 'txt', dir: 'auto' });
     const el = h('div', { part: 'message', class: 'msg', 'data-role': 'assistant' }, txt);
     log.append(el);
     return { d, el, txt, pend: '', cites: [], n: ++seq };
@@ -457,7 +457,7 @@ textarea{min-height:90px;resize:vertical}
       const src = sources[a.n - 1];
       if (!src) { a.replaceWith(`[${a.n}]`); continue; }
       const url = safeUrl(src.url);
-      a.setAttribute('aria-label', `${t.src1} ${a.n}: ${src.title || url || ''}`.trim());
+      a.setAttribute('aria-label', `${t.src1} [${a.n}]: ${src.title || url || ''}`.trim()); // contains the visible "[n]"
       if (url) linkTo(a, url, m);
       else {
         a.href = '#' + srcId(m, a.n);
@@ -627,7 +627,9 @@ textarea{min-height:90px;resize:vertical}
     let frame = 0;
     const update = () => {
       frame = 0;
+      const stick = isOpen && nearBottom(); // the keyboard opening must not hide the latest message
       vvSheet.replaceSync(`:host{--sb-vvh:${Math.round(vv.height)}px;--sb-vvt:${Math.round(vv.offsetTop)}px}`);
+      if (stick) toBottom();
     };
     const schedule = () => { if (!frame) frame = requestAnimationFrame(update); };
     vv.addEventListener('resize', schedule);
