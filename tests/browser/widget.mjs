@@ -302,6 +302,7 @@ await check(`a follow-up ("${FOLLOWUP}") is answered`, async () => {
   const text = (await m.innerText()).trim();
   assert(text.length > 10, `follow-up answer too short: ${text}`);
   first.followupRequest = req;
+  first.followupText = text.slice(0, 200);
   note(`follow-up: ${text.split('\n')[0].slice(0, 100)}…`);
 });
 
@@ -310,6 +311,7 @@ await check('conversations: done carries conversationId, the follow-up sends it 
   eq(first.followupRequest.postDataJSON().conversationId, first.conversationId, 'conversationId in the follow-up request');
   const second = await doneOf(first.followupRequest);
   eq(second.conversationId, first.conversationId, 'conversationId of the follow-up');
+  eq(second.resolved, true, `the follow-up understood with the earlier turn is resolved (answer: ${first.followupText})`);
   const saved = await page.evaluate((k) => JSON.parse(sessionStorage.getItem(k)), `sitebot:${SITE_ID}`);
   eq(saved.cid, first.conversationId, 'conversationId in sessionStorage');
   eq(await page.evaluate(() => document.cookie), '', 'cookies');
