@@ -334,7 +334,7 @@ textarea{min-height:90px;resize:vertical}
     launcher.setAttribute('aria-label', t.close);
     launcher.replaceChildren(icon('close'));
     toBottom();
-    if (byUser) { (lead.hidden ? input : leadName).focus(); track('widget_opened'); }
+    if (byUser) { (lead.hidden ? input : leadForm.hidden ? leadOk : leadName).focus(); track('widget_opened'); }
     save();
   }
   function close(focusLauncher) {
