@@ -13,6 +13,8 @@ use crate::domain::Email;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
+use crate::store::StoreError;
+use crate::store::conversations;
 use crate::store::leads::{Capture, NewLead, StoredResponse};
 
 #[derive(Debug, Deserialize)]
@@ -25,6 +27,9 @@ pub struct LeadRequest {
     pub message: Option<String>,
     #[serde(default)]
     pub page_url: Option<String>,
+    /// The widget conversation before the visitor asked for a person; the event then carries its turns.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
 }
 
 impl Validate for LeadRequest {
@@ -44,6 +49,9 @@ impl Validate for LeadRequest {
             if !ok {
                 errors.push(FieldError::new("pageUrl", "must be an http(s) URL of at most 2048 characters"));
             }
+        }
+        if self.conversation_id.as_deref().is_some_and(|c| conversations::parse_id(c).is_none()) {
+            errors.push(FieldError::new("conversationId", "must be a conversation id as an answer gave it (cnv_...)"));
         }
         errors
     }
@@ -75,7 +83,15 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         email: Email::parse(&body.email).map_err(|e| ApiError::validation("email", e.0))?,
         message: non_empty(body.message),
         page_url: non_empty(body.page_url),
+        conversation_id: body.conversation_id.as_deref().and_then(conversations::parse_id),
     };
+    if let Some(cid) = new.conversation_id.clone() {
+        let site = tenant.site.id;
+        state.store.run(move |s| s.site(site).conversations().turns(&cid)).await.map_err(|e| match e {
+            StoreError::NotFound => ApiError::ConversationNotFound,
+            other => other.into(),
+        })?;
+    }
     let site = tenant.site.id;
     let outcome = state
         .store

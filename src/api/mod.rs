@@ -1,6 +1,8 @@
 //! Handlers of the public API, one module per resource. Each reads its inputs through the extractors
 //! of `http` (parsed, validated) and its tenant through `Data<&Tenant>`.
 
+pub mod events;
+pub mod feedback;
 pub mod health;
 pub mod landing;
 pub mod leads;
@@ -9,3 +11,4 @@ pub mod pricing;
 pub mod query;
 pub mod stats;
 pub mod stream;
+pub mod widget;

@@ -15,8 +15,9 @@ use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
 use crate::knowledge::{Answer, KnowledgeError, Question};
-use crate::store::Site;
+use crate::store::conversations::{self, Role};
 use crate::store::queries::QueryRecord;
+use crate::store::{Site, StoreError};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -28,6 +29,9 @@ pub struct QueryRequest {
     pub score_threshold: f64,
     #[serde(default)]
     pub lang: Option<String>,
+    /// Continues this conversation (`cnv_...`); a new one starts without it.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
 }
 
 fn default_top_k() -> i64 {
@@ -50,15 +54,39 @@ impl Validate for QueryRequest {
         if let Some(Err(e)) = self.lang.as_deref().map(Lang::parse) {
             errors.push(FieldError::new("lang", e.0));
         }
+        if self.conversation_id.as_deref().is_some_and(|c| conversations::parse_id(c).is_none()) {
+            errors.push(FieldError::new("conversationId", "must be a conversation id as a previous answer gave it (cnv_...)"));
+        }
         errors
     }
 }
 
+/// A question ready to answer, with the conversation it belongs to.
+pub struct Asked {
+    pub question: Question,
+    /// The conversation to record the turn in: the one sent, or a new id.
+    pub conversation_id: String,
+}
+
 impl QueryRequest {
-    /// The validated question; the answer's language is the request's, else the site's.
-    pub fn into_question(self, site: &Site) -> Question {
+    /// The validated question; the answer's language is the request's, else the site's. With a
+    /// `conversationId`, the conversation must be the site's (else 404 `conversation_not_found`), and its
+    /// last question is the context a short follow-up is understood with.
+    pub async fn into_question(self, state: &AppState, site: &Site) -> Result<Asked, ApiError> {
         let lang = self.lang.as_deref().and_then(|l| Lang::parse(l).ok()).unwrap_or_else(|| site.lang.clone());
-        Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold as f32, lang }
+        let (conversation_id, context) = match self.conversation_id.as_deref().and_then(conversations::parse_id) {
+            Some(id) => {
+                let (site_id, cid) = (site.id, id.clone());
+                let turns = state.store.run(move |s| s.site(site_id).conversations().turns(&cid)).await.map_err(|e| match e {
+                    StoreError::NotFound => ApiError::ConversationNotFound,
+                    other => other.into(),
+                })?;
+                (id, turns.into_iter().rev().find(|t| t.role == Role::User).map(|t| t.text))
+            }
+            None => (conversations::new_id(), None),
+        };
+        let question = Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold as f32, lang, context };
+        Ok(Asked { question, conversation_id })
     }
 }
 
@@ -69,6 +97,7 @@ pub fn knowledge_error(e: KnowledgeError) -> ApiError {
 /// Logs the query, bumps the counters and enqueues `query.completed` (one transaction); wakes the
 /// webhook worker when an event was enqueued.
 pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answer) -> Result<(), ApiError> {
+    let conversation = Some((answer.conversation_id.clone(), answer.answer.clone()));
     let rec = QueryRecord {
         query_id: answer.id.clone(),
         site_id: site.id,
@@ -77,6 +106,7 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
         source_count: answer.sources.len(),
         latency_ms: answer.latency_ms,
         lang: answer.lang.clone(),
+        conversation,
     };
     let message = state.store.run(move |s| s.site(rec.site_id).queries().record(&rec)).await?;
     if message.is_some() {
@@ -87,8 +117,9 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
 
 #[handler]
 pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
-    let q = body.into_question(&tenant.site);
-    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q).await.map_err(knowledge_error)?;
+    let asked = body.into_question(state, &tenant.site).await?;
+    let q = asked.question;
+    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q, asked.conversation_id).await.map_err(knowledge_error)?;
     record(state, &tenant.site, &q.text, &answer).await?;
     tracing::info!(site = %tenant.site.id, query = %answer.id, resolved = answer.resolved, sources = answer.sources.len(), latency_ms = answer.latency_ms, "query answered");
     let body = serde_json::to_string(&answer).map_err(|e| ApiError::Internal(e.to_string()))?;

@@ -43,8 +43,9 @@ pub fn fragments(text: &str) -> Vec<String> {
 #[handler]
 pub async fn ask(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
     let request_id = req.extensions().get::<Arc<RequestMeta>>().map(|m| m.request_id.clone()).unwrap_or_default();
-    let q = body.into_question(&tenant.site);
-    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q).await.map_err(knowledge_error)?;
+    let asked = body.into_question(state, &tenant.site).await?;
+    let q = asked.question;
+    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q, asked.conversation_id).await.map_err(knowledge_error)?;
     let (state, site) = (state.clone(), tenant.site.clone());
     let recorded = {
         let answer = answer.clone();
@@ -62,6 +63,7 @@ pub async fn ask(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant):
                 let done = serde_json::json!({
                     "id": answer.id, "sources": answer.sources, "resolved": answer.resolved,
                     "lang": answer.lang, "latencyMs": answer.latency_ms,
+                    "conversationId": answer.conversation_id, "mode": answer.mode,
                 });
                 Event::message(done.to_string()).event_type("done")
             }

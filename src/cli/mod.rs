@@ -1,6 +1,7 @@
 //! The command line: one clap-derive enum of commands, shared options flattened in, every flag also
 //! settable through a `SITEBOT_*` environment variable. Each command group has its own module.
 
+mod analytics;
 mod content;
 mod doctor;
 pub mod knowledge;
@@ -101,6 +102,8 @@ pub enum Command {
         #[command(subcommand)]
         command: webhooks::WebhooksCommand,
     },
+    /// Widget events, questions, answer rate, feedback and clicked sources of one site
+    Analytics(analytics::AnalyticsArgs),
     /// Export captured leads
     Leads {
         #[command(subcommand)]
@@ -193,6 +196,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Doctor => doctor::run(&config, &data_dir),
         Command::Webhooks { command } => webhooks::run(command, &config, &data_dir),
         Command::Leads { command } => leads::run(command, &config, &data_dir),
+        Command::Analytics(a) => analytics::run(a, &config, &data_dir),
         Command::Vertical { command } => content::run_vertical(command, &config, &data_dir),
         Command::Landing { command } => content::run_landing(command, &config, &data_dir),
         Command::Pricing { command } => content::run_pricing(command, &config, &data_dir),

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{JsonFlag, site_error};
 use crate::config::Config;
-use crate::domain::{Currency, EventType, Lang, Origin, SiteId, Slug, Tier, WebhookUrl};
+use crate::domain::{Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, WebhookUrl, WidgetPosition};
 use crate::store::{NewSite, Site, SiteCredentials, SiteUpdate, Store};
 
 #[derive(Debug, Subcommand)]
@@ -115,8 +115,31 @@ pub struct UpdateArgs {
     /// Webhook events to send, comma separated
     #[arg(long, env = "SITEBOT_SITE_EVENTS", value_delimiter = ',', value_parser = EventType::subscribable)]
     events: Option<Vec<EventType>>,
+    /// The widget's main colour, #rrggbb (its text is black or white, whichever contrasts more)
+    #[arg(long, env = "SITEBOT_WIDGET_COLOR")]
+    widget_color: Option<HexColor>,
+    /// Which bottom corner the widget's launcher sits in
+    #[arg(long, value_enum, env = "SITEBOT_WIDGET_POSITION")]
+    widget_position: Option<WidgetPosition>,
+    /// The widget's greeting in one language, LANG=TEXT (repeatable; an empty TEXT removes it)
+    #[arg(long = "widget-greeting", env = "SITEBOT_WIDGET_GREETING", value_parser = greeting, value_name = "LANG=TEXT")]
+    widget_greetings: Vec<(Lang, String)>,
+    /// Whether the widget offers the contact form ("talk to a person")
+    #[arg(long, value_enum, env = "SITEBOT_LEAD_FORM")]
+    lead_form: Option<OnOff>,
     #[command(flatten)]
     out: JsonFlag,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+fn greeting(s: &str) -> Result<(Lang, String), String> {
+    let (lang, text) = s.split_once('=').ok_or_else(|| format!("`{s}`: write LANG=TEXT, e.g. en=Hi! How can we help?"))?;
+    Ok((Lang::parse(lang).map_err(|e| e.to_string())?, text.to_owned()))
 }
 
 fn print_site(site: &Site, json: bool) -> anyhow::Result<()> {
@@ -140,6 +163,14 @@ fn print_site(site: &Site, json: bool) -> anyhow::Result<()> {
     }
     println!("events:         {}", site.webhook_events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(","));
     println!("bearer token:   {}", if site.has_bearer_token { "set (shown only at creation or rotation)" } else { "none" });
+    let greetings = site.widget.greeting.iter().map(|(l, t)| format!("{l}={t}")).collect::<Vec<_>>().join("; ");
+    println!(
+        "widget:         {} {}, contact form {}, greetings: {}",
+        site.widget.primary_color.as_str(),
+        site.widget.position,
+        if site.widget.lead_form { "on" } else { "off" },
+        if greetings.is_empty() { "(default)".to_owned() } else { greetings }
+    );
     println!("created:        {}", site.created_at);
     Ok(())
 }
@@ -212,6 +243,10 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 },
                 webhook_url: if a.no_webhook { Some(None) } else { a.webhook_url.as_deref().map(|u| WebhookUrl::parse(u, policy).map(Some)).transpose()? },
                 webhook_events: a.events,
+                widget_color: a.widget_color,
+                widget_position: a.widget_position,
+                widget_greetings: if a.widget_greetings.is_empty() { None } else { Some(a.widget_greetings) },
+                lead_form: a.lead_form.map(|o| o == OnOff::On),
             };
             let (site, creds) = store.site(a.id).update(up).map_err(site_error(a.id))?;
             print_site(&site, a.out.json)?;

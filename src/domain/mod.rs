@@ -12,6 +12,7 @@ mod site;
 mod time;
 mod web;
 mod webhook;
+mod widget;
 
 pub use event::EventType;
 pub use locale::{Currency, Lang};
@@ -21,6 +22,7 @@ pub use site::{SiteId, Tier};
 pub use time::Timestamp;
 pub use web::{Email, Origin, Slug};
 pub use webhook::{WebhookPolicy, WebhookUrl, is_public_ip};
+pub use widget::{HexColor, WidgetPosition};
 
 /// Why a value was refused, worded for the person who typed it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -26,7 +26,7 @@ impl WebhookUrl {
         match url.scheme() {
             "https" => {}
             "http" if policy.allow_http => {}
-            "http" => return Err(invalid("webhook URLs must use https (the operator can set webhooks.allow_http = true)")),
+            "http" => return Err(invalid("http:// webhook URLs are not allowed; use https (the operator can set webhooks.allow_http = true)")),
             other => return Err(invalid(format!("webhook URLs must use https, not {other}"))),
         }
         if !url.username().is_empty() || url.password().is_some() {

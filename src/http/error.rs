@@ -41,6 +41,10 @@ pub enum ApiError {
     SiteNotFound,
     #[error("not found")]
     NotFound,
+    #[error("conversation not found")]
+    ConversationNotFound,
+    #[error("query not found")]
+    QueryNotFound,
     #[error("method not allowed")]
     MethodNotAllowed,
     #[error("bad request: {0}")]
@@ -103,6 +107,13 @@ impl ApiError {
             SiteDisabled => (StatusCode::FORBIDDEN, "site_disabled", "Site disabled", "This site is disabled.".into()),
             SiteNotFound => (StatusCode::NOT_FOUND, "site_not_found", "Site not found", "No site has this id.".into()),
             NotFound => (StatusCode::NOT_FOUND, "not_found", "Not found", "Nothing is published at this address.".into()),
+            ConversationNotFound => (
+                StatusCode::NOT_FOUND,
+                "conversation_not_found",
+                "Conversation not found",
+                "This site has no conversation with this id; send the question without conversationId to start one.".into(),
+            ),
+            QueryNotFound => (StatusCode::NOT_FOUND, "query_not_found", "Query not found", "This site answered no question with this id.".into()),
             MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed", "This route does not accept this method.".into()),
             BadRequest(why) => (StatusCode::BAD_REQUEST, "bad_request", "Bad request", why.clone()),
             PayloadTooLarge { limit } => {

@@ -40,6 +40,10 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Respon
         .at("/v1/leads", post(api::leads::create.with(TenantScope)))
         .at("/v1/query", post(api::query::ask.with(TenantScope)))
         .at("/v1/query/stream", post(api::stream::ask.with(TenantScope)))
+        .at("/v1/feedback", post(api::feedback::create.with(TenantScope)))
+        .at("/v1/events", post(api::events::create.with(TenantScope)))
+        .at("/v1/widget/config", get(api::widget::config.with(TenantScope)))
+        .at("/v1/widget.js", get(api::widget::script.with(PublicScope::default())))
         // Public content: no header needed, counted per client IP. The sitemap route has one segment
         // fewer than a page, so the two never compete for a path.
         .at("/v1/landing/:site/sitemap-slugs", get(api::landing::sitemap.with(PublicScope::default())))

@@ -54,6 +54,22 @@ pub struct Question {
     pub top_k: usize,
     pub threshold: f32,
     pub lang: Lang,
+    /// The conversation's previous question, when this one continues a conversation.
+    pub context: Option<String>,
+}
+
+/// Questions of at most this many words are read as follow-ups of the conversation's previous question.
+const FOLLOW_UP_WORDS: usize = 6;
+
+impl Question {
+    /// What retrieval searches for: a short question in a conversation ("and on Sundays?", "how much is
+    /// it?") is searched together with the previous question; a longer one stands on its own.
+    pub fn search_text(&self) -> String {
+        match &self.context {
+            Some(prev) if self.text.split_whitespace().count() <= FOLLOW_UP_WORDS => format!("{prev} {}", self.text),
+            _ => self.text.clone(),
+        }
+    }
 }
 
 /// A cited source, as the API shows it.
@@ -78,6 +94,10 @@ pub struct Answer {
     pub resolved: bool,
     pub lang: String,
     pub latency_ms: u64,
+    /// `cnv_...`: send it back with the next question to continue the conversation.
+    pub conversation_id: String,
+    /// How the answer was made: `extractive` (sentences quoted from the sources).
+    pub mode: &'static str,
 }
 
 pub struct Knowledge {
@@ -110,23 +130,24 @@ impl Knowledge {
     }
 
     /// Answers a question from the site's knowledge.
-    pub async fn ask(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Answer, KnowledgeError> {
+    pub async fn ask(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question, conversation_id: String) -> Result<Answer, KnowledgeError> {
         let started = Instant::now();
         let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
         // BM25 needs no embedding: it runs while the question is embedded.
-        let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, q.text.clone(), q.top_k);
+        let search = q.search_text();
+        let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, search.clone(), q.top_k);
         let lexical = tokio::task::spawn_blocking(move || {
             let fusion = retrieve::Fusion::default();
             retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid)
         });
-        let vector = self.embedder.embed(vec![q.text.clone()]).await?.pop().unwrap_or_default();
+        let vector = self.embedder.embed(vec![search]).await?.pop().unwrap_or_default();
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let (this, store) = (self.clone(), store.clone());
         let threshold = q.threshold.max(self.min_score);
         let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold))
             .await
             .map_err(|e| KnowledgeError::Join(e.to_string()))??;
-        let composed = answer::compose(&q.text, &passages);
+        let composed = answer::compose(&q.search_text(), &passages);
         let (text, sources) = match composed {
             Some(text) => {
                 let sources = passages
@@ -151,6 +172,8 @@ impl Knowledge {
             sources,
             lang: q.lang.as_str().to_owned(),
             latency_ms: started.elapsed().as_millis() as u64,
+            conversation_id,
+            mode: "extractive",
         })
     }
 

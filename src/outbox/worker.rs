@@ -19,6 +19,8 @@ use crate::store::outbox::{Attempt, Claimed, Next};
 const POLL: Duration = Duration::from_secs(1);
 /// How often delivered events and idempotency keys past the 24 h window are deleted.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+/// Raw widget events are kept this long; their per-day counts stay.
+const RAW_EVENTS_KEPT: Duration = Duration::from_secs(30 * 86_400);
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -172,6 +174,12 @@ impl Worker {
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune the outbox"),
+        }
+        let before = Timestamp::now() - RAW_EVENTS_KEPT;
+        match self.state.store.run(move |s| crate::store::analytics::prune_raw_events(s, before)).await {
+            Ok(n) if n > 0 => tracing::info!(events = n, "pruned raw widget events older than 30 days (daily counts stay)"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot prune widget events"),
         }
     }
 

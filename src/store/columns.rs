@@ -5,7 +5,7 @@
 use rusqlite::ToSql;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 
-use crate::domain::{Currency, EventType, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl};
+use crate::domain::{Currency, EventType, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
 
 fn text<'a>(v: ValueRef<'a>) -> FromSqlResult<&'a str> {
     v.as_str()
@@ -44,6 +44,8 @@ text_column!(EventType, |s| s.parse::<EventType>().map_err(bad), |v| v.as_str())
 text_column!(PageType, |s| PageType::parse(s).ok_or_else(|| bad(format!("page type `{s}`"))), |v| v.as_str());
 text_column!(Interval, |s| Interval::parse(s).ok_or_else(|| bad(format!("interval `{s}`"))), |v| v.as_str());
 text_column!(Rate, |s| Rate::parse(s).map_err(bad), |v| v.to_string());
+text_column!(HexColor, |s| HexColor::parse(s).map_err(bad), |v| v.as_str().to_owned());
+text_column!(WidgetPosition, |s| WidgetPosition::parse(s).map_err(bad), |v| v.as_str());
 
 /// Unix milliseconds, an INTEGER: ordered and compared as a number.
 impl ToSql for Timestamp {

@@ -16,6 +16,8 @@ pub struct NewLead {
     pub email: Email,
     pub message: Option<String>,
     pub page_url: Option<String>,
+    /// The widget conversation the visitor had before asking for a person (`cnv_...`), if any.
+    pub conversation_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +30,11 @@ pub struct Lead {
     pub message: Option<String>,
     pub page_url: Option<String>,
     pub created_at: Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// The conversation's turns, in the `lead.captured` event only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Vec<super::conversations::Turn>>,
 }
 
 /// A stored first response to replay for a repeated key.
@@ -73,6 +80,7 @@ impl<'s> Leads<'s> {
                     return Ok(Capture::Replayed(StoredResponse { status: status as u16, body }));
                 }
             }
+            let transcript = new.conversation_id.as_deref().map(|id| super::conversations::turns(tx, &site_id, id)).transpose()?;
             let lead = Lead {
                 lead_id: format!("lead_{}", ulid::Ulid::new()),
                 site_id,
@@ -81,10 +89,12 @@ impl<'s> Leads<'s> {
                 message: new.message,
                 page_url: new.page_url,
                 created_at: now,
+                conversation_id: new.conversation_id,
+                transcript,
             };
             tx.execute(
-                "INSERT INTO leads (id, site_id, name, email, message, page_url, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![lead.lead_id, lead.site_id, lead.name, lead.email, lead.message, lead.page_url, lead.created_at],
+                "INSERT INTO leads (id, site_id, name, email, message, page_url, created_at, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![lead.lead_id, lead.site_id, lead.name, lead.email, lead.message, lead.page_url, lead.created_at, lead.conversation_id],
             )?;
             super::stats::record_lead(tx, &site_id, now)?;
             let message_id = outbox::enqueue(tx, &site_id, EventType::LeadCaptured, &lead)?;
@@ -105,7 +115,7 @@ impl<'s> Leads<'s> {
         let site_id = self.site.id();
         self.site.store().read(|conn| {
             let mut stmt = conn.prepare(
-                "SELECT id, site_id, name, email, message, page_url, created_at FROM leads
+                "SELECT id, site_id, name, email, message, page_url, created_at, conversation_id FROM leads
                  WHERE site_id = ?1 AND created_at >= ?2 ORDER BY created_at, id",
             )?;
             let rows = stmt.query_map(params![site_id, since.unwrap_or(Timestamp::from_millis(i64::MIN))], |r| {
@@ -117,6 +127,8 @@ impl<'s> Leads<'s> {
                     message: r.get(4)?,
                     page_url: r.get(5)?,
                     created_at: r.get(6)?,
+                    conversation_id: r.get(7)?,
+                    transcript: None,
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -11,8 +11,10 @@
 //! on the async runtime. The CLI opens the same file while a server runs; WAL lets both read while one
 //! writes, and `busy_timeout` makes the second writer wait instead of failing.
 
+pub mod analytics;
 mod columns;
 pub mod content;
+pub mod conversations;
 mod error;
 pub mod knowledge;
 pub mod leads;

@@ -20,6 +20,9 @@ pub struct QueryRecord {
     pub latency_ms: u64,
     #[serde(skip)]
     pub lang: String,
+    /// The conversation this question continues or starts (`cnv_...`), with the answer for its turns.
+    #[serde(skip)]
+    pub conversation: Option<(String, String)>,
 }
 
 /// One site's query log.
@@ -32,17 +35,22 @@ impl<'s> QueryLog<'s> {
         Self { site }
     }
 
-    /// Logs the query, counts it in `site_stats` and enqueues `query.completed` for sites that opted in.
-    /// Returns the outbox message id when an event was enqueued.
+    /// Logs the query, appends it to its conversation, counts it in `site_stats` and enqueues
+    /// `query.completed` for sites that opted in, in one transaction. Returns the outbox message id when an
+    /// event was enqueued; `NotFound` when the conversation belongs to another site.
     pub fn record(&self, q: &QueryRecord) -> Result<Option<MessageId>> {
         let site = self.site.id();
         self.site.store().write(|tx| {
             let now = Timestamp::now();
+            let conversation = q.conversation.as_ref().map(|(id, _)| id.as_str());
             tx.prepare_cached(
-                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?
-            .execute(params![q.query_id, site, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now])?;
+            .execute(params![q.query_id, site, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now, conversation])?;
+            if let Some((id, answer)) = &q.conversation {
+                super::conversations::append(tx, &site, id, &q.question, answer, &q.query_id, now)?;
+            }
             super::stats::record_query(tx, &site, q.resolved, now)?;
             outbox::enqueue(tx, &site, EventType::QueryCompleted, q)
         })

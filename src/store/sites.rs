@@ -5,7 +5,7 @@ use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
 use super::{OptionalRow, Result, Store, StoreError};
-use crate::domain::{Currency, EventType, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl};
+use crate::domain::{Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
 use crate::secrets;
 
 /// How long the previous signing secret keeps signing after a rotation.
@@ -27,8 +27,20 @@ pub struct Site {
     /// Set when the receiver answered 410 Gone; delivery stops until the URL is set again.
     pub webhook_disabled_at: Option<Timestamp>,
     pub has_bearer_token: bool,
+    pub widget: WidgetSettings,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+}
+
+/// How the site's widget looks and what it offers (`GET /v1/widget/config`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSettings {
+    pub primary_color: HexColor,
+    pub position: WidgetPosition,
+    /// Greeting per language tag.
+    pub greeting: std::collections::BTreeMap<String, String>,
+    pub lead_form: bool,
 }
 
 impl Site {
@@ -90,6 +102,11 @@ pub struct SiteUpdate {
     /// `Some(None)` removes the webhook.
     pub webhook_url: Option<Option<WebhookUrl>>,
     pub webhook_events: Option<Vec<EventType>>,
+    pub widget_color: Option<HexColor>,
+    pub widget_position: Option<WidgetPosition>,
+    /// Greetings to set (language tag → text); an empty text removes that language's greeting.
+    pub widget_greetings: Option<Vec<(Lang, String)>>,
+    pub lead_form: Option<bool>,
 }
 
 pub(super) fn validate_name(name: &str) -> Result<String> {
@@ -116,15 +133,16 @@ fn parse_events(stored: &str) -> Result<Vec<EventType>> {
 }
 
 const COLUMNS: &str = "id, name, vertical, tier, currency, lang, enabled, webhook_url, webhook_events, \
-                       webhook_disabled_at, token_hash IS NOT NULL, created_at, updated_at";
+                       webhook_disabled_at, token_hash IS NOT NULL, created_at, updated_at, \
+                       widget_color, widget_position, widget_greetings, lead_form";
 
 pub(super) fn get(conn: &Connection, id: &SiteId) -> Result<Option<Site>> {
     let row = conn.query_row(&format!("SELECT {COLUMNS} FROM sites WHERE id = ?1"), [id], site_row).optional_row()?;
-    row.map(|(site, events)| finish(conn, site, &events)).transpose()
+    row.map(|row| finish(conn, row)).transpose()
 }
 
 /// A `sites` row, without the parts kept elsewhere (origins) or parsed after (events).
-fn site_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Site, String)> {
+fn site_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Site, String, String)> {
     Ok((
         Site {
             id: r.get(0)?,
@@ -139,15 +157,18 @@ fn site_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Site, String)> {
             webhook_events: Vec::new(),
             webhook_disabled_at: r.get(9)?,
             has_bearer_token: r.get(10)?,
+            widget: WidgetSettings { primary_color: r.get(13)?, position: r.get(14)?, greeting: Default::default(), lead_form: r.get(16)? },
             created_at: r.get(11)?,
             updated_at: r.get(12)?,
         },
         r.get(8)?,
+        r.get(15)?,
     ))
 }
 
-fn finish(conn: &Connection, mut site: Site, events: &str) -> Result<Site> {
-    site.webhook_events = parse_events(events)?;
+fn finish(conn: &Connection, (mut site, events, greetings): (Site, String, String)) -> Result<Site> {
+    site.webhook_events = parse_events(&events)?;
+    site.widget.greeting = serde_json::from_str(&greetings).map_err(|e| StoreError::corrupt("sites.widget_greetings", e))?;
     let mut stmt = conn.prepare_cached("SELECT origin FROM site_origins WHERE site_id = ?1 ORDER BY origin")?;
     site.allowed_origins = stmt.query_map([site.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     Ok(site)
@@ -213,7 +234,7 @@ impl<'s> Sites<'s> {
         self.store.read(|conn| {
             let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM sites ORDER BY created_at, id"))?;
             let rows = stmt.query_map([], site_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
-            rows.into_iter().map(|(site, events)| finish(conn, site, &events)).collect()
+            rows.into_iter().map(|row| finish(conn, row)).collect()
         })
     }
 

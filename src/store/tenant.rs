@@ -60,6 +60,31 @@ impl<'s> SiteStore<'s> {
             if let Some(events) = &up.webhook_events {
                 tx.execute("UPDATE sites SET webhook_events = ?2 WHERE id = ?1", params![id, events_column(events)])?;
             }
+            if let Some(c) = &up.widget_color {
+                tx.execute("UPDATE sites SET widget_color = ?2 WHERE id = ?1", params![id, c])?;
+            }
+            if let Some(p) = up.widget_position {
+                tx.execute("UPDATE sites SET widget_position = ?2 WHERE id = ?1", params![id, p])?;
+            }
+            if let Some(greetings) = &up.widget_greetings {
+                let mut all = before.widget.greeting.clone();
+                for (lang, text) in greetings {
+                    let text = text.trim();
+                    if text.chars().count() > 500 {
+                        return Err(StoreError::Invalid(format!("the {lang} greeting is longer than 500 characters")));
+                    }
+                    if text.is_empty() {
+                        all.remove(lang.as_str());
+                    } else {
+                        all.insert(lang.as_str().to_owned(), text.to_owned());
+                    }
+                }
+                let json = serde_json::to_string(&all).map_err(|e| StoreError::Invalid(e.to_string()))?;
+                tx.execute("UPDATE sites SET widget_greetings = ?2 WHERE id = ?1", params![id, json])?;
+            }
+            if let Some(on) = up.lead_form {
+                tx.execute("UPDATE sites SET lead_form = ?2 WHERE id = ?1", params![id, on])?;
+            }
             let mut creds = None;
             if let Some(tier) = up.tier {
                 tx.execute("UPDATE sites SET tier = ?2 WHERE id = ?1", params![id, tier])?;
@@ -143,6 +168,14 @@ impl<'s> SiteStore<'s> {
 
     pub fn knowledge(&self) -> super::knowledge::Knowledge<'s> {
         super::knowledge::Knowledge::new(*self)
+    }
+
+    pub fn conversations(&self) -> super::conversations::Conversations<'s> {
+        super::conversations::Conversations::new(*self)
+    }
+
+    pub fn analytics(&self) -> super::analytics::Analytics<'s> {
+        super::analytics::Analytics::new(*self)
     }
 
     pub fn queries(&self) -> super::queries::QueryLog<'s> {

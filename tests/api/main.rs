@@ -3,6 +3,7 @@
 mod helpers;
 mod receiver;
 
+mod conversations;
 mod edge;
 mod knowledge;
 mod landing;

@@ -18,6 +18,7 @@ pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
             source_count: 0,
             latency_ms: 1,
             lang: "en".into(),
+            conversation: None,
         };
         app.state.store.run(move |s| s.site(site).queries().record(&rec)).await.unwrap();
     }

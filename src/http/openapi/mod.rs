@@ -86,6 +86,7 @@ pub fn document() -> Value {
         "tags": [
             {"name": "query", "description": "Questions and answers"},
             {"name": "leads", "description": "Lead capture"},
+            {"name": "widget", "description": "The embeddable assistant: its script, settings, answer ratings and analytics"},
             {"name": "operations", "description": "Health"},
             {"name": "meta", "description": "This document"},
             {"name": "content", "description": "Landing-page payloads and sitemap slugs (public, cacheable)"},

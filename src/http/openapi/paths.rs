@@ -48,6 +48,40 @@ pub(super) fn paths() -> Map<String, Value> {
                 "requestBody": json_body("LeadRequest")
             }))}),
     );
+    p.insert(
+        "/v1/widget.js".into(),
+        json!({"get": operation("widget", "widgetScript", "The embeddable assistant",
+            "One tag on any page: `<script src=\"https://HOST/v1/widget.js\" data-site-id=\"GUID\" async></script>`. Adds one \
+             `<sitebot-widget>` element with an open shadow root whose `part` names are the theming interface (API.md). Works under a \
+             strict page CSP. `ETag` and `Cache-Control: public, max-age=300`; `If-None-Match` answers 304. Rate limited per client IP.",
+            json!({"200": ok("The script", "text/javascript; charset=utf-8", json!({"type": "string"})), "304": {"description": "Not modified"}}),
+            &[], json!({"security": []}))}),
+    );
+    p.insert(
+        "/v1/widget/config".into(),
+        json!({"get": operation("widget", "widgetConfig", "The site's widget settings",
+            "Colour, position, greetings and whether the contact form shows, as set by `sitebot site update`.",
+            json!({"200": ok("The settings", "application/json", schema_ref("WidgetConfig"))}),
+            &[400, 401, 403, 404],
+            json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}]}))}),
+    );
+    p.insert(
+        "/v1/feedback".into(),
+        json!({"post": operation("widget", "rateAnswer", "Rate an answer",
+            "Thumbs up or down on one of the site's answers, with an optional comment; rating again replaces the earlier rating. \
+             An answer of another site, or none, is 404 `query_not_found`.",
+            json!({"202": ok("Recorded", "application/json", schema_ref("Accepted"))}),
+            &[400, 401, 403, 404, 413, 415, 422],
+            json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("FeedbackRequest")}))}),
+    );
+    p.insert(
+        "/v1/events".into(),
+        json!({"post": operation("widget", "recordEvents", "Widget analytics",
+            "1 to 50 widget events. Counted per site, day and type; kept raw for 30 days. An unknown type is 422 and nothing of the batch is stored.",
+            json!({"202": ok("Recorded", "application/json", schema_ref("EventsAccepted"))}),
+            &[400, 401, 403, 404, 413, 415, 422],
+            json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("EventsRequest")}))}),
+    );
     let multimodal = operation(
         "query",
         "askMultimodal",

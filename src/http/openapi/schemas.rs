@@ -115,7 +115,9 @@ pub(super) fn components() -> Value {
                     "name": {"type": "string", "maxLength": 200},
                     "email": {"type": "string", "format": "email", "maxLength": 254},
                     "message": {"type": "string", "maxLength": 5000},
-                    "pageUrl": {"type": "string", "format": "uri", "maxLength": 2048}
+                    "pageUrl": {"type": "string", "format": "uri", "maxLength": 2048},
+                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$",
+                        "description": "The widget conversation before the visitor asked for a person: the `lead.captured` event then carries its `transcript`. Another site's conversation is 404 `conversation_not_found`."}
                 }
             },
             "LeadAccepted": {
@@ -123,10 +125,12 @@ pub(super) fn components() -> Value {
                 "properties": {"id": {"type": "string", "pattern": "^lead_"}, "status": {"type": "string", "const": "accepted"}}
             },
             "QueryResponse": {
-                "type": "object", "required": ["id", "answer", "sources", "resolved", "lang", "latencyMs"],
+                "type": "object", "required": ["id", "answer", "sources", "resolved", "lang", "latencyMs", "conversationId", "mode"],
                 "properties": {
                     "id": {"type": "string"},
                     "answer": {"type": "string"},
+                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
+                    "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made"},
                     "sources": {"type": "array", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
                         "id": {"type": "string"}, "documentId": {"type": "string"}, "title": {"type": "string"},
                         "url": {"type": ["string", "null"]}, "snippet": {"type": "string"}, "score": {"type": "number", "minimum": 0, "maximum": 1}
@@ -142,14 +146,53 @@ pub(super) fn components() -> Value {
                     "question": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "1 to 2000 characters after trimming"},
                     "topK": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "At most this many sources"},
                     "scoreThreshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0, "description": "Drop sources scoring below this"},
-                    "lang": {"type": "string", "description": "BCP 47 tag for the answer's language (the fallback text); default: the site's language"}
+                    "lang": {"type": "string", "description": "BCP 47 tag for the answer's language (the fallback text); default: the site's language"},
+                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$",
+                        "description": "Continue this conversation: a short question is understood with its previous one. Another site's conversation is 404 `conversation_not_found`; without it a new conversation starts."}
                 }
             },
+            "WidgetConfig": {
+                "type": "object", "required": ["siteId", "name", "greeting", "primaryColor", "position", "leadForm", "languages"],
+                "properties": {
+                    "siteId": {"type": "string", "format": "uuid"},
+                    "name": {"type": "string"},
+                    "greeting": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Greeting per BCP 47 tag; the widget's own default when its language has none"},
+                    "primaryColor": {"type": "string", "pattern": "^#[0-9a-f]{6}$"},
+                    "position": {"type": "string", "enum": ["bottom-right", "bottom-left"]},
+                    "leadForm": {"type": "boolean", "description": "Whether the widget offers the contact form"},
+                    "languages": {"type": "array", "items": {"type": "string"}, "description": "The site's language, then every language it has a greeting in"}
+                }
+            },
+            "FeedbackRequest": {
+                "type": "object", "required": ["queryId", "rating"],
+                "properties": {
+                    "queryId": {"type": "string", "pattern": "^qry_", "maxLength": 64},
+                    "rating": {"type": "string", "enum": ["up", "down"]},
+                    "comment": {"type": "string", "maxLength": 1000}
+                }
+            },
+            "Accepted": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "accepted"}}},
+            "EventsRequest": {
+                "type": "object", "required": ["events"],
+                "properties": {"events": {"type": "array", "minItems": 1, "maxItems": 50, "items": {
+                    "type": "object", "required": ["type", "sessionId"],
+                    "properties": {
+                        "type": {"type": "string", "enum": ["widget_loaded", "widget_opened", "question_asked", "answer_shown", "source_clicked", "feedback_given", "lead_form_opened", "lead_submitted"]},
+                        "sessionId": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$", "description": "Random per page session; nothing that identifies a person"},
+                        "at": {"type": "string", "format": "date-time", "description": "When it happened; the server's time when absent or more than a day off"},
+                        "queryId": {"type": "string", "pattern": "^qry_", "maxLength": 64},
+                        "url": {"type": "string", "format": "uri", "maxLength": 2048}
+                    }
+                }}}
+            },
+            "EventsAccepted": {"type": "object", "required": ["accepted"], "properties": {"accepted": {"type": "integer", "minimum": 1, "maximum": 50}}},
             "QueryDone": {
-                "type": "object", "required": ["id", "sources", "resolved", "lang", "latencyMs"],
+                "type": "object", "required": ["id", "sources", "resolved", "lang", "latencyMs", "conversationId", "mode"],
                 "description": "The data of the stream's `done` event: the `/v1/query` response without `answer` (the tokens carry it).",
                 "properties": {
                     "id": {"type": "string"},
+                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
+                    "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made"},
                     "sources": {"type": "array", "items": {"type": "object"}},
                     "resolved": {"type": "boolean"},
                     "lang": {"type": "string"},

@@ -1,0 +1,48 @@
+//! `POST /v1/feedback`: a visitor rates an answer; rating again replaces the earlier rating.
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::Data;
+use poem::{Response, handler};
+use serde::Deserialize;
+
+use crate::app::AppState;
+use crate::http::error::{ApiError, FieldError};
+use crate::http::json::{Json, Validate};
+use crate::http::scope::Tenant;
+use crate::store::StoreError;
+use crate::store::analytics::Rating;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackRequest {
+    pub query_id: String,
+    pub rating: Rating,
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+impl Validate for FeedbackRequest {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if !self.query_id.starts_with("qry_") || self.query_id.len() > 64 {
+            errors.push(FieldError::new("queryId", "must be the id of an answer (qry_...)"));
+        }
+        if self.comment.as_deref().is_some_and(|c| c.chars().count() > 1000) {
+            errors.push(FieldError::new("comment", "must be at most 1000 characters"));
+        }
+        errors
+    }
+}
+
+#[handler]
+pub async fn create(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<FeedbackRequest>) -> poem::Result<Response> {
+    let site = tenant.site.id;
+    let comment = body.comment.map(|c| c.trim().to_owned()).filter(|c| !c.is_empty());
+    state.store.run(move |s| s.site(site).analytics().rate(&body.query_id, body.rating, comment.as_deref())).await.map_err(|e| match e {
+        StoreError::NotFound => ApiError::QueryNotFound,
+        other => other.into(),
+    })?;
+    Ok(Response::builder().status(StatusCode::ACCEPTED).content_type("application/json").body(r#"{"status":"accepted"}"#))
+}
