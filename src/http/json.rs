@@ -17,9 +17,19 @@ pub trait Validate {
 
 pub struct Json<T>(pub T);
 
+/// `application/json`, or a structured type with the `+json` suffix (`application/problem+json`,
+/// `application/vnd.api+json`), which RFC 6839 lets a generic JSON reader take. JSON is always UTF-8
+/// (RFC 8259 section 8.1): `application/json` defines no parameters and a `charset=utf-8` changes
+/// nothing, but another charset says the body is not what we would read, so it is refused. A value that
+/// does not parse as a media type (RFC 9110 section 8.3.1) is refused too.
 fn is_json(content_type: &str) -> bool {
-    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let Ok(mime) = content_type.trim().parse::<mime::Mime>() else { return false };
+    let json = match mime.suffix() {
+        None => mime.subtype() == mime::JSON,
+        Some(suffix) => suffix == mime::JSON && !mime.subtype().as_str().is_empty(),
+    };
+    let charset_ok = mime.get_param(mime::CHARSET).is_none_or(|c| c.as_str().trim_matches('"').eq_ignore_ascii_case("utf-8"));
+    mime.type_() == mime::APPLICATION && json && charset_ok
 }
 
 /// Reads at most `limit` bytes of the body.
@@ -73,12 +83,16 @@ pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, Api
 
 impl<'a, T: DeserializeOwned + Validate> FromRequest<'a> for Json<T> {
     async fn from_request(req: &'a Request, body: &mut RequestBody) -> poem::Result<Self> {
-        let content_type = req.headers().get(poem::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        if !is_json(content_type) {
-            let why = if content_type.is_empty() {
-                "Send the body with Content-Type: application/json.".to_owned()
-            } else {
-                format!("Expected application/json, got {content_type}.")
+        // Content-Type is a singleton field (RFC 9110 section 8.3): with two, which one the body is in
+        // is anyone's guess, and another reader of the same request may guess differently.
+        let mut fields = req.headers().get_all(poem::http::header::CONTENT_TYPE).iter();
+        let (first, second) = (fields.next(), fields.next());
+        let content_type = first.map(|v| v.to_str().unwrap_or("(not text)")).unwrap_or("");
+        if second.is_some() || !is_json(content_type) {
+            let why = match (content_type, second) {
+                (_, Some(_)) => "Send one Content-Type: application/json, not several.".to_owned(),
+                ("", None) => "Send the body with Content-Type: application/json.".to_owned(),
+                (other, None) => format!("Expected application/json, got {other}."),
             };
             return Err(ApiError::UnsupportedMediaType(why).into());
         }
@@ -125,8 +139,20 @@ mod tests {
     fn content_types() {
         assert!(is_json("application/json"));
         assert!(is_json("application/json; charset=utf-8"));
+        assert!(is_json("Application/JSON;Charset=\"UTF-8\""));
         assert!(is_json("application/merge-patch+json"));
-        assert!(!is_json("text/plain"));
-        assert!(!is_json(""));
+        assert!(is_json("application/problem+json; charset=utf-8"));
+        for not in [
+            "text/plain",
+            "",
+            "application/+json",
+            "application/json+",
+            "application/json; charset=utf-16",
+            "application/json, text/plain",
+            "application/jsonx",
+            "text/json",
+        ] {
+            assert!(!is_json(not), "{not}");
+        }
     }
 }

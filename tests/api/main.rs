@@ -3,6 +3,7 @@
 mod helpers;
 mod receiver;
 
+mod early_answers;
 mod edge;
 mod knowledge;
 mod landing;
