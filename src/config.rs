@@ -44,6 +44,8 @@ pub struct ServerConfig {
     pub shutdown_grace_secs: u64,
     /// Connections idle for longer than this are closed.
     pub idle_timeout_secs: u64,
+    /// A request body must arrive in full within this of its head.
+    pub body_timeout_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +58,7 @@ impl Default for ServerConfig {
             tls_key: None,
             shutdown_grace_secs: 10,
             idle_timeout_secs: 75,
+            body_timeout_secs: 10,
         }
     }
 }
@@ -287,6 +290,9 @@ impl Config {
     fn validate(&self) -> Result<(), ConfigError> {
         if self.server.tls_cert.is_some() != self.server.tls_key.is_some() {
             return Err(ConfigError::Invalid("server.tls_cert and server.tls_key go together: set both or neither".into()));
+        }
+        if self.server.body_timeout_secs == 0 {
+            return Err(ConfigError::Invalid("server.body_timeout_secs must be at least 1".into()));
         }
         if self.limits.ip_per_minute == 0 || self.limits.burst_multiplier == 0 {
             return Err(ConfigError::Invalid("limits.ip_per_minute and limits.burst_multiplier must be at least 1".into()));

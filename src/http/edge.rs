@@ -2,6 +2,9 @@
 //! preflights, renders every error as problem+json, and puts `X-Request-Id`, the rate-limit headers and
 //! the CORS response headers on every response, errors and 429 included.
 //!
+//! Before the answer goes out, the edge reads what the handler left of a small request body (see
+//! `unread.rs`), so an early answer reaches HTTP/2 clients that mishandle a reset stream.
+//!
 //! Rate limiting itself happens in the route scopes (`scope.rs`), which know whether a route is counted
 //! per site or per client IP; they record their decision in the request's [`RequestMeta`]. A request
 //! no scope saw (an unknown route, a wrong method, a preflight) is counted per client IP here.
@@ -13,8 +16,10 @@ use std::sync::{Arc, Mutex};
 use poem::error::{MethodNotAllowedError, NotFoundError};
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
+use tokio::time::Instant;
 
 use super::error::ApiError;
+use super::unread::UnreadBody;
 use crate::app::AppState;
 use crate::ratelimit::{Decision, Key};
 
@@ -22,13 +27,15 @@ use crate::ratelimit::{Decision, Key};
 #[derive(Debug)]
 pub struct RequestMeta {
     pub request_id: String,
+    /// The whole body must have arrived by then (`server.body_timeout_secs` after the head).
+    pub body_deadline: Instant,
     decision: Mutex<Option<Decision>>,
     origin_refused: AtomicBool,
 }
 
 impl RequestMeta {
-    fn new(request_id: String) -> Self {
-        Self { request_id, decision: Mutex::new(None), origin_refused: AtomicBool::new(false) }
+    fn new(request_id: String, body_deadline: Instant) -> Self {
+        Self { request_id, body_deadline, decision: Mutex::new(None), origin_refused: AtomicBool::new(false) }
     }
 
     pub fn record(&self, d: Decision) {
@@ -160,8 +167,10 @@ impl<E: Endpoint> Endpoint for Edge<E> {
     async fn call(&self, mut req: Request) -> poem::Result<Response> {
         let request_id =
             req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).filter(|v| sane_request_id(v)).map(String::from).unwrap_or_else(new_request_id);
-        let meta = Arc::new(RequestMeta::new(request_id.clone()));
+        let body_deadline = Instant::now() + std::time::Duration::from_secs(self.state.config.server.body_timeout_secs);
+        let meta = Arc::new(RequestMeta::new(request_id.clone(), body_deadline));
         req.extensions_mut().insert(meta.clone());
+        let unread = UnreadBody::track(&mut req);
         let ip = client_ip(&req);
         let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(String::from);
         let preflight = is_preflight(&req);
@@ -203,6 +212,7 @@ impl<E: Endpoint> Endpoint for Edge<E> {
             h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
         }
         h.append(header::VARY, HeaderValue::from_static("Origin"));
+        unread.drain(self.state.config.limits.json_body_bytes, body_deadline).await;
         Ok(resp)
     }
 }

@@ -1,14 +1,20 @@
 //! `Json<T>`: the body extractor for JSON routes. In order: `Content-Type` must be JSON (415); the body
 //! is read no further than the limit (413, checked against `Content-Length` first and again while
-//! reading, so a chunked body cannot sneak past); it must parse (400 `invalid_json`); it must fit `T`
+//! reading, so a chunked body cannot sneak past) and must arrive by the body deadline (400); it must parse (400 `invalid_json`); it must fit `T`
 //! (422 naming the field) and pass `T::validate` (422 with every field error at once). Unknown fields
 //! are ignored.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use poem::{FromRequest, Request, RequestBody};
 use serde::de::DeserializeOwned;
+use tokio::time::Instant;
 
+use super::edge::RequestMeta;
 use super::error::{ApiError, FieldError};
+use crate::app::AppState;
 
 /// Checks beyond what the type expresses: lengths, ranges, formats.
 pub trait Validate {
@@ -32,8 +38,8 @@ fn is_json(content_type: &str) -> bool {
     mime.type_() == mime::APPLICATION && json && charset_ok
 }
 
-/// Reads at most `limit` bytes of the body.
-pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize) -> Result<Vec<u8>, ApiError> {
+/// Reads at most `limit` bytes of the body, all of it by `deadline`.
+pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize, deadline: Instant) -> Result<Vec<u8>, ApiError> {
     if let Some(len) = req.headers().get(poem::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok())
         && len > limit as u64
     {
@@ -42,14 +48,18 @@ pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize) -
     let body = body.take().map_err(|_| ApiError::InvalidJson("the body was already read".into()))?;
     let mut stream = body.into_bytes_stream();
     let mut out = Vec::new();
-    while let Some(chunk) = stream.next().await {
+    loop {
+        // 408 would say it better; ApiError has no such variant yet, and 400 is still a client error.
+        let next = tokio::time::timeout_at(deadline, stream.next())
+            .await
+            .map_err(|_| ApiError::BadRequest("The body did not arrive in time; send it with the request.".into()))?;
+        let Some(chunk) = next else { return Ok(out) };
         let chunk = chunk.map_err(|_| ApiError::InvalidJson("the body could not be read to the end".into()))?;
         if out.len() + chunk.len() > limit {
             return Err(ApiError::PayloadTooLarge { limit });
         }
         out.extend_from_slice(&chunk);
     }
-    Ok(out)
 }
 
 /// Turns a serde error message into something a form can show.
@@ -96,8 +106,14 @@ impl<'a, T: DeserializeOwned + Validate> FromRequest<'a> for Json<T> {
             };
             return Err(ApiError::UnsupportedMediaType(why).into());
         }
-        let limit = req.data::<std::sync::Arc<crate::app::AppState>>().map(|s| s.config.limits.json_body_bytes).unwrap_or(64 * 1024);
-        let bytes = read_limited(req, body, limit).await?;
+        let config = req.data::<Arc<AppState>>().map(|s| &s.config);
+        let limit = config.map(|c| c.limits.json_body_bytes).unwrap_or(64 * 1024);
+        // The edge sets the deadline from the request's arrival; without the edge (unit tests), from now.
+        let deadline = match req.extensions().get::<Arc<RequestMeta>>() {
+            Some(meta) => meta.body_deadline,
+            None => Instant::now() + Duration::from_secs(config.map(|c| c.server.body_timeout_secs).unwrap_or(10)),
+        };
+        let bytes = read_limited(req, body, limit, deadline).await?;
         Ok(Json(parse_json(&bytes)?))
     }
 }

@@ -11,6 +11,7 @@ pub mod listener;
 pub mod openapi;
 pub mod scope;
 pub mod tls;
+pub mod unread;
 
 use std::future::Future;
 use std::net::SocketAddr;
