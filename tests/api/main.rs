@@ -2,7 +2,9 @@
 
 mod helpers;
 mod receiver;
+mod wire;
 
+mod connections;
 mod early_answers;
 mod edge;
 mod knowledge;
