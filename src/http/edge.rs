@@ -1,5 +1,5 @@
 //! The edge: the outermost layer every request passes. It assigns the request id, answers CORS
-//! preflights, renders every error as problem+json, and puts `X-Request-Id`, the rate-limit headers and
+//! preflights, turns a panicking handler into a 500, renders every error as problem+json, and puts `X-Request-Id`, the rate-limit headers and
 //! the CORS response headers on every response, errors and 429 included.
 //!
 //! Before the answer goes out, the edge reads what the handler left of a small request body (see
@@ -10,9 +10,11 @@
 //! no scope saw (an unknown route, a wrong method, a preflight) is counted per client IP here.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use futures_util::FutureExt;
 use poem::error::{MethodNotAllowedError, NotFoundError};
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
@@ -104,6 +106,10 @@ pub fn render(err: &ApiError, request_id: &str) -> Response {
     resp
 }
 
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str)).unwrap_or("(no message)")
+}
+
 /// Maps whatever the router or an extractor produced to an `ApiError`.
 fn classify(err: poem::Error) -> ApiError {
     let err = match err.downcast::<ApiError>() {
@@ -177,7 +183,14 @@ impl<E: Endpoint> Endpoint for Edge<E> {
 
         let result = match (&origin, preflight) {
             (Some(o), true) => self.preflight(&req, o).await.map_err(poem::Error::from),
-            _ => self.inner.call(req).await.map(IntoResponse::into_response),
+            // A panicking handler becomes a 500 here rather than a reset stream or connection, and still
+            // gets the request id and the other headers below (poem's `CatchPanic` answers without them).
+            // Unwind safety: the request's own state is dropped with it, and the shared state's mutexes
+            // are all read through poisoning.
+            _ => match AssertUnwindSafe(self.inner.call(req)).catch_unwind().await {
+                Ok(r) => r.map(IntoResponse::into_response),
+                Err(panic) => Err(ApiError::Internal(format!("handler panicked: {}", panic_message(panic.as_ref()))).into()),
+            },
         };
         let mut resp = match result {
             Ok(r) => r,
