@@ -4,6 +4,7 @@ mod helpers;
 mod receiver;
 mod wire;
 
+mod abuse;
 mod connections;
 mod early_answers;
 mod edge;
