@@ -1,8 +1,8 @@
 //! `Json<T>`: the body extractor for JSON routes. In order: `Content-Type` must be JSON (415); the body
 //! is read no further than the limit (413, checked against `Content-Length` first and again while
-//! reading, so a chunked body cannot sneak past) and must arrive by the body deadline (400); it must parse (400 `invalid_json`); it must fit `T`
-//! (422 naming the field) and pass `T::validate` (422 with every field error at once). Unknown fields
-//! are ignored.
+//! reading, so a chunked body cannot sneak past) and must arrive by the body deadline (400); it must
+//! parse (400 `invalid_json`); it must fit `T` (422 naming the field) and pass `T::validate` (422 with
+//! every field error at once). Unknown fields are ignored.
 
 use std::sync::Arc;
 use std::time::Duration;
