@@ -485,6 +485,40 @@ install_openapi_validator() {
   OPENAPI_STATUS="installed ($OPENAPI_SPEC_VALIDATOR_VERSION)"
 }
 
+# What the test suite drives besides cargo (--deps-only): Debian's curl (the HTTP/2 client the edge tests
+# use, as PHP and server-to-server clients do), Debian's chromium for the widget's browser test, and the
+# test's own npm packages (playwright-core drives that chromium; nothing downloads a browser). Root installs
+# what is missing with apt-get; otherwise the command to run is printed and install.sh stops.
+TEST_TOOLS_STATUS=""
+install_test_tools() {
+  step "Test tools: curl, chromium, Node.js packages of tests/browser"
+  local need=()
+  command -v curl >/dev/null 2>&1 || need+=(curl)
+  [ -x /usr/bin/chromium ] || need+=(chromium)
+  command -v node >/dev/null 2>&1 || need+=(nodejs)
+  command -v npm >/dev/null 2>&1 || need+=(npm)
+  if [ "${#need[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+      say "  installing Debian packages: ${need[*]}"
+      apt_install "${need[@]}" >/dev/null || die "apt-get install ${need[*]} failed"
+    else
+      die "the tests need: ${need[*]}; as root: apt-get install -y --no-install-recommends ${need[*]}"
+    fi
+  fi
+  local dir="$SCRIPT_DIR/tests/browser" log="$CACHE_DIR/npm-browser.log"
+  if [ -d "$dir/node_modules/playwright-core" ] && [ -d "$dir/node_modules/axe-core" ] \
+     && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), npm packages present"
+    return 0
+  fi
+  # Exact versions from package-lock.json; playwright-core never downloads a browser of its own.
+  if ! (cd "$dir" && npm ci --no-audit --no-fund --ignore-scripts) >"$log" 2>&1; then
+    cat "$log" >&2
+    die "npm ci in tests/browser failed (output above)"
+  fi
+  TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), npm packages installed"
+}
+
 # The load generator the HTTP benchmarks drive (benches/): Debian's wrk. Best effort: the test suite does
 # not need it, so a machine without root or apt only gets a note.
 BENCH_STATUS="not checked"
@@ -689,6 +723,7 @@ main() {
 
   install_openapi_validator
   if [ "$DEPS_ONLY" -eq 1 ]; then
+    install_test_tools
     install_bench_tools
   fi
 
@@ -710,6 +745,7 @@ main() {
   fi
   say "  python tool: openapi-spec-validator $OPENAPI_STATUS"
   if [ "$DEPS_ONLY" -eq 1 ]; then
+    say "  tests:       $TEST_TOOLS_STATUS"
     say "  benchmarks:  $BENCH_STATUS"
     say "  --deps-only: nothing built or installed"
   else

@@ -42,8 +42,24 @@ pub struct ServerConfig {
     pub tls_key: Option<PathBuf>,
     /// How long in-flight requests may run after SIGTERM before they are cut.
     pub shutdown_grace_secs: u64,
-    /// Connections idle for longer than this are closed.
+    /// A connection with no request in flight for this long is closed (HTTP/2: GOAWAY).
     pub idle_timeout_secs: u64,
+    /// A request head must arrive in full within this. It also bounds the wait for a connection's
+    /// first request and, on HTTP/1.1, the keep-alive wait between requests.
+    pub header_timeout_secs: u64,
+    /// A request body must arrive in full within this of its head.
+    pub body_timeout_secs: u64,
+    /// The first byte of a TLS handshake (or of a plain-HTTP request) must arrive within this.
+    pub tls_start_timeout_secs: u64,
+    /// The whole TLS handshake must finish within this of the TCP connection.
+    pub tls_handshake_timeout_secs: u64,
+    /// Largest request head: HTTP/1.1 header bytes (431 beyond), HTTP/2 header list size.
+    pub max_header_bytes: usize,
+    /// Open connections per client (an IPv4 address or an IPv6 /64), handshakes included; further
+    /// connections are closed at once.
+    pub max_connections_per_ip: usize,
+    /// TLS handshakes in progress per client (an IPv4 address or an IPv6 /64).
+    pub max_handshakes_per_ip: usize,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +72,13 @@ impl Default for ServerConfig {
             tls_key: None,
             shutdown_grace_secs: 10,
             idle_timeout_secs: 75,
+            header_timeout_secs: 10,
+            body_timeout_secs: 10,
+            tls_start_timeout_secs: 3,
+            tls_handshake_timeout_secs: 10,
+            max_header_bytes: 16 * 1024,
+            max_connections_per_ip: 64,
+            max_handshakes_per_ip: 16,
         }
     }
 }
@@ -287,6 +310,17 @@ impl Config {
     fn validate(&self) -> Result<(), ConfigError> {
         if self.server.tls_cert.is_some() != self.server.tls_key.is_some() {
             return Err(ConfigError::Invalid("server.tls_cert and server.tls_key go together: set both or neither".into()));
+        }
+        let s = &self.server;
+        if [s.idle_timeout_secs, s.header_timeout_secs, s.body_timeout_secs, s.tls_start_timeout_secs, s.tls_handshake_timeout_secs].contains(&0) {
+            return Err(ConfigError::Invalid("server.*_timeout_secs must be at least 1".into()));
+        }
+        if s.max_connections_per_ip == 0 || s.max_handshakes_per_ip == 0 {
+            return Err(ConfigError::Invalid("server.max_connections_per_ip and server.max_handshakes_per_ip must be at least 1".into()));
+        }
+        // hyper's HTTP/1.1 read buffer is at least 8 KiB; far above 1 MiB the cap no longer protects memory.
+        if !(8 * 1024..=1024 * 1024).contains(&s.max_header_bytes) {
+            return Err(ConfigError::BadValue { key: "server.max_header_bytes".into(), message: "must be from 8192 to 1048576".into() });
         }
         if self.limits.ip_per_minute == 0 || self.limits.burst_multiplier == 0 {
             return Err(ConfigError::Invalid("limits.ip_per_minute and limits.burst_multiplier must be at least 1".into()));

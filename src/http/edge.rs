@@ -1,20 +1,27 @@
 //! The edge: the outermost layer every request passes. It assigns the request id, answers CORS
-//! preflights, renders every error as problem+json, and puts `X-Request-Id`, the rate-limit headers and
+//! preflights, turns a panicking handler into a 500, renders every error as problem+json, and puts `X-Request-Id`, the rate-limit headers and
 //! the CORS response headers on every response, errors and 429 included.
+//!
+//! Before the answer goes out, the edge reads what the handler left of a small request body (see
+//! `unread.rs`), so an early answer reaches HTTP/2 clients that mishandle a reset stream.
 //!
 //! Rate limiting itself happens in the route scopes (`scope.rs`), which know whether a route is counted
 //! per site or per client IP; they record their decision in the request's [`RequestMeta`]. A request
 //! no scope saw (an unknown route, a wrong method, a preflight) is counted per client IP here.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use futures_util::FutureExt;
 use poem::error::{MethodNotAllowedError, NotFoundError};
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
+use tokio::time::Instant;
 
 use super::error::ApiError;
+use super::unread::UnreadBody;
 use crate::app::AppState;
 use crate::ratelimit::{Decision, Key};
 
@@ -22,13 +29,15 @@ use crate::ratelimit::{Decision, Key};
 #[derive(Debug)]
 pub struct RequestMeta {
     pub request_id: String,
+    /// The whole body must have arrived by then (`server.body_timeout_secs` after the head).
+    pub body_deadline: Instant,
     decision: Mutex<Option<Decision>>,
     origin_refused: AtomicBool,
 }
 
 impl RequestMeta {
-    fn new(request_id: String) -> Self {
-        Self { request_id, decision: Mutex::new(None), origin_refused: AtomicBool::new(false) }
+    fn new(request_id: String, body_deadline: Instant) -> Self {
+        Self { request_id, body_deadline, decision: Mutex::new(None), origin_refused: AtomicBool::new(false) }
     }
 
     pub fn record(&self, d: Decision) {
@@ -97,6 +106,10 @@ pub fn render(err: &ApiError, request_id: &str) -> Response {
     resp
 }
 
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str)).unwrap_or("(no message)")
+}
+
 /// Maps whatever the router or an extractor produced to an `ApiError`.
 fn classify(err: poem::Error) -> ApiError {
     let err = match err.downcast::<ApiError>() {
@@ -160,15 +173,24 @@ impl<E: Endpoint> Endpoint for Edge<E> {
     async fn call(&self, mut req: Request) -> poem::Result<Response> {
         let request_id =
             req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).filter(|v| sane_request_id(v)).map(String::from).unwrap_or_else(new_request_id);
-        let meta = Arc::new(RequestMeta::new(request_id.clone()));
+        let body_deadline = Instant::now() + std::time::Duration::from_secs(self.state.config.server.body_timeout_secs);
+        let meta = Arc::new(RequestMeta::new(request_id.clone(), body_deadline));
         req.extensions_mut().insert(meta.clone());
+        let unread = UnreadBody::track(&mut req);
         let ip = client_ip(&req);
         let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(String::from);
         let preflight = is_preflight(&req);
 
         let result = match (&origin, preflight) {
             (Some(o), true) => self.preflight(&req, o).await.map_err(poem::Error::from),
-            _ => self.inner.call(req).await.map(IntoResponse::into_response),
+            // A panicking handler becomes a 500 here rather than a reset stream or connection, and still
+            // gets the request id and the other headers below (poem's `CatchPanic` answers without them).
+            // Unwind safety: the request's own state is dropped with it, and the shared state's mutexes
+            // are all read through poisoning.
+            _ => match AssertUnwindSafe(self.inner.call(req)).catch_unwind().await {
+                Ok(r) => r.map(IntoResponse::into_response),
+                Err(panic) => Err(ApiError::Internal(format!("handler panicked: {}", panic_message(panic.as_ref()))).into()),
+            },
         };
         let mut resp = match result {
             Ok(r) => r,
@@ -203,6 +225,7 @@ impl<E: Endpoint> Endpoint for Edge<E> {
             h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
         }
         h.append(header::VARY, HeaderValue::from_static("Origin"));
+        unread.drain(self.state.config.limits.json_body_bytes, body_deadline).await;
         Ok(resp)
     }
 }

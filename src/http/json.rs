@@ -1,14 +1,20 @@
 //! `Json<T>`: the body extractor for JSON routes. In order: `Content-Type` must be JSON (415); the body
 //! is read no further than the limit (413, checked against `Content-Length` first and again while
-//! reading, so a chunked body cannot sneak past); it must parse (400 `invalid_json`); it must fit `T`
-//! (422 naming the field) and pass `T::validate` (422 with every field error at once). Unknown fields
-//! are ignored.
+//! reading, so a chunked body cannot sneak past) and must arrive by the body deadline (400); it must
+//! parse (400 `invalid_json`); it must fit `T` (422 naming the field) and pass `T::validate` (422 with
+//! every field error at once). Unknown fields are ignored.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use poem::{FromRequest, Request, RequestBody};
 use serde::de::DeserializeOwned;
+use tokio::time::Instant;
 
+use super::edge::RequestMeta;
 use super::error::{ApiError, FieldError};
+use crate::app::AppState;
 
 /// Checks beyond what the type expresses: lengths, ranges, formats.
 pub trait Validate {
@@ -17,13 +23,23 @@ pub trait Validate {
 
 pub struct Json<T>(pub T);
 
+/// `application/json`, or a structured type with the `+json` suffix (`application/problem+json`,
+/// `application/vnd.api+json`), which RFC 6839 lets a generic JSON reader take. JSON is always UTF-8
+/// (RFC 8259 section 8.1): `application/json` defines no parameters and a `charset=utf-8` changes
+/// nothing, but another charset says the body is not what we would read, so it is refused. A value that
+/// does not parse as a media type (RFC 9110 section 8.3.1) is refused too.
 fn is_json(content_type: &str) -> bool {
-    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let Ok(mime) = content_type.trim().parse::<mime::Mime>() else { return false };
+    let json = match mime.suffix() {
+        None => mime.subtype() == mime::JSON,
+        Some(suffix) => suffix == mime::JSON && !mime.subtype().as_str().is_empty(),
+    };
+    let charset_ok = mime.get_param(mime::CHARSET).is_none_or(|c| c.as_str().trim_matches('"').eq_ignore_ascii_case("utf-8"));
+    mime.type_() == mime::APPLICATION && json && charset_ok
 }
 
-/// Reads at most `limit` bytes of the body.
-pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize) -> Result<Vec<u8>, ApiError> {
+/// Reads at most `limit` bytes of the body, all of it by `deadline`.
+pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize, deadline: Instant) -> Result<Vec<u8>, ApiError> {
     if let Some(len) = req.headers().get(poem::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok())
         && len > limit as u64
     {
@@ -32,14 +48,18 @@ pub async fn read_limited(req: &Request, body: &mut RequestBody, limit: usize) -
     let body = body.take().map_err(|_| ApiError::InvalidJson("the body was already read".into()))?;
     let mut stream = body.into_bytes_stream();
     let mut out = Vec::new();
-    while let Some(chunk) = stream.next().await {
+    loop {
+        // 408 would say it better; ApiError has no such variant yet, and 400 is still a client error.
+        let next = tokio::time::timeout_at(deadline, stream.next())
+            .await
+            .map_err(|_| ApiError::BadRequest("The body did not arrive in time; send it with the request.".into()))?;
+        let Some(chunk) = next else { return Ok(out) };
         let chunk = chunk.map_err(|_| ApiError::InvalidJson("the body could not be read to the end".into()))?;
         if out.len() + chunk.len() > limit {
             return Err(ApiError::PayloadTooLarge { limit });
         }
         out.extend_from_slice(&chunk);
     }
-    Ok(out)
 }
 
 /// Turns a serde error message into something a form can show.
@@ -73,17 +93,27 @@ pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, Api
 
 impl<'a, T: DeserializeOwned + Validate> FromRequest<'a> for Json<T> {
     async fn from_request(req: &'a Request, body: &mut RequestBody) -> poem::Result<Self> {
-        let content_type = req.headers().get(poem::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        if !is_json(content_type) {
-            let why = if content_type.is_empty() {
-                "Send the body with Content-Type: application/json.".to_owned()
-            } else {
-                format!("Expected application/json, got {content_type}.")
+        // Content-Type is a singleton field (RFC 9110 section 8.3): with two, which one the body is in
+        // is anyone's guess, and another reader of the same request may guess differently.
+        let mut fields = req.headers().get_all(poem::http::header::CONTENT_TYPE).iter();
+        let (first, second) = (fields.next(), fields.next());
+        let content_type = first.map(|v| v.to_str().unwrap_or("(not text)")).unwrap_or("");
+        if second.is_some() || !is_json(content_type) {
+            let why = match (content_type, second) {
+                (_, Some(_)) => "Send one Content-Type: application/json, not several.".to_owned(),
+                ("", None) => "Send the body with Content-Type: application/json.".to_owned(),
+                (other, None) => format!("Expected application/json, got {other}."),
             };
             return Err(ApiError::UnsupportedMediaType(why).into());
         }
-        let limit = req.data::<std::sync::Arc<crate::app::AppState>>().map(|s| s.config.limits.json_body_bytes).unwrap_or(64 * 1024);
-        let bytes = read_limited(req, body, limit).await?;
+        let config = req.data::<Arc<AppState>>().map(|s| &s.config);
+        let limit = config.map(|c| c.limits.json_body_bytes).unwrap_or(64 * 1024);
+        // The edge sets the deadline from the request's arrival; without the edge (unit tests), from now.
+        let deadline = match req.extensions().get::<Arc<RequestMeta>>() {
+            Some(meta) => meta.body_deadline,
+            None => Instant::now() + Duration::from_secs(config.map(|c| c.server.body_timeout_secs).unwrap_or(10)),
+        };
+        let bytes = read_limited(req, body, limit, deadline).await?;
         Ok(Json(parse_json(&bytes)?))
     }
 }
@@ -125,8 +155,20 @@ mod tests {
     fn content_types() {
         assert!(is_json("application/json"));
         assert!(is_json("application/json; charset=utf-8"));
+        assert!(is_json("Application/JSON;Charset=\"UTF-8\""));
         assert!(is_json("application/merge-patch+json"));
-        assert!(!is_json("text/plain"));
-        assert!(!is_json(""));
+        assert!(is_json("application/problem+json; charset=utf-8"));
+        for not in [
+            "text/plain",
+            "",
+            "application/+json",
+            "application/json+",
+            "application/json; charset=utf-16",
+            "application/json, text/plain",
+            "application/jsonx",
+            "text/json",
+        ] {
+            assert!(!is_json(not), "{not}");
+        }
     }
 }

@@ -3,34 +3,51 @@
 //! `403 https_required` problem+json response and is closed. No redirect: it would invite clients to
 //! send their bodies in clear first.
 //!
-//! Classification and handshakes run in their own tasks (bounded), so one slow client never holds up
-//! the accept loop; finished TLS streams reach poem through a channel.
+//! A connection is first admitted against its client's caps ([`Peers`]); a client at a cap is closed at
+//! once. Classification and handshakes run in their own tasks (bounded per client and globally), so one
+//! slow client never holds up the accept loop. Two deadlines bound a handshake: its first byte must come
+//! within `server.tls_start_timeout_secs` (a silent connection costs a slot for seconds, not for the whole
+//! handshake deadline), the whole handshake within `server.tls_handshake_timeout_secs`.
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use poem::http::uri::Scheme;
-use poem::listener::Acceptor;
-use poem::web::{LocalAddr, RemoteAddr};
 use rustls::ServerConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
+use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
+
+use super::peers::{Peers, Slot};
 
 /// Builds the complete HTTP/1.1 refusal for a plain request from this peer.
 pub type Refusal = Arc<dyn Fn(SocketAddr) -> Vec<u8> + Send + Sync>;
 
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A global backstop beside the per-client cap.
 const MAX_PENDING_HANDSHAKES: usize = 1024;
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
+/// How long a handshake may take to start, and to finish (counted from the TCP accept).
+#[derive(Debug, Clone, Copy)]
+pub struct HandshakeDeadlines {
+    pub start: Duration,
+    pub whole: Duration,
+}
+
+/// A finished TLS handshake, with the client's connection slot (held for the connection's life).
+pub struct Accepted {
+    pub stream: TlsStream<TcpStream>,
+    pub peer: SocketAddr,
+    pub slot: Slot,
+}
+
 pub struct TlsOnlyAcceptor {
     local: SocketAddr,
-    rx: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    rx: mpsc::Receiver<Accepted>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -41,7 +58,7 @@ impl Drop for TlsOnlyAcceptor {
 }
 
 impl TlsOnlyAcceptor {
-    pub fn new(listener: TcpListener, tls: Arc<ServerConfig>, refusal: Refusal) -> io::Result<Self> {
+    pub fn new(listener: TcpListener, tls: Arc<ServerConfig>, refusal: Refusal, peers: Peers, deadlines: HandshakeDeadlines) -> io::Result<Self> {
         let local = listener.local_addr()?;
         let (tx, rx) = mpsc::channel(64);
         let acceptor = TlsAcceptor::from(tls);
@@ -61,6 +78,11 @@ impl TlsOnlyAcceptor {
                         continue;
                     }
                 };
+                let started = Instant::now();
+                let Some(mut slot) = peers.admit(peer.ip()) else {
+                    tracing::debug!(%peer, "client at its connection or handshake cap; closing");
+                    continue;
+                };
                 let Ok(permit) = permits.clone().try_acquire_owned() else {
                     tracing::warn!(%peer, "too many pending TLS handshakes; dropping connection");
                     continue;
@@ -70,36 +92,34 @@ impl TlsOnlyAcceptor {
                     let _permit = permit;
                     let _ = stream.set_nodelay(true);
                     let mut first = [0u8; 1];
-                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut first)).await {
-                        Ok(Ok(1)) if first[0] == TLS_HANDSHAKE_RECORD => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                            Ok(Ok(tls)) => {
-                                let _ = tx.send((tls, peer)).await;
+                    match tokio::time::timeout(deadlines.start, stream.peek(&mut first)).await {
+                        Ok(Ok(1)) if first[0] == TLS_HANDSHAKE_RECORD => {
+                            match tokio::time::timeout_at(started + deadlines.whole, acceptor.accept(stream)).await {
+                                Ok(Ok(stream)) => {
+                                    slot.handshake_done();
+                                    let _ = tx.send(Accepted { stream, peer, slot }).await;
+                                }
+                                Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                             }
-                            Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
-                        },
+                        }
                         Ok(Ok(n)) if n > 0 => refuse_plain(stream, peer, &refusal).await,
-                        _ => {}
+                        Ok(_) => {}
+                        Err(_) => tracing::debug!(%peer, "no TLS handshake started in time"),
                     }
                 });
             }
         });
         Ok(Self { local, rx, task })
     }
-}
 
-impl Acceptor for TlsOnlyAcceptor {
-    type Io = TlsStream<TcpStream>;
-
-    fn local_addr(&self) -> Vec<LocalAddr> {
-        vec![LocalAddr(self.local.into())]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
     }
 
-    async fn accept(&mut self) -> io::Result<(Self::Io, LocalAddr, RemoteAddr, Scheme)> {
-        match self.rx.recv().await {
-            Some((io, peer)) => Ok((io, LocalAddr(self.local.into()), RemoteAddr(peer.into()), Scheme::HTTPS)),
-            None => Err(io::Error::other("TLS listener stopped")),
-        }
+    /// The next finished handshake; `None` once the accept loop has stopped.
+    pub async fn accept(&mut self) -> Option<Accepted> {
+        self.rx.recv().await
     }
 }
 

@@ -1,16 +1,21 @@
-//! The HTTPS server: the TLS-only listener, the edge layer and the route table.
+//! The HTTPS server: the TLS-only listener, the connections (hyper, with their deadlines), the edge layer
+//! and the route table.
 //!
 //! `serve` takes an already-bound listener and a shutdown future, so tests bind port 0, read the
-//! address, and never sleep or poll for readiness.
+//! address, and never sleep or poll for readiness. At shutdown the server stops accepting, asks every
+//! connection to close after its requests in flight, and cuts the rest after `server.shutdown_grace_secs`.
 
 pub mod conditional;
+pub mod connection;
 pub mod edge;
 pub mod error;
 pub mod json;
 pub mod listener;
 pub mod openapi;
+pub mod peers;
 pub mod scope;
 pub mod tls;
+pub mod unread;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -18,8 +23,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use poem::endpoint::make;
-use poem::{EndpointExt, Route, Server, get, post};
+use poem::{EndpointExt, Route, get, post};
 use tokio::net::TcpListener;
+use tokio_util::task::TaskTracker;
 
 use crate::api;
 use crate::app::AppState;
@@ -82,6 +88,19 @@ pub async fn serve(
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
+    let ep = routes(state.clone());
+    serve_endpoint(listener, plain, identity, state, ep, shutdown).await
+}
+
+/// `serve` with another endpoint in place of the route table (tests put handlers behind the `Edge`).
+pub async fn serve_endpoint<E: poem::Endpoint<Output = poem::Response> + 'static>(
+    listener: TcpListener,
+    plain: Option<TcpListener>,
+    identity: &tls::Identity,
+    state: Arc<AppState>,
+    ep: E,
+    shutdown: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
     let refusal = refusal(state.clone());
     let plain_task = plain.map(|p| tokio::spawn(listener::refuse_all(p, refusal.clone())));
     let limiter_state = state.clone();
@@ -92,13 +111,41 @@ pub async fn serve(
             limiter_state.limiter.prune();
         }
     });
-    let acceptor = listener::TlsOnlyAcceptor::new(listener, identity.config.clone(), refusal)?;
-    let grace = Duration::from_secs(state.config.server.shutdown_grace_secs);
-    let result = Server::new_with_acceptor(acceptor)
-        .name("sitebot")
-        .idle_timeout(Duration::from_secs(state.config.server.idle_timeout_secs))
-        .run_with_graceful_shutdown(routes(state), shutdown, Some(grace))
-        .await;
+    let server = &state.config.server;
+    let peers = peers::Peers::new(server.max_connections_per_ip, server.max_handshakes_per_ip);
+    let deadlines = listener::HandshakeDeadlines {
+        start: Duration::from_secs(server.tls_start_timeout_secs),
+        whole: Duration::from_secs(server.tls_handshake_timeout_secs),
+    };
+    let mut acceptor = listener::TlsOnlyAcceptor::new(listener, identity.config.clone(), refusal, peers, deadlines)?;
+    let local = acceptor.local_addr();
+    let settings = connection::Settings::from_config(server);
+    let ep = Arc::new(ep);
+    let stop = connection::Stop::default();
+    let connections = TaskTracker::new();
+    tracing::info!(addr = %local, "server started");
+    tokio::pin!(shutdown);
+    let result = loop {
+        tokio::select! {
+            _ = &mut shutdown => break Ok(()),
+            accepted = acceptor.accept() => match accepted {
+                Some(a) => {
+                    connections.spawn(connection::serve(a, local, ep.clone(), settings, stop.clone()));
+                }
+                None => break Err(std::io::Error::other("the TLS accept loop stopped")),
+            },
+        }
+    };
+    drop(acceptor);
+    stop.stop.cancel();
+    connections.close();
+    let grace = Duration::from_secs(server.shutdown_grace_secs);
+    if tokio::time::timeout(grace, connections.wait()).await.is_err() {
+        tracing::warn!(open = connections.len(), "shutdown grace over; cutting the connections left");
+        stop.cut.cancel();
+        connections.wait().await;
+    }
+    tracing::info!("server stopped");
     pruner.abort();
     if let Some(t) = plain_task {
         t.abort();

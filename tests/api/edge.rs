@@ -159,6 +159,25 @@ async fn a_server_error_reveals_nothing_internal() {
     }
 }
 
+async fn boom() -> poem::Result<&'static str> {
+    panic!("boom at /var/lib/sitebot/secret.db")
+}
+
+#[tokio::test]
+async fn a_panicking_handler_is_answered_500_with_the_edge_headers() {
+    let app = crate::helpers::spawn_app_serving(crate::helpers::test_config(), |state| {
+        sitebot::http::edge::Edge::new(poem::Route::new().at("/boom", poem::endpoint::make(|_| boom())), state)
+    })
+    .await;
+    let resp = app.client.get(app.url("/boom")).header("X-Request-Id", "boom-1").send().await.expect("an answer, not a reset");
+    let body = problem(resp, 500, "internal").await;
+    assert_eq!(body["requestId"], "boom-1");
+    let text = body.to_string();
+    assert!(!text.contains("boom at") && !text.contains("secret"), "{text}");
+    // The connection is still good for the next request.
+    problem(app.client.get(app.url("/elsewhere")).send().await.unwrap(), 404, "not_found").await;
+}
+
 #[tokio::test]
 async fn corrupt_stored_data_is_a_generic_500_not_a_validation_error() {
     let app = spawn_app().await;

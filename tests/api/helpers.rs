@@ -52,6 +52,22 @@ pub async fn spawn_app_with(config: Config) -> TestApp {
 
 /// Starts the server on an existing data directory (to test restarts and CLI writes).
 pub async fn spawn_app_in(config: Config, data_dir: tempfile::TempDir) -> TestApp {
+    spawn_serving_in(config, data_dir, http::routes).await
+}
+
+/// Starts the server with `endpoint(state)` in place of the route table, e.g. test handlers behind the
+/// real `Edge`.
+pub async fn spawn_app_serving<E>(config: Config, endpoint: impl FnOnce(Arc<AppState>) -> E) -> TestApp
+where
+    E: poem::Endpoint<Output = poem::Response> + 'static,
+{
+    spawn_serving_in(config, tempfile::tempdir().expect("temp dir"), endpoint).await
+}
+
+async fn spawn_serving_in<E>(config: Config, data_dir: tempfile::TempDir, endpoint: impl FnOnce(Arc<AppState>) -> E) -> TestApp
+where
+    E: poem::Endpoint<Output = poem::Response> + 'static,
+{
     let clock = ManualClock::default();
     let identity = tls::load_identity(data_dir.path(), &config.server.hostnames, None).expect("TLS identity");
     let listener = tokio::net::TcpListener::bind(config.server.listen).await.expect("bind");
@@ -59,8 +75,9 @@ pub async fn spawn_app_in(config: Config, data_dir: tempfile::TempDir) -> TestAp
     let state = AppState::build_with_clock(config, data_dir.path().to_owned(), Arc::new(clock.clone())).expect("state");
     let (tx, rx) = oneshot::channel::<()>();
     let st = state.clone();
+    let ep = endpoint(st.clone());
     let handle = tokio::spawn(async move {
-        http::serve(listener, None, &identity, st, async {
+        http::serve_endpoint(listener, None, &identity, st, ep, async {
             let _ = rx.await;
         })
         .await

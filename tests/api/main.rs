@@ -2,8 +2,13 @@
 
 mod helpers;
 mod receiver;
+mod wire;
 
+mod abuse;
+mod browser;
+mod connections;
 mod conversations;
+mod early_answers;
 mod edge;
 mod knowledge;
 mod landing;

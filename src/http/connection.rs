@@ -1,0 +1,172 @@
+//! One HTTPS connection, driven by hyper directly. poem's `Server` gives hyper no timer, so hyper's
+//! header-read deadline never ran (its idle timeout restarts on every byte, so a client trickling a
+//! header kept its connection for good), and it does not expose the HTTP/1.1 buffer cap.
+//!
+//! - ALPN picks the protocol: `h2`, else HTTP/1.1. Nothing is guessed from the first bytes, a wait that
+//!   would have no deadline of its own.
+//! - HTTP/1.1: a request head must arrive within `server.header_timeout_secs` (hyper's timer, which also
+//!   runs between keep-alive requests), and the read buffer is capped at `server.max_header_bytes`, so an
+//!   unfinished head costs no more than that; a longer head is answered 431 and the connection closed.
+//! - HTTP/2: the header list is capped at `server.max_header_bytes`.
+//! - Both: a connection with no request in flight is closed after `server.header_timeout_secs` before its
+//!   first request and `server.idle_timeout_secs` after. The clock counts requests, not bytes: a half-sent
+//!   HTTP/2 header block or a trickle of pings does not keep a connection open.
+//! - Closing, when idle or at shutdown, is graceful (HTTP/2 GOAWAY; HTTP/1.1 after the answer in flight).
+//!   An idle close gets `header_timeout` to finish; at shutdown the server cuts what is left after
+//!   `server.shutdown_grace_secs`.
+
+use std::convert::Infallible;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulConnection;
+use poem::http::uri::Scheme;
+use poem::web::{LocalAddr, RemoteAddr};
+use poem::{Endpoint, Response};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::listener::Accepted;
+use crate::config::ServerConfig;
+
+/// The per-connection limits, from `[server]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub header_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_header_bytes: usize,
+}
+
+impl Settings {
+    pub fn from_config(c: &ServerConfig) -> Self {
+        Settings {
+            header_timeout: Duration::from_secs(c.header_timeout_secs),
+            idle_timeout: Duration::from_secs(c.idle_timeout_secs),
+            max_header_bytes: c.max_header_bytes,
+        }
+    }
+}
+
+/// How the server ends connections: `stop` asks them to close gracefully, `cut` drops them.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    pub stop: CancellationToken,
+    pub cut: CancellationToken,
+}
+
+/// Requests in flight on one connection, counted from the head until hyper drops the response body.
+struct InFlight(Arc<watch::Sender<usize>>);
+
+impl InFlight {
+    fn start(count: &Arc<watch::Sender<usize>>) -> Self {
+        count.send_modify(|n| *n += 1);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
+/// Serves one connection until it closes, goes idle, or the server stops.
+pub async fn serve<E>(accepted: Accepted, local: std::net::SocketAddr, ep: Arc<E>, settings: Settings, stop: Stop)
+where
+    E: Endpoint<Output = Response> + 'static,
+{
+    let Accepted { stream, peer, slot } = accepted;
+    let _slot = slot;
+    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+    let (count, in_flight) = watch::channel(0usize);
+    let count = Arc::new(count);
+    let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+        let (ep, count) = (ep.clone(), count.clone());
+        async move {
+            let guard = InFlight::start(&count);
+            let req = poem::Request::from((req, LocalAddr(local.into()), RemoteAddr(peer.into()), Scheme::HTTPS));
+            let resp: hyper::Response<BoxBody<Bytes, io::Error>> = ep.get_response(req).await.into();
+            // The closure owns the guard, so the request stays in flight until hyper drops the body
+            // (a Server-Sent Events stream counts as long as it runs).
+            Ok::<_, Infallible>(resp.map(|body| {
+                body.map_frame(move |frame| {
+                    let _in_flight = &guard;
+                    frame
+                })
+            }))
+        }
+    });
+    let io = TokioIo::new(stream);
+    if h2 {
+        let mut b = http2::Builder::new(TokioExecutor::new());
+        b.timer(TokioTimer::new()).max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX));
+        drive(b.serve_connection(io, service), in_flight, settings, stop, peer).await;
+    } else {
+        let mut b = http1::Builder::new();
+        b.timer(TokioTimer::new())
+            .header_read_timeout(settings.header_timeout)
+            // The read buffer holds an unfinished head: its cap is what bounds a slow client's memory.
+            .max_buf_size(settings.max_header_bytes.max(8192))
+            .max_header_size(settings.max_header_bytes);
+        drive(b.serve_connection(io, service), in_flight, settings, stop, peer).await;
+    }
+}
+
+async fn drive<C>(conn: C, mut in_flight: watch::Receiver<usize>, settings: Settings, stop: Stop, peer: std::net::SocketAddr)
+where
+    C: GracefulConnection,
+    C::Error: std::fmt::Display,
+{
+    tokio::pin!(conn);
+    let idle = tokio::select! {
+        r = conn.as_mut() => {
+            if let Err(e) = r {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+            return;
+        }
+        _ = idle(&mut in_flight, settings) => true,
+        _ = stop.stop.cancelled() => false,
+        _ = stop.cut.cancelled() => return,
+    };
+    if idle {
+        tracing::debug!(%peer, "closing an idle connection");
+    }
+    conn.as_mut().graceful_shutdown();
+    let limit = async {
+        match idle {
+            true => tokio::time::sleep(settings.header_timeout).await,
+            false => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = conn => {}
+        _ = limit => tracing::debug!(%peer, "connection did not close in time; dropped"),
+        _ = stop.cut.cancelled() => {}
+    }
+}
+
+/// Resolves once no request has been in flight, and nothing has started or ended, for the idle time.
+async fn idle(in_flight: &mut watch::Receiver<usize>, settings: Settings) {
+    let mut wait = settings.header_timeout;
+    loop {
+        if *in_flight.borrow_and_update() > 0 {
+            if in_flight.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+            continue;
+        }
+        match tokio::time::timeout(wait, in_flight.changed()).await {
+            Err(_) => return,
+            Ok(Err(_)) => return std::future::pending().await,
+            Ok(Ok(())) => wait = settings.idle_timeout,
+        }
+    }
+}

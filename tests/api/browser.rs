@@ -1,0 +1,115 @@
+//! The widget in a real browser: Debian's headless Chromium, driven by `tests/browser/widget.mjs`
+//! (playwright-core; `install.sh --deps-only` installs both, never a downloaded browser), against the
+//! real server with the clinic's knowledge, embedded in a host page served from another origin with a
+//! strict Content-Security-Policy. The script checks what a visitor sees (answer with working citation
+//! links, a follow-up in context, feedback, the contact form, German texts, axe-core WCAG 2 A/AA, the
+//! phone viewport, no script error); this test then checks that the contact form's lead reached the
+//! CRM receiver signed, with the conversation's transcript. Screenshots go to
+//! `target/widget-screenshots/`.
+
+use std::net::SocketAddr;
+
+use sitebot::domain::Tier;
+use standardwebhooks::Webhook;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::helpers::{new_site, spawn_app_with, with_webhook};
+use crate::knowledge::{clinic, import_files};
+use crate::receiver::Receiver;
+
+/// The host page: a site's own page with the widget's one tag, on its own origin, under a CSP that
+/// allows scripts and connections to the sitebot origin only and styles from itself only.
+fn host_page(sitebot: &str, site_id: &str, lang: &str, data_lang: Option<&str>) -> String {
+    let data_lang = data_lang.filter(|l| l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')).map(|l| format!(" data-lang=\"{l}\"")).unwrap_or_default();
+    format!(
+        "<!doctype html>\n<html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Clinic (widget host page)</title><link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/host.css\"></head>\
+         <body><main><h1>Clinic</h1><p>A host page with its own styles.</p><p><button type=\"button\">A host page button</button></p></main>\
+         <script src=\"{sitebot}/v1/widget.js\"{data_lang} data-site-id=\"{site_id}\" async></script></body></html>"
+    )
+}
+
+const HOST_CSS: &str = "body{font:30px/3 Georgia,serif;color:rgb(200,0,0);text-transform:uppercase}button{background:rgb(255,0,255)}div{border:3px solid lime}";
+
+/// A minimal HTTP/1.1 server for the host page (`/`, `/de`, `?dataLang=xx`, `/host.css`), one request
+/// per connection.
+async fn serve_host(sitebot: String, site_id: String) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let csp = format!("default-src 'none'; script-src {sitebot}; connect-src {sitebot}; style-src 'self'; img-src 'self' data:");
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut conn, _)) = listener.accept().await else { return };
+            let (sitebot, site_id, csp) = (sitebot.clone(), site_id.clone(), csp.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let n = conn.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]);
+                let target = head.split_whitespace().nth(1).unwrap_or("/");
+                let (path, query) = target.split_once('?').unwrap_or((target, ""));
+                let data_lang = query.strip_prefix("dataLang=");
+                let (status, ctype, body) = match path {
+                    "/host.css" => ("200 OK", "text/css; charset=utf-8", HOST_CSS.to_owned()),
+                    "/" => ("200 OK", "text/html; charset=utf-8", host_page(&sitebot, &site_id, "en", data_lang)),
+                    "/de" => ("200 OK", "text/html; charset=utf-8", host_page(&sitebot, &site_id, "de", data_lang)),
+                    _ => ("404 Not Found", "text/plain", "not found".to_owned()),
+                };
+                // No Content-Length: the body ends when the connection closes, so the script's rewrites of
+                // the page (data-lang variants) need no length of their own.
+                let resp = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Security-Policy: {csp}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}"
+                );
+                let _ = conn.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn the_widget_works_in_a_real_browser_under_a_strict_csp() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = root.join("tests/browser/widget.mjs");
+    assert!(
+        root.join("tests/browser/node_modules/playwright-core").is_dir() && std::path::Path::new("/usr/bin/chromium").exists(),
+        "the browser test needs Debian's chromium and tests/browser's npm packages: run ./install.sh --deps-only"
+    );
+    let rx = Receiver::start().await;
+    // The test server's rate-limit clock stands still (tests advance it by hand), and a browser session
+    // of some hundred requests and preflights would drain the default per-IP bucket: not what this tests.
+    let mut config = crate::webhooks::webhook_config();
+    config.limits.ip_per_minute = 100_000;
+    let app = spawn_app_with(config).await.with_worker();
+    let (site, creds) = app.create_site_with(with_webhook(new_site(Tier::Enterprise), &rx.url("/crm"))).await;
+    import_files(&app, site.id, &clinic()).await;
+    let host = serve_host(app.base.clone(), site.id.to_string()).await;
+    let shots = root.join("target/widget-screenshots");
+    let out = tokio::process::Command::new("node")
+        .arg(&script)
+        .current_dir(root.join("tests/browser"))
+        .env("SITEBOT_URL", &app.base)
+        .env("SITE_ID", site.id.to_string())
+        .env("HOST_URL", format!("http://{host}/"))
+        .env("HOST_URL_DE", format!("http://{host}/de"))
+        .env("SCREENSHOT_DIR", &shots)
+        .env("QUESTION", "When is the clinic open?")
+        .env("FOLLOWUP", "And on Saturdays?")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(240), out).await.expect("the browser test finished within 4 minutes").unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success(), "widget.mjs failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
+    assert!(shots.join("desktop-answered.png").is_file(), "the answered panel was kept as a screenshot");
+
+    // The contact form's lead reached the CRM signed, with the visitor's conversation.
+    let leads = rx.wait_until(std::time::Duration::from_secs(15), "a lead.captured with a transcript", |all| {
+        all.iter().any(|r| r.json()["type"] == "lead.captured" && r.json()["data"]["transcript"].is_array())
+    });
+    let leads = leads.await;
+    let lead = leads.iter().find(|r| r.json()["data"]["transcript"].is_array()).unwrap();
+    Webhook::new(creds.webhook_secret.as_deref().unwrap()).unwrap().verify(&lead.body, &lead.headers).expect("the lead is signed");
+    let transcript = lead.json()["data"]["transcript"].as_array().unwrap().clone();
+    assert!(transcript.iter().any(|t| t["role"] == "user"), "{transcript:?}");
+}
