@@ -211,20 +211,4 @@ pub fn parse(source: String, fallback_title: &str, src: &str) -> Parsed {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keeps_text_title_and_canonical_drops_scripts_and_nav() {
-        let html = r#"<!doctype html><html><head><title>Insurance &amp; billing</title>
-            <link rel="canonical" href="https://example.com/insurance"><style>p{color:red}</style></head>
-            <body><nav><a href="/">Home</a> Menu</nav><h1>Insurance</h1><p>We bill <b>all</b> public insurers.</p>
-            <script>var secret = 1;</script><h2>Private</h2><p>Private patients pay&nbsp;first.</p><!-- note --></body></html>"#;
-        let p = parse("i.html".into(), "i", html);
-        assert_eq!(p.title, "Insurance & billing");
-        assert_eq!(p.url.as_deref(), Some("https://example.com/insurance"));
-        let all: Vec<String> = p.sections.iter().flat_map(|s| s.paragraphs.clone()).collect();
-        assert_eq!(all, vec!["We bill all public insurers.", "Private patients pay first."]);
-        assert_eq!(p.sections[1].path, vec!["Insurance", "Private"]);
-    }
-}
+mod tests;

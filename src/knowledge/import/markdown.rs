@@ -140,18 +140,4 @@ pub fn parse(source: String, fallback_title: &str, src: &str) -> Parsed {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn front_matter_headings_and_inline_markup() {
-        let md = "---\ntitle: Prices\nurl: https://example.com/prices\n---\n# Prices\n\nA **check-up** costs [EUR 60](https://x).\n\n## Whitening\n\n- Bleaching: EUR 300\n- ![logo](l.png) Aftercare included\n";
-        let p = parse("prices.md".into(), "prices", md);
-        assert_eq!(p.title, "Prices");
-        assert_eq!(p.url.as_deref(), Some("https://example.com/prices"));
-        assert_eq!(p.sections[0].path, Vec::<String>::new());
-        assert_eq!(p.sections[0].paragraphs, vec!["A check-up costs EUR 60."]);
-        assert_eq!(p.sections[1].path, vec!["Whitening"]);
-        assert_eq!(p.sections[1].paragraphs, vec!["Bleaching: EUR 300; Aftercare included"]);
-    }
-}
+mod tests;

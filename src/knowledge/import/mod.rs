@@ -281,6 +281,19 @@ pub fn import(
     Ok(report)
 }
 
+/// A readable rendering of a parsed document, for the parsers' tests to compare against.
+#[cfg(test)]
+pub(crate) fn outline(p: &Parsed) -> String {
+    let mut out = format!("title: {}\nurl: {}\n", p.title, p.url.as_deref().unwrap_or("-"));
+    for s in &p.sections {
+        out.push_str(&format!("[{}]\n", s.path.join(" › ")));
+        for para in &s.paragraphs {
+            out.push_str(&format!("  {para}\n"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
