@@ -87,3 +87,53 @@ fn ordinary_documents_read_as_before() {
     let got: Vec<String> = demo.into_iter().chain([HOURS_MD, BIKES_MD, AFTERCARE_MD]).map(|md| outline(&parse("doc.md".into(), "doc", md))).collect();
     assert_eq!(got, expected);
 }
+
+fn paragraphs(p: &Parsed) -> Vec<String> {
+    p.sections.iter().flat_map(|s| s.paragraphs.clone()).collect()
+}
+
+#[test]
+fn lists_tables_quotes_and_code_become_paragraphs() {
+    let md = "Bring:\n\n- your card\n  - or its number\n- a list of medicines\n\n1) Ring\n2) Wait\n\n\
+        - loose one\n\n- loose two\n\n| Day | Hours |\n|---|---|\n| Mon | 8-18 |\n| Sat | |\n\n> Quoted\n>\n> on.\n\n    indented code\n";
+    let p = parse("l.md".into(), "l", md);
+    assert_eq!(
+        paragraphs(&p),
+        ["Bring:", "your card; or its number; a list of medicines", "1) Ring 2) Wait", "loose one", "loose two", "Day, Hours", "Mon, 8-18 Sat,", "Quoted on.", "indented code"]
+    );
+}
+
+#[test]
+fn inline_markup_is_reduced_to_text_and_entities_decoded() {
+    let md = "Mail <hello@clinic.example> or see <https://clinic.example>, [the map][m] and ![a](x.png)\
+        [*nested* `code`](u) &amp; &copy; 5\\*3 snake_case <b>bold</b>\n\n[m]: https://maps.example\n";
+    let p = parse("i.md".into(), "i", md);
+    assert_eq!(paragraphs(&p), ["Mail hello@clinic.example or see https://clinic.example, the map and nested code & © 5*3 snake_case bold"]);
+}
+
+#[test]
+fn setext_headings_and_html_blocks() {
+    let md = "Prices\n======\n\nText.\n\nWhitening\n---------\n\n<div class=\"note\">\n<p>Ask &amp; save.</p><script>x()</script>\n</div>\n";
+    let p = parse("s.md".into(), "s", md);
+    assert_eq!(p.title, "Prices");
+    assert_eq!(p.sections[0].paragraphs, ["Text."]);
+    assert_eq!(p.sections[1].path, ["Whitening"]);
+    assert_eq!(p.sections[1].paragraphs, ["Ask & save."]);
+}
+
+#[test]
+fn hostile_markdown_is_read_to_the_end_without_overflowing_the_stack() {
+    let mb = 1 << 20;
+    for (name, md) in [
+        ("[[[[", "[".repeat(mb)),
+        ("<<<<", "<".repeat(mb)),
+        ("[a](", "[a](".repeat(mb / 4)),
+        ("100k nested quotes", "> ".repeat(100_000) + "deep"),
+        ("100k nested lists", "- ".repeat(100_000) + "deep"),
+        ("**_", "**_".repeat(mb / 3)),
+    ] {
+        // Finishing is the test (benches/parsers.rs has the times).
+        let p = parse("h.md".into(), "h", &md);
+        assert!(p.sections.len() <= 1, "{name}");
+    }
+}
