@@ -22,7 +22,21 @@ fn nested(open: &str, len: usize) -> String {
     s
 }
 
+/// Pieces numbered from 0, up to `len` bytes.
+fn numbered(len: usize, piece: fn(usize) -> String) -> String {
+    let mut s = String::with_capacity(len);
+    for i in 0.. {
+        if s.len() >= len {
+            break;
+        }
+        s.push_str(&piece(i));
+    }
+    s
+}
+
 type Parser = fn(&str) -> usize;
+/// A pattern's name, its parser and how to make `len` bytes of it.
+type Case = (&'static str, Parser, fn(usize) -> String);
 
 fn parse_html(s: &str) -> usize {
     html::parse("bench.html".into(), "bench", s).sections.len()
@@ -33,16 +47,21 @@ fn parse_markdown(s: &str) -> usize {
 }
 
 fn main() {
-    let cases: [(&str, Parser, fn(usize) -> String); 9] = [
+    let cases: [Case; 12] = [
         ("html  <a<a<a…", parse_html, |n| repeat("<a", n)),
         ("html  &&&&…", parse_html, |n| repeat("&", n)),
         ("html  <<<<…", parse_html, |n| repeat("<", n)),
         ("html  <svg></svg>…", parse_html, |n| repeat("<svg></svg>", n)),
         ("html  <div> nested", parse_html, |n| nested("<div>", n)),
         ("html  <p>text</p>…", parse_html, |n| repeat("<p>Some ordinary text &amp; more.</p>\n", n)),
+        // Where html5ever's tree builder is quadratic: misnested formatting elements, and one tag's attributes.
+        ("html  <p><b id=N>x</p>…", parse_html, |n| numbered(n, |i| format!("<p><b id={i}>x</p>"))),
+        ("html  <p a0 a1 a2…", parse_html, |n| format!("<p{}>", numbered(n, |i| format!(" a{i}")))),
         ("md    [[[[…", parse_markdown, |n| repeat("[", n)),
         ("md    <<<<…", parse_markdown, |n| repeat("<", n)),
         ("md    - [a](…", parse_markdown, |n| repeat("- [a](b) *c* `d`\n", n)),
+        // Each HTML block is read by the HTML parser: many small ones.
+        ("md    <div>x</div>…", parse_markdown, |n| repeat("<div>x</div>\n\n", n)),
     ];
     println!("{:<22} {:>10} {:>10} {:>10}", "input", "100 KB", "1 MB", "4 MB");
     for (name, parser, make) in cases {

@@ -145,7 +145,8 @@ impl<'a> Reader<'a> {
             // A code block's text is read whole, blank lines included.
             Event::Start(Tag::CodeBlock(_)) => self.begin(range.start, false),
             Event::Start(Tag::TableCell) => {
-                if !std::mem::take(&mut self.first_cell) {
+                let first = std::mem::take(&mut self.first_cell);
+                if !first {
                     self.paragraph.push_str(", ");
                 }
             }
