@@ -2,8 +2,8 @@
 //! (`parse_page`: canonical URL, base, outgoing links, robots directives).
 //!
 //! The markup is read by lol_html, Cloudflare's streaming HTML rewriter: the standard's tokenizer
-//! (raw-text elements, comments, foreign content), in time linear in the input whatever the markup.
-//! html5ever was measured too (`benches/parsers.rs`): its tree
+//! (raw-text elements, comments, foreign content), in time linear in the input whatever the markup,
+//! within a bound on its memory (`MAX_PARSER_MEMORY`). html5ever was measured too (`benches/parsers.rs`): its tree
 //! builder takes quadratic time on deep nesting, on misnested formatting elements and on the attribute
 //! count of one tag, none of which can be bounded from outside it. lol_html builds no tree: an element
 //! ends at its end tag or at an enclosing element's, and end tags the standard lets authors omit
@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 use htmlize::{unescape, unescape_attribute};
 use lol_html::html_content::{Element, TextType};
-use lol_html::{HtmlRewriter, Settings, doc_text, element, end_tag};
+use lol_html::{HtmlRewriter, MemorySettings, Settings, doc_text, element, end_tag};
 
 use super::{Parsed, Section};
 use crate::knowledge::text::squash;
@@ -43,7 +43,14 @@ pub struct PageMeta {
     pub noindex: bool,
     /// `<meta name="robots">` says `nofollow` (or `none`).
     pub nofollow: bool,
+    /// The page nests elements deeper than `MAX_PARSER_MEMORY` holds, and was read up to there.
+    pub truncated: bool,
 }
+
+/// Bound on lol_html's own memory, which is its stack of open elements: about 250,000 of them (at
+/// about 130 bytes each), far beyond real pages (browsers flatten the tree past 512), while 20 MiB
+/// of hostile nesting would otherwise hold about 1.2 GB.
+const MAX_PARSER_MEMORY: usize = 32 << 20;
 
 /// Elements whose content is not text a visitor reads (`header` and `footer` hold the page's chrome).
 const DROPPED: &[&str] = &[
@@ -264,6 +271,7 @@ pub fn parse_page(source: String, fallback_title: &str, src: &str) -> (Parsed, P
     // Not strict: strict mode gives up on markup whose text type lol_html cannot tell without a tree.
     let settings = Settings::new()
         .with_strict(false)
+        .with_memory_settings(MemorySettings::new().with_max_allowed_memory_usage(MAX_PARSER_MEMORY))
         .append_element_content_handler(element!("*", move |el| {
             let open = on_element.borrow_mut().start(el);
             if let Some(open) = open
@@ -285,12 +293,14 @@ pub fn parse_page(source: String, fallback_title: &str, src: &str) -> (Parsed, P
             Ok(())
         }));
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    // The whole page is one write, so lol_html buffers nothing of its own, and the handlers never
-    // fail: an error here would be a lol_html bug, and the text read up to it is kept.
-    if let Err(e) = rewriter.write(src.as_bytes()).and_then(|()| rewriter.end()) {
-        tracing::warn!(source, error = %e, "the HTML reader stopped early");
-    }
+    // The handlers never fail, and the whole page is one write (lol_html keeps no input of its own),
+    // so the one error to expect is the memory bound, met by nesting: the text read up to it is kept.
+    let read = rewriter.write(src.as_bytes()).and_then(|()| rewriter.end());
     let mut r = reader.replace(Reader::new());
+    if let Err(e) = read {
+        tracing::warn!(source, error = %e, "the HTML reader stopped early");
+        r.meta.truncated = true;
+    }
     r.end_heading();
     r.flush();
     let title = r.title.take().or(r.first_h1.take()).unwrap_or_else(|| fallback_title.to_owned());

@@ -115,7 +115,7 @@ fn a_page_gives_a_crawler_its_canonical_url_base_links_and_robots() {
     assert_eq!(p.url, None, "a relative canonical is not a citation URL");
     assert_eq!(meta.base.as_deref(), Some("https://clinic.example/de/"));
     assert_eq!(meta.links, ["/", "preise", "/karte"]);
-    assert!(meta.noindex && !meta.nofollow);
+    assert!(meta.noindex && !meta.nofollow && !meta.truncated);
     let (_, none) = parse_page("p.html".into(), "p", r#"<meta name="robots" content="none">"#);
     assert!(none.noindex && none.nofollow);
 }
@@ -137,4 +137,12 @@ fn hostile_markup_is_read_to_the_end_without_overflowing_the_stack() {
     }
     let deep = parse("h.html".into(), "h", &("<div>".repeat(100_000) + "deep"));
     assert_eq!(paragraphs(&deep), ["deep"]);
+}
+
+#[test]
+fn nesting_beyond_the_memory_bound_is_read_up_to_there() {
+    let html = format!("<p>Before.</p>{}deep", "<div>".repeat(MAX_PARSER_MEMORY / 64));
+    let (p, meta) = parse_page("h.html".into(), "h", &html);
+    assert!(meta.truncated);
+    assert_eq!(paragraphs(&p), ["Before."]);
 }
