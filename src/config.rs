@@ -168,11 +168,13 @@ pub struct KnowledgeConfig {
     /// Passages scoring below this (0..1) never count as sources, whatever a request's `scoreThreshold`;
     /// a question with none above it gets the "not in my knowledge" answer.
     pub min_score: f32,
+    /// A file larger than this is not imported (reported as a failure): it is never read whole.
+    pub max_file_bytes: u64,
 }
 
 impl Default for KnowledgeConfig {
     fn default() -> Self {
-        Self { ort_library: None, model_dir: None, min_score: 0.25 }
+        Self { ort_library: None, model_dir: None, min_score: 0.25, max_file_bytes: crate::knowledge::import::DEFAULT_MAX_FILE_BYTES }
     }
 }
 
@@ -335,6 +337,9 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&self.knowledge.min_score) {
             return Err(ConfigError::BadValue { key: "knowledge.min_score".into(), message: "must be between 0 and 1".into() });
+        }
+        if self.knowledge.max_file_bytes == 0 {
+            return Err(ConfigError::BadValue { key: "knowledge.max_file_bytes".into(), message: "must be at least 1".into() });
         }
         crate::domain::Currency::parse(&self.pricing.reference_currency)
             .map_err(|e| ConfigError::BadValue { key: "pricing.reference_currency".into(), message: e.to_string() })?;

@@ -88,7 +88,7 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
             let started = std::time::Instant::now();
             let mut failed = Vec::new();
-            let inputs = import::read_paths(&paths, &mut failed);
+            let inputs = import::read_paths_within(&paths, config.knowledge.max_file_bytes, &mut failed);
             let mut report = import_inputs(&store, &knowledge, &site, &inputs, force, !json && std::io::stderr().is_terminal())?;
             failed.append(&mut report.failed);
             report.failed = failed;

@@ -1,8 +1,16 @@
-//! Markdown: optional front matter (`title:`, `url:`), ATX headings (`#` to `######`) open sections,
-//! blank lines separate paragraphs, list items stay together in their paragraph. Inline markup is
-//! reduced to its text: links keep their label, images and HTML tags go, emphasis and code marks go.
+//! Markdown: optional front matter (`title:`, `url:`), then CommonMark with tables, read by
+//! pulldown-cmark (linear on hostile input). Headings open sections; blank lines separate paragraphs;
+//! the items of a list stay together in one paragraph, joined by `; ` unless they end in punctuation;
+//! a table's header row is a paragraph and its body rows another, cells joined by `, `; code blocks
+//! and quotes are text like any other. Inline markup is reduced to its text: links keep their label,
+//! images and HTML tags go, entities are decoded; an HTML block keeps its visible text.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use super::{Parsed, Section};
+use crate::knowledge::text::squash;
 
 /// Splits `---` front matter off; returns (key/value pairs, body).
 fn front_matter(src: &str) -> (Vec<(String, String)>, &str) {
@@ -14,121 +22,168 @@ fn front_matter(src: &str) -> (Vec<(String, String)>, &str) {
     (pairs, body)
 }
 
-/// Reduces inline Markdown to plain text.
-pub fn inline(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '!' if chars.get(i + 1) == Some(&'[') => {
-                // Image: drop it, alt text included.
-                if let Some(close) = find(&chars, i + 2, ']') {
-                    i = skip_target(&chars, close + 1);
-                    continue;
-                }
-                out.push(c);
-            }
-            '[' => {
-                if let Some(close) = find(&chars, i + 1, ']')
-                    && chars.get(close + 1) == Some(&'(')
-                {
-                    out.extend(&chars[i + 1..close]);
-                    i = skip_target(&chars, close + 1);
-                    continue;
-                }
-                out.push(c);
-            }
-            '<' => match find(&chars, i + 1, '>') {
-                Some(close) if chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == '/') => i = close,
-                _ => out.push(c),
-            },
-            '*' | '`' => {}
-            '_' if out.ends_with(|p: char| !p.is_alphanumeric()) || out.is_empty() || chars.get(i + 1).is_none_or(|n| !n.is_alphanumeric()) => {}
-            '\\' if chars.get(i + 1).is_some_and(|n| n.is_ascii_punctuation()) => {
-                out.push(chars[i + 1]);
-                i += 1;
-            }
-            _ => out.push(c),
+/// Does a blank line separate `src[from..to]`'s two ends? (Then they are two paragraphs.)
+fn blank_line_between(src: &str, from: usize, to: usize) -> bool {
+    let mut lines = src[from..to].split('\n');
+    let first = lines.next().unwrap_or("");
+    let rest: Vec<&str> = lines.collect();
+    let starts_a_line = from == 0 || src.as_bytes()[from - 1] == b'\n';
+    // The last piece is the line the next block starts on, not a whole line.
+    (starts_a_line && !rest.is_empty() && first.trim().is_empty()) || rest.iter().rev().skip(1).any(|l| l.trim().is_empty())
+}
+
+/// Builds sections from pulldown-cmark's events.
+struct Reader<'a> {
+    src: &'a str,
+    sections: Vec<Section>,
+    path: Vec<(usize, String)>,
+    paragraph: String,
+    heading: Option<(usize, String)>,
+    first_h1: Option<String>,
+    /// Where the last text read ended: a block starting after a blank line begins a new paragraph.
+    last_end: usize,
+    /// Open lists: ordered or not.
+    lists: Vec<bool>,
+    images: usize,
+    html: Option<String>,
+    first_cell: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn new(src: &'a str) -> Self {
+        Reader {
+            src,
+            sections: vec![Section::default()],
+            path: vec![],
+            paragraph: String::new(),
+            heading: None,
+            first_h1: None,
+            last_end: 0,
+            lists: vec![],
+            images: 0,
+            html: None,
+            first_cell: false,
         }
-        i += 1;
     }
-    out
-}
 
-fn find(chars: &[char], from: usize, c: char) -> Option<usize> {
-    chars.iter().skip(from).position(|&x| x == c).map(|p| p + from)
-}
-
-/// Skips a `(target)` starting at `at`, if there is one; returns the index after it.
-fn skip_target(chars: &[char], at: usize) -> usize {
-    if chars.get(at) == Some(&'(')
-        && let Some(close) = find(chars, at + 1, ')')
-    {
-        return close + 1;
+    fn flush(&mut self) {
+        let p = squash(&self.paragraph);
+        if !p.is_empty() {
+            self.sections.last_mut().expect("a section").paragraphs.push(p);
+        }
+        self.paragraph.clear();
     }
-    at
-}
 
-fn heading(line: &str) -> Option<(usize, String)> {
-    let t = line.trim_start();
-    let level = t.chars().take_while(|&c| c == '#').count();
-    if (1..=6).contains(&level) && t[level..].starts_with([' ', '\t']) {
-        return Some((level, inline(t[level..].trim().trim_end_matches('#').trim())));
+    /// A block (paragraph, list item, table row, code) starts at `at`: it continues the paragraph
+    /// unless a blank line comes first. `item` is a bulleted list item's marker.
+    fn begin(&mut self, at: usize, item: bool) {
+        let from = self.last_end.min(at);
+        self.last_end = self.last_end.max(at);
+        if self.paragraph.is_empty() || self.heading.is_some() {
+            return;
+        }
+        if blank_line_between(self.src, from, at) {
+            return self.flush();
+        }
+        // List items read as one sentence with semicolons unless they bring their own stops.
+        let stop = self.paragraph.trim_end().ends_with(['.', ':', '!', '?', ';', ',']);
+        self.paragraph.push_str(if item && !stop { "; " } else { " " });
     }
-    None
+
+    fn push(&mut self, text: &str, range: &Range<usize>) {
+        if self.images > 0 {
+            return;
+        }
+        match (&mut self.heading, &mut self.html) {
+            (_, Some(html)) => html.push_str(text),
+            (Some((_, h)), None) => h.push_str(text),
+            (None, None) => self.paragraph.push_str(text),
+        }
+        self.last_end = self.last_end.max(range.end);
+    }
+
+    fn end_heading(&mut self) {
+        let Some((level, raw)) = self.heading.take() else { return };
+        let h = squash(&raw);
+        // An empty heading names nothing: the section goes on.
+        if h.is_empty() {
+            return;
+        }
+        if level == 1 && self.first_h1.is_none() {
+            self.first_h1 = Some(h.clone());
+        }
+        self.path.retain(|(l, _)| *l < level);
+        self.path.push((level, h));
+        self.sections.push(Section { path: self.path.iter().map(|(_, t)| t.clone()).collect(), paragraphs: vec![] });
+    }
+
+    fn event(&mut self, event: Event, range: Range<usize>) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                self.flush();
+                self.heading = Some((level as usize, String::new()));
+            }
+            Event::End(TagEnd::Heading(_)) => self.end_heading(),
+            Event::Start(Tag::List(first)) => self.lists.push(first.is_some()),
+            Event::End(TagEnd::List(_)) => {
+                self.lists.pop();
+            }
+            Event::Start(Tag::Item) => {
+                let ordered = self.lists.last().copied().unwrap_or(false);
+                self.begin(range.start, !ordered);
+                if ordered {
+                    // The number stays, as written (`1.` or `1)`).
+                    let marker = self.src[range.clone()].split_whitespace().next().unwrap_or("");
+                    self.paragraph.push_str(marker);
+                    self.paragraph.push(' ');
+                }
+            }
+            Event::Start(Tag::Paragraph | Tag::TableHead | Tag::TableRow) => {
+                self.begin(range.start, false);
+                self.first_cell = true;
+            }
+            // A code block's text is read whole, blank lines included.
+            Event::Start(Tag::CodeBlock(_)) => self.begin(range.start, false),
+            Event::Start(Tag::TableCell) => {
+                let first = std::mem::take(&mut self.first_cell);
+                if !first {
+                    self.paragraph.push_str(", ");
+                }
+            }
+            // The header row is a paragraph of its own.
+            Event::End(TagEnd::TableHead) => self.flush(),
+            Event::Start(Tag::HtmlBlock) => {
+                self.begin(range.start, false);
+                self.html = Some(String::new());
+            }
+            Event::End(TagEnd::HtmlBlock) => {
+                let html = self.html.take().unwrap_or_default();
+                let page = super::html::parse(String::new(), "", &html);
+                let text: Vec<String> = page.sections.into_iter().flat_map(|s| s.path.into_iter().chain(s.paragraphs)).collect();
+                self.push(&text.join(" "), &range);
+            }
+            Event::Start(Tag::Image { .. }) => self.images += 1,
+            Event::End(TagEnd::Image) => self.images -= 1,
+            Event::Text(t) | Event::Code(t) => self.push(&t, &range),
+            Event::Html(t) => self.push(&t, &range),
+            Event::SoftBreak | Event::HardBreak => self.push(" ", &range),
+            Event::Rule => self.flush(),
+            _ => {}
+        }
+    }
 }
 
 pub fn parse(source: String, fallback_title: &str, src: &str) -> Parsed {
     let (meta, body) = front_matter(src);
     let get = |k: &str| meta.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone()).filter(|v| !v.is_empty());
-    let mut sections: Vec<Section> = vec![Section::default()];
-    let mut path: Vec<(usize, String)> = Vec::new();
-    let mut paragraph = String::new();
-    let mut in_fence = false;
-    let mut first_h1 = None;
-    let flush = |paragraph: &mut String, sections: &mut Vec<Section>| {
-        let p = crate::knowledge::text::squash(paragraph);
-        if !p.is_empty() {
-            sections.last_mut().expect("a section").paragraphs.push(p);
-        }
-        paragraph.clear();
-    };
-    for line in body.lines() {
-        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if !in_fence {
-            if let Some((level, text)) = heading(line) {
-                flush(&mut paragraph, &mut sections);
-                if level == 1 && first_h1.is_none() {
-                    first_h1 = Some(text.clone());
-                }
-                path.retain(|(l, _)| *l < level);
-                path.push((level, text));
-                sections.push(Section { path: path.iter().map(|(_, t)| t.clone()).collect(), paragraphs: vec![] });
-                continue;
-            }
-            let t = line.trim();
-            if t.is_empty() || t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_' | '|' | ':' | ' ')) {
-                flush(&mut paragraph, &mut sections);
-                continue;
-            }
-        }
-        let t = line.trim().trim_start_matches('>').trim();
-        let item = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")).or_else(|| t.strip_prefix("+ "));
-        let t = item.unwrap_or(t);
-        if !paragraph.is_empty() {
-            // List items read as one sentence with semicolons unless they bring their own stops.
-            let stop = paragraph.ends_with(['.', ':', '!', '?', ';', ',']);
-            paragraph.push_str(if item.is_some() && !stop { "; " } else { " " });
-        }
-        paragraph.push_str(&inline(t.trim_matches('|').replace(" | ", ", ").as_str()));
+    let mut reader = Reader::new(body);
+    for (event, range) in Parser::new_ext(body, Options::ENABLE_TABLES).into_offset_iter() {
+        reader.event(event, range);
     }
-    flush(&mut paragraph, &mut sections);
-    let title = get("title").or(first_h1).unwrap_or_else(|| fallback_title.to_owned());
+    reader.end_heading();
+    reader.flush();
+    let title = get("title").or(reader.first_h1).unwrap_or_else(|| fallback_title.to_owned());
+    let mut sections = reader.sections;
     // The document's own H1 is its title, not a section of it.
     for s in &mut sections {
         if s.path.first().is_some_and(|h| *h == title) {
@@ -140,18 +195,4 @@ pub fn parse(source: String, fallback_title: &str, src: &str) -> Parsed {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn front_matter_headings_and_inline_markup() {
-        let md = "---\ntitle: Prices\nurl: https://example.com/prices\n---\n# Prices\n\nA **check-up** costs [EUR 60](https://x).\n\n## Whitening\n\n- Bleaching: EUR 300\n- ![logo](l.png) Aftercare included\n";
-        let p = parse("prices.md".into(), "prices", md);
-        assert_eq!(p.title, "Prices");
-        assert_eq!(p.url.as_deref(), Some("https://example.com/prices"));
-        assert_eq!(p.sections[0].path, Vec::<String>::new());
-        assert_eq!(p.sections[0].paragraphs, vec!["A check-up costs EUR 60."]);
-        assert_eq!(p.sections[1].path, vec!["Whitening"]);
-        assert_eq!(p.sections[1].paragraphs, vec!["Bleaching: EUR 300; Aftercare included"]);
-    }
-}
+mod tests;

@@ -8,8 +8,12 @@
 
 pub mod html;
 pub mod markdown;
+mod pdf;
 pub mod records;
 
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -96,20 +100,10 @@ fn text_document(source: String, name: &str, text: &str, format: &'static str) -
     Parsed { source, title, url: None, format, sections: vec![Section { path: vec![], paragraphs }] }
 }
 
-fn pdf_text(bytes: &[u8]) -> Result<String, String> {
-    let doc = lopdf::Document::load_mem(bytes).map_err(|e| format!("not a readable PDF: {e}"))?;
-    let pages: Vec<u32> = doc.get_pages().keys().copied().collect();
-    let text = doc.extract_text(&pages).map_err(|e| format!("cannot extract the PDF's text: {e}"))?;
-    if text.trim().is_empty() {
-        return Err("the PDF has no text layer (scanned images are not read)".into());
-    }
-    Ok(text)
-}
-
 /// Parses one input into documents (several for record files). `Err` fails the whole file.
 pub fn parse(input: &Input) -> Result<Vec<Result<Parsed, String>>, String> {
     if input.format == Format::Pdf {
-        let text = pdf_text(&input.bytes)?;
+        let text = pdf::text(&input.bytes)?;
         return Ok(vec![Ok(text_document(input.name.clone(), &input.name, &text, "pdf"))]);
     }
     let src = std::str::from_utf8(&input.bytes).map_err(|_| "not UTF-8 text".to_owned())?;
@@ -144,39 +138,85 @@ fn content_hash(p: &Parsed) -> String {
     hex::encode(h.finalize())
 }
 
-/// Walks `paths` (files and directories, recursively) into inputs. Files in directories with an
-/// unknown extension are passed over; a named file with one is a failure.
+/// The default of `knowledge.max_file_bytes`: 20 MiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 20 << 20;
+
+/// `read_paths_within` with the default size bound.
 pub fn read_paths(paths: &[PathBuf], failed: &mut Vec<Failure>) -> Vec<Input> {
-    fn walk(p: &Path, named: bool, out: &mut Vec<Input>, failed: &mut Vec<Failure>) {
-        let shown = p.display().to_string();
-        if p.is_dir() {
-            let mut entries: Vec<PathBuf> = match std::fs::read_dir(p) {
-                Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-                Err(e) => return failed.push(Failure { path: shown, reason: e.to_string() }),
+    read_paths_within(paths, DEFAULT_MAX_FILE_BYTES, failed)
+}
+
+/// Reads one file of at most `max` bytes: the size is checked before reading, and the read stops
+/// past `max` in case the file grew in between.
+fn read_bounded(p: &Path, len: u64, max: u64) -> Result<Vec<u8>, String> {
+    let too_large = |n: u64| format!("the file has {n} bytes, more than knowledge.max_file_bytes ({max})");
+    if len > max {
+        return Err(too_large(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    std::fs::File::open(p).and_then(|f| f.take(max + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Walks `paths` (files and directories, recursively) into inputs. Files in directories with an
+/// unknown extension are passed over; a named file with one is a failure, and so is a file larger
+/// than `max_file_bytes`. Symbolic links are followed, but no directory or file is read twice (they
+/// are known by device and inode), so a link that loops ends the walk there.
+pub fn read_paths_within(paths: &[PathBuf], max_file_bytes: u64, failed: &mut Vec<Failure>) -> Vec<Input> {
+    struct Walk<'a> {
+        max: u64,
+        seen: HashSet<(u64, u64)>,
+        out: Vec<Input>,
+        failed: &'a mut Vec<Failure>,
+    }
+    impl Walk<'_> {
+        fn fail(&mut self, p: &Path, reason: String) {
+            self.failed.push(Failure { path: p.display().to_string(), reason });
+        }
+
+        fn walk(&mut self, p: &Path, named: bool) {
+            let format = Format::from_path(p);
+            // Follows a link: the identity is the target's.
+            let meta = match std::fs::metadata(p) {
+                Ok(m) => m,
+                Err(e) if named || format.is_some() => return self.fail(p, e.to_string()),
+                Err(_) => return,
             };
-            entries.sort();
-            for e in entries {
-                walk(&e, false, out, failed);
+            if !meta.is_dir() && format.is_none() {
+                if named {
+                    self.fail(p, "unsupported file type (use .md, .html, .txt, .pdf, .csv or .jsonl)".into());
+                }
+                return;
             }
-            return;
-        }
-        let Some(format) = Format::from_path(p) else {
-            if named {
-                failed.push(Failure { path: shown, reason: "unsupported file type (use .md, .html, .txt, .pdf, .csv or .jsonl)".into() });
+            if !self.seen.insert((meta.dev(), meta.ino())) {
+                return;
             }
-            return;
-        };
-        let name = std::fs::canonicalize(p).map(|c| c.display().to_string()).unwrap_or(shown.clone());
-        match std::fs::read(p) {
-            Ok(bytes) => out.push(Input { name, format, bytes }),
-            Err(e) => failed.push(Failure { path: shown, reason: e.to_string() }),
+            if meta.is_dir() {
+                let mut entries: Vec<PathBuf> = match std::fs::read_dir(p) {
+                    Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+                    Err(e) => return self.fail(p, e.to_string()),
+                };
+                entries.sort();
+                for e in entries {
+                    self.walk(&e, false);
+                }
+                return;
+            }
+            let name = std::fs::canonicalize(p).map_or_else(|_| p.display().to_string(), |c| c.display().to_string());
+            match read_bounded(p, meta.len(), self.max) {
+                Ok(bytes) => self.out.push(Input { name, format: format.expect("checked above"), bytes }),
+                Err(reason) => self.fail(p, reason),
+            }
         }
     }
-    let mut out = Vec::new();
+    let mut walk = Walk { max: max_file_bytes, seen: HashSet::new(), out: Vec::new(), failed };
     for p in paths {
-        walk(p, true, &mut out, failed);
+        walk.walk(p, true);
     }
-    out
+    walk.out
 }
 
 /// Chunks waiting for their embeddings.
@@ -262,53 +302,22 @@ pub fn import(
     Ok(report)
 }
 
+/// A readable rendering of a parsed document, for the parsers' tests to compare against.
+#[cfg(test)]
+pub(crate) fn outline(p: &Parsed) -> String {
+    let mut out = format!("title: {}\nurl: {}\n", p.title, p.url.as_deref().unwrap_or("-"));
+    for s in &p.sections {
+        out.push_str(&format!("[{}]\n", s.path.join(" › ")));
+        for para in &s.paragraphs {
+            out.push_str(&format!("  {para}\n"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_corrupt_pdf_is_a_reasoned_failure() {
-        let input = Input { name: "broken.pdf".into(), format: Format::Pdf, bytes: b"%PDF-1.4 this is not really a pdf".to_vec() };
-        let err = parse(&input).unwrap_err();
-        assert!(err.contains("PDF"), "{err}");
-    }
-
-    /// A one-page PDF whose text layer says `text` (lopdf's own writer).
-    fn pdf_with_text(text: &str) -> Vec<u8> {
-        use lopdf::content::{Content, Operation};
-        use lopdf::{Document, Object, Stream, dictionary};
-        let mut doc = Document::with_version("1.5");
-        let pages_id = doc.new_object_id();
-        let font_id = doc.add_object(dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica"});
-        let resources_id = doc.add_object(dictionary! {"Font" => dictionary! {"F1" => font_id}});
-        let content = Content {
-            operations: vec![
-                Operation::new("BT", vec![]),
-                Operation::new("Tf", vec!["F1".into(), 12.into()]),
-                Operation::new("Td", vec![72.into(), 700.into()]),
-                Operation::new("Tj", vec![Object::string_literal(text)]),
-                Operation::new("ET", vec![]),
-            ],
-        };
-        let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
-        let page_id = doc.add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content_id, "Resources" => resources_id, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()]});
-        doc.objects.insert(pages_id, Object::Dictionary(dictionary! {"Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1}));
-        let catalog_id = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
-        doc.trailer.set("Root", catalog_id);
-        let mut out = Vec::new();
-        doc.save_to(&mut out).unwrap();
-        out
-    }
-
-    #[test]
-    fn a_pdf_text_layer_is_imported() {
-        let input = Input { name: "leaflet.pdf".into(), format: Format::Pdf, bytes: pdf_with_text("Root canal treatment takes about ninety minutes.") };
-        let docs = parse(&input).unwrap();
-        let doc = docs[0].as_ref().unwrap();
-        assert_eq!(doc.format, "pdf");
-        let text: String = doc.sections.iter().flat_map(|s| s.paragraphs.clone()).collect();
-        assert!(text.contains("Root canal treatment takes about ninety minutes."), "{text}");
-    }
 
     #[test]
     fn hashes_change_with_content_only() {
@@ -317,5 +326,40 @@ mod tests {
         let c = markdown::parse("a.md".into(), "a", "# T\n\nTwo.");
         assert_eq!(content_hash(&a), content_hash(&b));
         assert_ne!(content_hash(&a), content_hash(&c));
+    }
+
+    fn names(inputs: &[Input]) -> Vec<String> {
+        inputs.iter().map(|i| i.name.rsplit('/').next().unwrap_or("").to_owned()).collect()
+    }
+
+    #[test]
+    fn a_symlink_loop_ends_the_walk_and_nothing_is_read_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("a.md"), "# A\n\nText.").unwrap();
+        std::fs::write(root.join("sub/b.md"), "# B\n\nText.").unwrap();
+        // A loop back to the root, a second way into `sub`, a second name for a file, a broken link.
+        std::os::unix::fs::symlink(root, root.join("sub/loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("again")).unwrap();
+        std::os::unix::fs::symlink(root.join("a.md"), root.join("sub/alias.md")).unwrap();
+        std::os::unix::fs::symlink(root.join("missing"), root.join("sub/dangling")).unwrap();
+        let mut failed = vec![];
+        let inputs = read_paths(&[root.to_owned()], &mut failed);
+        assert_eq!(names(&inputs), ["a.md", "b.md"]);
+        assert_eq!(failed, []);
+    }
+
+    #[test]
+    fn a_file_over_the_size_bound_is_a_failure_that_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big.md"), "x".repeat(101)).unwrap();
+        std::fs::write(dir.path().join("small.md"), "x".repeat(100)).unwrap();
+        let mut failed = vec![];
+        let inputs = read_paths_within(&[dir.path().to_owned()], 100, &mut failed);
+        assert_eq!(names(&inputs), ["small.md"]);
+        assert_eq!(failed.len(), 1);
+        assert!(failed[0].path.ends_with("big.md"));
+        assert_eq!(failed[0].reason, "the file has 101 bytes, more than knowledge.max_file_bytes (100)");
     }
 }
