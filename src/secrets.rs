@@ -83,6 +83,11 @@ impl Keyring {
                 let key = random_bytes::<32>();
                 f.write_all(STANDARD.encode(key).as_bytes()).map_err(io)?;
                 f.sync_all().map_err(io)?;
+                // The new directory entry must survive a power loss too, or the sealed secrets would be
+                // unreadable after a restart: sync the directory that holds it.
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+                }
                 Ok(Self::from_bytes(&key))
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

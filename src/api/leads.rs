@@ -15,7 +15,7 @@ use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
 use crate::store::StoreError;
 use crate::store::conversations;
-use crate::store::leads::{Capture, NewLead, StoredResponse};
+use crate::store::leads::{Capture, Idempotency, NewLead, StoredResponse};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -93,9 +93,18 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         })?;
     }
     let site = tenant.site.id;
+    // What the key promises to repeat: the lead as accepted (after trimming), hashed.
+    let request_hash = {
+        use sha2::Digest;
+        let canonical = serde_json::json!([new.name, new.email.as_str(), new.message, new.page_url, new.conversation_id]).to_string();
+        hex::encode(sha2::Sha256::digest(canonical.as_bytes()))
+    };
     let outcome = state
         .store
-        .run(move |s| s.site(site).leads().capture(new, key.as_deref(), |lead| StoredResponse { status: 202, body: accepted_body(&lead.lead_id) }))
+        .run(move |s| {
+            let idempotency = key.as_deref().map(|key| Idempotency { key, request_hash: &request_hash });
+            s.site(site).leads().capture(new, idempotency, |lead| StoredResponse { status: 202, body: accepted_body(&lead.lead_id) })
+        })
         .await
         .map_err(ApiError::from)?;
     let (body, replayed) = match outcome {
@@ -107,6 +116,7 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
             (accepted_body(&lead.lead_id), false)
         }
         Capture::Replayed(StoredResponse { body, .. }) => (body, true),
+        Capture::KeyReused => return Err(ApiError::IdempotencyKeyReused.into()),
     };
     let mut resp = Response::builder().status(StatusCode::ACCEPTED).content_type("application/json").body(body);
     if replayed {

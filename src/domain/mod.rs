@@ -21,7 +21,7 @@ pub use price::{Interval, MAX_AMOUNT_MINOR, PriceTier, PricingSheet, Rate, TierT
 pub use site::{SiteId, Tier};
 pub use time::Timestamp;
 pub use web::{Email, Origin, Slug};
-pub use webhook::{WebhookPolicy, WebhookUrl, is_public_ip};
+pub use webhook::{WebhookPolicy, WebhookUrl, is_link_local_or_metadata, is_public_ip};
 pub use widget::{HexColor, WidgetPosition};
 
 /// Why a value was refused, worded for the person who typed it.

@@ -1,7 +1,7 @@
 //! Webhook targets: the URL policy at the time a URL is set, and the address check delivery repeats
 //! after DNS resolution.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use serde::Serialize;
 
@@ -33,6 +33,14 @@ impl WebhookUrl {
             return Err(invalid("webhook URLs must not carry credentials; the payload is signed instead"));
         }
         let host = url.host().ok_or_else(|| invalid("webhook URLs need a host"))?;
+        let literal = match host {
+            url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+            url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+            url::Host::Domain(_) => None,
+        };
+        if let Some(ip) = literal.filter(|ip| is_link_local_or_metadata(*ip)) {
+            return Err(invalid(format!("{ip} is a link-local or cloud metadata address; no webhook may point to one")));
+        }
         if !policy.allow_private_networks {
             let refused = match host {
                 url::Host::Ipv4(ip) => !is_public_ip(IpAddr::V4(ip)),
@@ -82,7 +90,7 @@ pub fn is_public_ip(ip: IpAddr) -> bool {
                 || o[0] >= 240)
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_ipv4(v6) {
                 return is_public_ip(IpAddr::V4(v4));
             }
             let seg = v6.segments();
@@ -91,9 +99,47 @@ pub fn is_public_ip(ip: IpAddr) -> bool {
                 || v6.is_multicast()
                 || (seg[0] & 0xfe00) == 0xfc00
                 || (seg[0] & 0xffc0) == 0xfe80
+                || (seg[0] & 0xffc0) == 0xfec0
                 || (seg[0] == 0x2001 && seg[1] == 0x0db8)
                 || (seg[0] == 0x0064 && seg[1] == 0xff9b))
         }
+    }
+}
+
+/// The IPv4 address an IPv6 form carries, for the forms that route to it: IPv4-mapped (`::ffff:a.b.c.d`),
+/// IPv4-compatible (`::a.b.c.d`, deprecated but still honoured by some stacks), IPv4-translated
+/// (`::ffff:0:a.b.c.d`) and 6to4 (`2002:AABB:CCDD::/48`). Each is judged by the address it embeds.
+fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, hi, lo] => Some(v4(hi, lo)),
+        [0, 0, 0, 0, 0, 0, hi, lo] if v6 != Ipv6Addr::UNSPECIFIED && v6 != Ipv6Addr::LOCALHOST => Some(v4(hi, lo)),
+        [0, 0, 0, 0, 0xffff, 0, hi, lo] => Some(v4(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(v4(hi, lo)),
+        _ => None,
+    }
+}
+
+/// Link-local addresses, where cloud metadata services answer (169.254.169.254, fd00:ec2::254): no webhook
+/// reaches them, even where the operator allows private networks.
+pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = embedded_ipv4(v6) {
+                return v4.is_link_local();
+            }
+            (v6.segments()[0] & 0xffc0) == 0xfe80 || v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)
+        }
+    }
+}
+
+impl WebhookPolicy {
+    /// Whether a webhook may be delivered to `ip`: public addresses always; private and loopback ones when
+    /// the operator allows private networks; link-local and metadata addresses never.
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        !is_link_local_or_metadata(ip) && (self.allow_private_networks || is_public_ip(ip))
     }
 }
 
@@ -112,5 +158,24 @@ mod tests {
         assert!(WebhookUrl::parse("https://localhost/hook", strict).is_err());
         let open = WebhookPolicy { allow_http: true, allow_private_networks: true };
         assert!(WebhookUrl::parse("http://127.0.0.1:9000/hook", open).is_ok());
+        // IPv6 forms that embed a private IPv4 address, and site-local, are not public.
+        for bad in [
+            "https://[::127.0.0.1]/h",
+            "https://[::ffff:0:7f00:1]/h",
+            "https://[::ffff:10.0.0.1]/h",
+            "https://[fec0::1]/h",
+            "https://[2002:7f00:1::]/h",
+            "https://[2002:a00:1::1]/h",
+        ] {
+            assert!(WebhookUrl::parse(bad, strict).is_err(), "{bad}");
+        }
+        assert!(WebhookUrl::parse("https://[2002:808:808::1]/h", strict).is_ok(), "6to4 of a public address");
+        // Allowing private networks never allows link-local or metadata addresses.
+        for bad in ["http://169.254.169.254/latest", "http://[fd00:ec2::254]/", "http://[fe80::1]/h", "http://[::ffff:169.254.169.254]/"] {
+            assert!(WebhookUrl::parse(bad, open).is_err(), "{bad}");
+            let ip: IpAddr = bad.split("//").nth(1).unwrap().split('/').next().unwrap().trim_matches(|c| c == '[' || c == ']').parse().unwrap();
+            assert!(!open.allows(ip), "{ip}");
+        }
+        assert!(open.allows("10.0.0.1".parse().unwrap()));
     }
 }

@@ -45,6 +45,8 @@ pub enum ApiError {
     ConversationNotFound,
     #[error("query not found")]
     QueryNotFound,
+    #[error("idempotency key reused with another request")]
+    IdempotencyKeyReused,
     #[error("method not allowed")]
     MethodNotAllowed,
     #[error("bad request: {0}")]
@@ -114,6 +116,12 @@ impl ApiError {
                 "This site has no conversation with this id; send the question without conversationId to start one.".into(),
             ),
             QueryNotFound => (StatusCode::NOT_FOUND, "query_not_found", "Query not found", "This site answered no question with this id.".into()),
+            IdempotencyKeyReused => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency_key_reused",
+                "Idempotency key reused",
+                "This Idempotency-Key was used in the last 24 hours with a different request; use a new key for a new request.".into(),
+            ),
             MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed", "This route does not accept this method.".into()),
             BadRequest(why) => (StatusCode::BAD_REQUEST, "bad_request", "Bad request", why.clone()),
             PayloadTooLarge { limit } => {

@@ -15,7 +15,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::signing;
 use crate::config::WebhooksConfig;
-use crate::domain::{WebhookPolicy, WebhookUrl, is_public_ip};
+use crate::domain::{WebhookPolicy, WebhookUrl};
 
 /// How much of a receiver's answer is kept (printed by `webhooks test`).
 const BODY_KEEP: usize = 4096;
@@ -45,10 +45,10 @@ pub struct Sent {
     pub duration: Duration,
 }
 
-/// Resolves with the system resolver and refuses names with any non-public address (unless allowed).
+/// Resolves with the system resolver and refuses names with any address the policy does not allow.
 #[derive(Debug)]
 struct CheckedResolver {
-    allow_private_networks: bool,
+    policy: WebhookPolicy,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -60,11 +60,11 @@ struct RefusedAddress {
 
 impl Resolve for CheckedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let allow = self.allow_private_networks;
+        let policy = self.policy;
         let host = name.as_str().to_owned();
         Box::pin(async move {
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if let Some(bad) = addrs.iter().find(|a| !allow && !is_public_ip(a.ip())) {
+            if let Some(bad) = addrs.iter().find(|a| !policy.allows(a.ip())) {
                 return Err(Box::new(RefusedAddress { host, ip: bad.ip() }) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
@@ -88,7 +88,7 @@ impl Sender {
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
-            .dns_resolver(Arc::new(CheckedResolver { allow_private_networks: policy.allow_private_networks }))
+            .dns_resolver(Arc::new(CheckedResolver { policy }))
             .user_agent(concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Sender { client, policy })

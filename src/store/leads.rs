@@ -47,8 +47,20 @@ pub struct StoredResponse {
 /// The outcome of a capture.
 #[derive(Debug)]
 pub enum Capture {
-    Stored { lead: Lead, message_id: Option<MessageId> },
+    Stored {
+        lead: Lead,
+        message_id: Option<MessageId>,
+    },
     Replayed(StoredResponse),
+    /// The key was used in the window with a different request: nothing is stored or replayed.
+    KeyReused,
+}
+
+/// An `Idempotency-Key` and the SHA-256 (hex) of the request it came with.
+#[derive(Debug, Clone, Copy)]
+pub struct Idempotency<'a> {
+    pub key: &'a str,
+    pub request_hash: &'a str,
 }
 
 /// One site's leads.
@@ -64,20 +76,22 @@ impl<'s> Leads<'s> {
     /// Stores a lead, its `lead.captured` outbox event (when the site wants it), the site's lead counter
     /// and the idempotency key, all in one transaction. A key seen in the last 24 h for this site returns
     /// the first response instead, and nothing is written.
-    pub fn capture(&self, new: NewLead, idempotency_key: Option<&str>, respond: impl FnOnce(&Lead) -> StoredResponse) -> Result<Capture> {
+    pub fn capture(&self, new: NewLead, idempotency: Option<Idempotency<'_>>, respond: impl FnOnce(&Lead) -> StoredResponse) -> Result<Capture> {
         let site_id = self.site.id();
         self.site.store().write(|tx| {
             let now = Timestamp::now();
-            if let Some(key) = idempotency_key {
-                let seen: Option<(i64, String)> = tx
+            if let Some(i) = idempotency {
+                let seen: Option<(i64, String, Option<String>)> = tx
                     .query_row(
-                        "SELECT status, body FROM idempotency_keys WHERE site_id = ?1 AND route = 'leads' AND key = ?2 AND created_at > ?3",
-                        params![site_id, key, now - IDEMPOTENCY_WINDOW],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
+                        "SELECT status, body, request_hash FROM idempotency_keys WHERE site_id = ?1 AND route = 'leads' AND key = ?2 AND created_at > ?3",
+                        params![site_id, i.key, now - IDEMPOTENCY_WINDOW],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )
                     .optional_row()?;
-                if let Some((status, body)) = seen {
-                    return Ok(Capture::Replayed(StoredResponse { status: status as u16, body }));
+                match seen {
+                    Some((_, _, Some(hash))) if hash != i.request_hash => return Ok(Capture::KeyReused),
+                    Some((status, body, _)) => return Ok(Capture::Replayed(StoredResponse { status: status as u16, body })),
+                    None => {}
                 }
             }
             let transcript = new.conversation_id.as_deref().map(|id| super::conversations::turns(tx, &site_id, id)).transpose()?;
@@ -98,12 +112,13 @@ impl<'s> Leads<'s> {
             )?;
             super::stats::record_lead(tx, &site_id, now)?;
             let message_id = outbox::enqueue(tx, &site_id, EventType::LeadCaptured, &lead)?;
-            if let Some(key) = idempotency_key {
+            if let Some(i) = idempotency {
                 let stored = respond(&lead);
                 tx.execute(
-                    "INSERT INTO idempotency_keys (site_id, route, key, status, body, created_at) VALUES (?1, 'leads', ?2, ?3, ?4, ?5)
-                     ON CONFLICT(site_id, route, key) DO UPDATE SET status = excluded.status, body = excluded.body, created_at = excluded.created_at",
-                    params![site_id, key, stored.status, stored.body, now],
+                    "INSERT INTO idempotency_keys (site_id, route, key, status, body, created_at, request_hash) VALUES (?1, 'leads', ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(site_id, route, key) DO UPDATE SET status = excluded.status, body = excluded.body, created_at = excluded.created_at,
+                         request_hash = excluded.request_hash",
+                    params![site_id, i.key, stored.status, stored.body, now, i.request_hash],
                 )?;
             }
             Ok(Capture::Stored { lead, message_id })

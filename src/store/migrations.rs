@@ -14,6 +14,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_content.sql"),
     include_str!("migrations/0005_timestamps.sql"),
     include_str!("migrations/0006_conversations.sql"),
+    include_str!("migrations/0007_idempotency_body.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

@@ -85,6 +85,16 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Creates `path` empty with mode 0600 unless it exists.
+fn create_private(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Invalid(format!("cannot create {}: {e}", path.display()))),
+    }
+}
+
 /// Pragmas set on every connection.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
@@ -107,7 +117,13 @@ fn open_connection(path: &Path, read_only: bool) -> rusqlite::Result<Connection>
 impl Store {
     /// Opens (creating if needed) the database, switches it to WAL and runs pending migrations.
     pub fn open(path: &Path, keyring: crate::secrets::Keyring) -> Result<Store> {
+        // The file holds leads and token hashes: created 0600 (SQLite gives its -wal and -shm files the
+        // database file's mode).
+        create_private(path)?;
         let mut writer = open_connection(path, false)?;
+        // A 202 promises the lead is on disk: the writer syncs every commit (WAL with NORMAL may lose the
+        // last commits on power loss). Readers never write, so their setting does not matter.
+        writer.pragma_update(None, "synchronous", "FULL")?;
         let mode: String = writer.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(%mode, "SQLite did not switch to WAL; concurrent CLI use will block more");
@@ -223,11 +239,17 @@ impl Store {
         if dest.exists() {
             return Err(StoreError::Conflict(format!("{} already exists; backups never overwrite", dest.display())));
         }
-        let dest = dest.to_str().ok_or_else(|| StoreError::Invalid("backup path must be UTF-8".into()))?.to_owned();
-        self.read(move |conn| {
-            conn.execute("VACUUM INTO ?1", [dest])?;
+        let dest_text = dest.to_str().ok_or_else(|| StoreError::Invalid("backup path must be UTF-8".into()))?.to_owned();
+        // VACUUM INTO fills an empty file as it is, so the copy keeps the 0600 it is created with.
+        create_private(dest)?;
+        let copied = self.read(|conn| {
+            conn.execute("VACUUM INTO ?1", [&dest_text])?;
             Ok(())
-        })
+        });
+        if copied.is_err() {
+            let _ = std::fs::remove_file(dest);
+        }
+        copied
     }
 
     /// `PRAGMA quick_check`: `ok` or the first problems found.
@@ -314,6 +336,19 @@ mod tests {
         assert_eq!(most.load(Ordering::SeqCst), MAX_READERS, "reads beyond the bound wait, and the bound is used");
         let readers = store.inner.readers.lock().unwrap();
         assert_eq!((readers.open, readers.idle.len()), (MAX_READERS, MAX_READERS));
+    }
+
+    #[test]
+    fn the_database_and_its_backups_are_private_and_the_writer_syncs_fully() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, store) = store();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(store.path()), 0o600);
+        let backup = dir.path().join("copy.db");
+        store.backup_to(&backup).unwrap();
+        assert_eq!(mode(&backup), 0o600);
+        let full: i64 = store.inner.writer.lock().unwrap().pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
+        assert_eq!(full, 2, "synchronous=FULL on the writer");
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub(super) fn paths() -> Map<String, Value> {
         json!({"post": operation("leads", "captureLead", "Capture a lead",
             "Stores the lead and, in the same transaction, a `lead.captured` event in the webhook outbox when the site has a webhook \
              and opted in. Forwarding to the CRM is asynchronous, durable and at least once. With `Idempotency-Key`, a repeated key \
-             from the same site within 24 h returns the first response (with `Idempotent-Replayed: true`) and stores nothing new.",
+             from the same site within 24 h with the same request returns the first response (with `Idempotent-Replayed: true`) and stores \
+             nothing new; the same key with a different request is 422 `idempotency_key_reused`.",
             json!({"202": {
                 "description": "Accepted: the lead is stored",
                 "headers": {
