@@ -45,6 +45,9 @@ async fn bench() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::default();
     config.server.listen = "127.0.0.1:0".parse().unwrap();
+    // One client address drives all the load: the per-client caps would refuse it.
+    config.server.max_handshakes_per_ip = 4096;
+    config.server.max_connections_per_ip = 4096;
     config.webhooks.allow_http = true;
     config.webhooks.allow_private_networks = true;
     config.webhooks.workers = env_usize("SITEBOT_WEBHOOKS__WORKERS", config.webhooks.workers);

@@ -78,7 +78,7 @@ impl Default for ServerConfig {
             tls_handshake_timeout_secs: 10,
             max_header_bytes: 16 * 1024,
             max_connections_per_ip: 64,
-            max_handshakes_per_ip: 16,
+            max_handshakes_per_ip: 64,
         }
     }
 }
