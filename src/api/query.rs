@@ -55,9 +55,11 @@ impl Validate for QueryRequest {
 }
 
 impl QueryRequest {
-    /// The validated question; the answer's language is the request's, else the site's.
+    /// The validated question; the answer's language is the request's, else the question's own when it
+    /// is detected confidently, else the site's.
     pub fn into_question(self, site: &Site) -> Question {
-        let lang = self.lang.as_deref().and_then(|l| Lang::parse(l).ok()).unwrap_or_else(|| site.lang.clone());
+        let detected = || crate::knowledge::language::detect_confident(&self.question).and_then(|code| Lang::parse(code).ok());
+        let lang = self.lang.as_deref().and_then(|l| Lang::parse(l).ok()).or_else(detected).unwrap_or_else(|| site.lang.clone());
         Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold as f32, lang }
     }
 }

@@ -13,6 +13,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_knowledge.sql"),
     include_str!("migrations/0004_content.sql"),
     include_str!("migrations/0005_timestamps.sql"),
+    include_str!("migrations/0006_multilingual.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {
