@@ -159,8 +159,9 @@ mod tests {
             assert_eq!(d.code, want, "{q}: {d:?}");
             confident += d.is_confident() as usize;
         }
-        // Short questions in close languages (Portuguese and Spanish, Swedish and Danish) may be unsure.
-        assert!(confident >= 12, "only {confident} of {} confident", batch.len());
+        // Short questions in close languages (Portuguese and Spanish, Swedish and Danish) may be unsure:
+        // at the 0.4 threshold 86.5 % of short questions are confident (examples/langid.rs).
+        assert!(confident >= 11, "only {confident} of {} confident", batch.len());
     }
 
     #[test]

@@ -73,3 +73,50 @@ async fn the_fallback_comes_in_the_questions_language() {
     assert_eq!(a["lang"], "it");
     assert!(a["answer"].as_str().unwrap().starts_with("Purtroppo"), "{a}");
 }
+
+/// A small practice's knowledge in three languages (each document in one).
+const PRAXIS_DE: &str = "---\ntitle: Zahnreinigung\nurl: https://praxis.example/de/prophylaxe\n---\n# Zahnreinigung\n\n\
+Eine professionelle Zahnreinigung dauert etwa 45 Minuten und kostet 95 Euro.\n";
+const CLINIC_ZH: &str = "---\ntitle: 营业时间\nurl: https://praxis.example/zh/hours\n---\n# 营业时间\n\n\
+我们的诊所周一至周五上午八点到下午六点营业，周六上午九点到下午一点营业。\n";
+const CLINIC_AR: &str = "---\ntitle: مواقف السيارات\nurl: https://praxis.example/ar/parking\n---\n# مواقف السيارات\n\n\
+يتوفر موقف مجاني للسيارات للمرضى في الفناء خلف المبنى.\n";
+
+#[tokio::test]
+#[ignore = "not yet: a question sharing no FTS5 term with the site (Chinese, Arabic, another language) scores below the threshold; the fusion needs a calibrated dense-only branch"]
+async fn questions_in_german_chinese_and_arabic_find_their_passage() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let files: Vec<(&str, &[u8])> = vec![("prophylaxe.md", PRAXIS_DE.as_bytes()), ("hours.md", CLINIC_ZH.as_bytes()), ("parking.md", CLINIC_AR.as_bytes())];
+    import_files(&app, site.id, &files).await;
+    let langs: Vec<(String, Option<String>)> = {
+        let db = app.db();
+        let mut s = db.prepare("SELECT title, lang FROM kb_documents WHERE site_id = ?1 ORDER BY title").unwrap();
+        s.query_map([site.id.to_string()], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
+    };
+    assert!(langs.contains(&("Zahnreinigung".into(), Some("de".into()))), "{langs:?}");
+    assert!(langs.contains(&("营业时间".into(), Some("zh".into()))), "{langs:?}");
+    assert!(langs.contains(&("مواقف السيارات".into(), Some("ar".into()))), "{langs:?}");
+    for (lang, question, url) in [
+        ("de", "Wie lange dauert eine Zahnreinigung?", "https://praxis.example/de/prophylaxe"),
+        ("zh", "你们周六几点开门？", "https://praxis.example/zh/hours"),
+        ("ar", "هل يوجد موقف للسيارات؟", "https://praxis.example/ar/parking"),
+    ] {
+        let a = ask_ok(&app, site.id, question).await;
+        assert_eq!(a["resolved"], true, "{question}: {a}");
+        assert_eq!(a["sources"][0]["url"], url, "{question}: {a}");
+        assert_eq!(a["lang"], lang, "{question}: {a}");
+    }
+}
+
+#[tokio::test]
+#[ignore = "not yet: see questions_in_german_chinese_and_arabic_find_their_passage"]
+async fn a_german_question_finds_english_knowledge() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    let a = ask_ok(&app, site.id, "Wie viel kostet eine Zahnaufhellung?").await;
+    assert_eq!(a["resolved"], true, "{a}");
+    assert_eq!(a["sources"][0]["url"], "https://clinic.example/prices", "{a}");
+    assert_eq!(a["lang"], "de", "{a}");
+}
