@@ -123,7 +123,7 @@ fn evaluate(
 fn fit(samples: &[([f32; 3], f32)], start: &Fusion) -> Fusion {
     let mut w = [start.w_cos as f64, start.w_bm25_rank as f64, start.w_dense_rank as f64, start.bias as f64];
     let n = samples.len() as f64;
-    for _ in 0..3000 {
+    for _ in 0..20_000 {
         let mut g = [0f64; 4];
         for (x, y) in samples {
             let z = w[0] * x[0] as f64 + w[1] * x[1] as f64 + w[2] * x[2] as f64 + w[3];
@@ -177,7 +177,7 @@ fn main() -> anyhow::Result<()> {
         let mut ids: Vec<&String> = rels.keys().collect();
         ids.sort();
         let text: Vec<String> = ids.iter().map(|id| texts[*id].clone()).collect();
-        let vectors = knowledge.embedder.embed_parallel_blocking(&text)?;
+        let vectors = knowledge.embedder.embed_parallel_blocking(&text, sitebot::knowledge::model::Role::Query)?;
         let queries = ids.into_iter().zip(text).zip(vectors).map(|((id, text), vector)| Query { id: id.clone(), text, vector }).collect();
         Ok((queries, rels))
     };

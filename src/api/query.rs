@@ -69,11 +69,15 @@ pub struct Asked {
 }
 
 impl QueryRequest {
-    /// The validated question; the answer's language is the request's, else the site's. With a
+    /// The validated question; the answer's language is the request's, else the question's own when it
+    /// is detected confidently, else the site's. With a
     /// `conversationId`, the conversation must be the site's (else 404 `conversation_not_found`), and its
     /// last question is the context a short follow-up is understood with.
     pub async fn into_question(self, state: &AppState, site: &Site) -> Result<Asked, ApiError> {
-        let lang = self.lang.as_deref().and_then(|l| Lang::parse(l).ok()).unwrap_or_else(|| site.lang.clone());
+        // The answer's language: the request's, else the question's own when it is detected confidently,
+        // else the site's.
+        let detected = || crate::knowledge::language::detect_confident(&self.question).and_then(|code| Lang::parse(code).ok());
+        let lang = self.lang.as_deref().and_then(|l| Lang::parse(l).ok()).or_else(detected).unwrap_or_else(|| site.lang.clone());
         let (conversation_id, context) = match self.conversation_id.as_deref().and_then(conversations::parse_id) {
             Some(id) => {
                 let (site_id, cid) = (site.id, id.clone());

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::knowledge::embed::{DIMENSIONS, Embedder};
-use crate::knowledge::runtime;
+use crate::knowledge::model::Role;
+use crate::knowledge::{refresh, runtime};
 
 struct Checks {
     failed: usize,
@@ -65,9 +66,11 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         "embedding model",
         model.and_then(|dir| {
             let e = Embedder::load(&config.knowledge).map_err(|e| e.to_string())?;
-            let v = e.embed_blocking(&["Where is the practice?"]).map_err(|e| e.to_string())?;
+            let v = e.embed_blocking(&["Where is the practice?"], Role::Query).map_err(|e| e.to_string())?;
             match v.first() {
-                Some(v) if v.len() == DIMENSIONS => Ok(format!("{} embeds a sentence ({DIMENSIONS} dimensions, {} sessions)", dir.display(), e.pool_size())),
+                Some(v) if v.len() == DIMENSIONS => {
+                    Ok(format!("{} ({}) embeds a sentence ({DIMENSIONS} dimensions, {} sessions)", dir.display(), e.manifest.name, e.pool_size()))
+                }
                 _ => Err("the model did not return a 384-dimensional vector; run ./install.sh --deps-only".into()),
             }
         }),
@@ -80,6 +83,18 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         if integrity == "ok" { Ok(format!("{} integrity ok, schema {version}", store.path().display())) } else { Err(format!("integrity check: {integrity}")) }
     });
     checks.report("database", db);
+    if let Ok(e) = Embedder::load(&config.knowledge) {
+        let stale = crate::app::open_store(config, data_dir).map_err(|e| format!("{e:#}")).and_then(|store| {
+            let stale = refresh::stale_sites(&store, &e.fingerprint).map_err(|e| e.to_string())?;
+            Ok(stale.iter().map(|(site, n)| format!("{site} ({n} chunks)")).collect::<Vec<_>>())
+        });
+        // Not a failure: `serve` re-embeds them in the background, answering by BM25 meanwhile.
+        match stale {
+            Ok(s) if s.is_empty() => println!("ok    embeddings: every site's chunks are the loaded model's"),
+            Ok(s) => println!("stale embeddings: {} site(s) embedded by another model; serve re-embeds them at start: {}", s.len(), s.join(", ")),
+            Err(e) => println!("stale embeddings: cannot tell ({e})"),
+        }
+    }
     if checks.failed > 0 {
         anyhow::bail!("{} check(s) failed", checks.failed);
     }

@@ -117,7 +117,14 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
                 println!("{}", serde_json::to_string_pretty(&docs)?);
             } else {
                 for d in &docs {
-                    println!("{}  {:>4} chunks  {}  {}", d.id, d.chunks, d.title, d.url.as_deref().unwrap_or(&d.source));
+                    println!(
+                        "{}  {:>4} chunks  {:<2}  {}  {}",
+                        d.id,
+                        d.chunks,
+                        d.lang.as_deref().unwrap_or("?"),
+                        d.title,
+                        d.url.as_deref().unwrap_or(&d.source)
+                    );
                 }
                 println!("{} documents", docs.len());
             }

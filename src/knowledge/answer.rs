@@ -20,12 +20,30 @@ const MAX_CHARS: usize = 700;
 
 /// The localized "not in my knowledge" answer, by primary language subtag (English otherwise).
 pub fn fallback(lang: &str) -> &'static str {
-    match lang.split('-').next().unwrap_or("") {
+    match lang.split('-').next().unwrap_or("").to_ascii_lowercase().as_str() {
         "de" => "Dazu habe ich in den Informationen dieser Website leider nichts gefunden. Bitte wenden Sie sich direkt an uns, wir helfen Ihnen gerne weiter.",
         "fr" => {
             "Je n'ai malheureusement rien trouvé à ce sujet dans les informations de ce site. N'hésitez pas à nous contacter directement, nous vous aiderons volontiers."
         }
         "es" => "Lo siento, no he encontrado información sobre eso en este sitio. Póngase en contacto con nosotros directamente y le ayudaremos con gusto.",
+        "it" => "Purtroppo non ho trovato nulla su questo argomento nelle informazioni di questo sito. Contattateci direttamente, saremo lieti di aiutarvi.",
+        "pt" => {
+            "Infelizmente, não encontrei nada sobre isso nas informações deste site. Entre em contacto connosco diretamente e teremos todo o gosto em ajudar."
+        }
+        "nl" => {
+            "Helaas heb ik daarover niets gevonden in de informatie van deze website. Neem gerust rechtstreeks contact met ons op, we helpen u graag verder."
+        }
+        "pl" => "Niestety nie znalazłem nic na ten temat w informacjach na tej stronie. Prosimy o bezpośredni kontakt, chętnie pomożemy.",
+        "sv" => "Tyvärr hittade jag inget om det i informationen på den här webbplatsen. Kontakta oss gärna direkt, så hjälper vi dig.",
+        "ru" => "К сожалению, я не нашёл информации об этом на нашем сайте. Пожалуйста, свяжитесь с нами напрямую, мы с радостью поможем.",
+        "ja" => {
+            "申し訳ありませんが、このサイトの情報にはその件について見つかりませんでした。お手数ですが、直接お問い合わせください。喜んでお手伝いいたします。"
+        }
+        "zh" => "抱歉，本网站的信息中没有找到相关内容。请直接与我们联系，我们很乐意为您提供帮助。",
+        "ar" => "عذرًا، لم أجد أي معلومات حول ذلك في هذا الموقع. يرجى التواصل معنا مباشرة وسنكون سعداء بمساعدتك.",
+        "tr" => {
+            "Maalesef bu sitenin bilgilerinde bununla ilgili bir şey bulamadım. Lütfen doğrudan bizimle iletişime geçin, size memnuniyetle yardımcı oluruz."
+        }
         _ => "Sorry, I couldn't find anything about that in this site's information. Please contact us directly and we'll be glad to help.",
     }
 }
@@ -142,5 +160,12 @@ mod tests {
     fn fallbacks_are_localized() {
         assert!(fallback("de-CH").starts_with("Dazu"));
         assert!(fallback("xx").starts_with("Sorry"));
+        let all = ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "ja", "zh", "ar", "tr"];
+        let texts: HashSet<&str> = all.iter().map(|l| fallback(l)).collect();
+        assert_eq!(texts.len(), all.len(), "each language has its own text");
+        // Each text is in its language, as the detector reads it.
+        for l in all {
+            assert_eq!(crate::knowledge::language::detect(fallback(l)).map(|d| d.code), Some(l), "{l}");
+        }
     }
 }

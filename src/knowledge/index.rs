@@ -1,8 +1,11 @@
-//! The dense index: one usearch HNSW index (cosine, f32) per site, keyed by chunk rowid.
+//! The dense index: one usearch HNSW index (cosine, f32) per site, keyed by chunk rowid, holding only
+//! the chunks that the loaded model embedded (their stored fingerprint is the embedder's): vectors of
+//! two models are never searched together. A chunk re-embedded by the current model joins the index
+//! at the next sync, like a new one.
 //!
 //! SQLite is the truth (every chunk's embedding is stored there); the index is derived. It is persisted
 //! beside the database as `indexes/<site>.usearch` with `<site>.usearch.gen` naming the site
-//! generation it reflects. On first use a file whose generation matches is loaded; otherwise the index
+//! generation and model it reflects. On first use a file whose generation matches is loaded; otherwise the index
 //! is rebuilt from SQLite. While running, a query that finds the site's generation moved on (an import
 //! by the CLI or another process) syncs incrementally: chunks gone are removed, new ones added, and the
 //! file is saved again. Writes go to a temporary file renamed into place, so a reader never sees half
@@ -112,12 +115,14 @@ impl SiteIndex {
 /// Every site's index, loaded on demand.
 pub struct Indexes {
     dir: PathBuf,
+    /// The fingerprint of the loaded model: only its vectors are indexed.
+    model: String,
     sites: Mutex<HashMap<SiteId, Arc<RwLock<Option<SiteIndex>>>>>,
 }
 
 impl Indexes {
-    pub fn new(dir: PathBuf) -> Indexes {
-        Indexes { dir, sites: Mutex::new(HashMap::new()) }
+    pub fn new(dir: PathBuf, model: String) -> Indexes {
+        Indexes { dir, model, sites: Mutex::new(HashMap::new()) }
     }
 
     fn paths(&self, site: &SiteId) -> (PathBuf, PathBuf) {
@@ -145,7 +150,7 @@ impl Indexes {
     /// Brings an index (or a fresh one, loaded or rebuilt) to `generation`, then persists it.
     fn sync(&self, store: &Store, site: &SiteId, generation: i64, current: Option<SiteIndex>) -> Result<SiteIndex, IndexError> {
         let kb = store.site(*site).knowledge();
-        let keys: HashSet<u64> = kb.chunk_keys()?.into_iter().collect();
+        let keys: HashSet<u64> = kb.chunk_keys_of(&self.model)?.into_iter().collect();
         let mut idx = match current {
             Some(i) => i,
             None => match self.load(site, generation, &keys) {
@@ -161,7 +166,7 @@ impl Indexes {
         let mut new: Vec<u64> = keys.difference(&idx.keys).copied().collect();
         new.sort_unstable();
         for part in new.chunks(512) {
-            let vectors = kb.embeddings_of(part)?;
+            let vectors = kb.embeddings_of(&self.model, part)?;
             idx.add(vectors)?;
         }
         idx.generation = generation;
@@ -177,8 +182,9 @@ impl Indexes {
     /// The persisted index if it reflects exactly `generation` and holds exactly `keys`.
     fn load(&self, site: &SiteId, generation: i64, keys: &HashSet<u64>) -> Option<SiteIndex> {
         let (file, gen_file) = self.paths(site);
-        let saved: i64 = std::fs::read_to_string(&gen_file).ok()?.trim().parse().ok()?;
-        if saved != generation {
+        let saved = std::fs::read_to_string(&gen_file).ok()?;
+        let (saved, model) = saved.trim().split_once(' ')?;
+        if saved.parse::<i64>().ok()? != generation || model != self.model {
             return None;
         }
         let mut idx = SiteIndex::empty(keys.len()).ok()?;
@@ -202,7 +208,7 @@ impl Indexes {
         idx.index.save(tmp_str).map_err(usearch_err)?;
         std::fs::rename(&tmp, &file)?;
         let gen_tmp = gen_file.with_extension(format!("gen.tmp{}", std::process::id()));
-        std::fs::write(&gen_tmp, idx.generation.to_string())?;
+        std::fs::write(&gen_tmp, format!("{} {}", idx.generation, self.model))?;
         std::fs::rename(&gen_tmp, &gen_file)?;
         Ok(())
     }

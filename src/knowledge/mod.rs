@@ -3,7 +3,9 @@
 //! - [`import`]: parsers per format (Markdown, HTML, text, PDF, FAQ CSV/JSONL, JSONL documents) and
 //!   the idempotent import pipeline (one transaction per document).
 //! - [`chunk`]: structure-following chunks with a token bound and a little overlap.
-//! - [`embed`]: MiniLM sentence embeddings on a bounded pool of ONNX sessions.
+//! - [`embed`]: sentence embeddings (multilingual-e5-small by default) on a bounded pool of ONNX sessions;
+//!   [`model`]: the model's manifest (prefixes, pooling, limits) and fingerprint.
+//! - [`refresh`]: re-embedding, in the background, the chunks an earlier model embedded.
 //! - [`index`]: a usearch index per site, derived from SQLite, persisted and synced by generation.
 //! - [`retrieve`]: hybrid BM25 + dense retrieval fused into a calibrated score.
 //! - [`answer`]: extractive answer composition with `[n]` markers, and the localized fallback.
@@ -20,6 +22,9 @@ pub mod document;
 pub mod embed;
 pub mod import;
 pub mod index;
+pub mod language;
+pub mod model;
+pub mod refresh;
 pub mod retrieve;
 pub mod runtime;
 pub mod text;
@@ -108,6 +113,9 @@ pub struct Knowledge {
     searches: tokio::sync::Semaphore,
     /// Passages scoring below this never count, whatever `scoreThreshold` says.
     pub min_score: f32,
+    /// Sites whose chunks are (partly) embedded by another model and being re-embedded: they are
+    /// searched by BM25 alone until `refresh` is done, so the dense side never sees half a site.
+    stale: std::sync::Mutex<std::collections::HashSet<SiteId>>,
 }
 
 impl std::fmt::Debug for Knowledge {
@@ -121,8 +129,9 @@ impl Knowledge {
     pub fn open(config: &KnowledgeConfig, data_dir: &Path) -> Result<Arc<Knowledge>, RuntimeError> {
         let embedder = Embedder::load(config)?;
         Ok(Arc::new(Knowledge {
+            stale: Default::default(),
+            indexes: Indexes::new(data_dir.join("indexes"), embedder.fingerprint.clone()),
             embedder,
-            indexes: Indexes::new(data_dir.join("indexes")),
             term_stats: retrieve::TermStats::default(),
             searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),
             min_score: config.min_score,
@@ -136,15 +145,19 @@ impl Knowledge {
         // BM25 needs no embedding: it runs while the question is embedded.
         let search = q.search_text();
         let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, search.clone(), q.top_k);
+        let mode = if self.is_stale(site) { retrieve::Mode::Bm25 } else { retrieve::Mode::Hybrid };
         let lexical = tokio::task::spawn_blocking(move || {
             let fusion = retrieve::Fusion::default();
             retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid)
         });
-        let vector = self.embedder.embed(vec![search]).await?.pop().unwrap_or_default();
+        let vector = match mode {
+            retrieve::Mode::Bm25 => Vec::new(),
+            _ => self.embedder.embed(vec![search], model::Role::Query).await?.pop().unwrap_or_default(),
+        };
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let (this, store) = (self.clone(), store.clone());
         let threshold = q.threshold.max(self.min_score);
-        let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold))
+        let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode))
             .await
             .map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let composed = answer::compose(&q.search_text(), &passages);
@@ -175,6 +188,20 @@ impl Knowledge {
             conversation_id,
             mode: "extractive",
         })
+    }
+
+    /// Whether the site is searched by BM25 alone while its chunks are re-embedded.
+    pub fn is_stale(&self, site: &SiteId) -> bool {
+        self.stale.lock().unwrap_or_else(|p| p.into_inner()).contains(site)
+    }
+
+    fn set_stale(&self, site: &SiteId, stale: bool) {
+        let mut set = self.stale.lock().unwrap_or_else(|p| p.into_inner());
+        if stale {
+            set.insert(*site);
+        } else {
+            set.remove(site);
+        }
     }
 
     /// Brings the site's vector index up to date with the store and saves it (after a CLI import).

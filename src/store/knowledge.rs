@@ -5,6 +5,10 @@
 //! first import: a query reads only that site's postings (no join to filter by site, BM25 statistics of
 //! the site's own corpus), and no other tenant's text can ever match.
 //!
+//! Each chunk records the fingerprint of the model that embedded it; the vector side of retrieval reads
+//! only chunks of the current model (`chunk_keys_of`), and `stale_chunks`/`set_embeddings` let a server
+//! re-embed the others after a model change.
+//!
 //! The generation counter is bumped in the same transaction as any change to a site's chunks; a
 //! server compares it with the generation its in-memory index was built at, which is how an import made
 //! by the CLI becomes visible without a restart.
@@ -32,7 +36,19 @@ pub struct NewDocument {
     pub url: Option<String>,
     pub format: String,
     pub content_hash: String,
+    /// The fingerprint of the model that made the chunks' embeddings.
+    pub model: String,
+    /// The detected language (ISO 639-1) and the detector's confidence.
+    pub lang: Option<(String, f32)>,
     pub chunks: Vec<NewChunk>,
+}
+
+/// A chunk whose embedding another model made: what re-embedding needs.
+#[derive(Debug, Clone)]
+pub struct StaleChunk {
+    pub key: u64,
+    pub heading: String,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -43,6 +59,7 @@ pub struct DocumentRow {
     pub title: String,
     pub url: Option<String>,
     pub format: String,
+    pub lang: Option<String>,
     pub chunks: i64,
     pub updated_at: Timestamp,
 }
@@ -104,15 +121,28 @@ impl<'s> Knowledge<'s> {
             let id = format!("doc_{}", ulid::Ulid::new());
             let now = Timestamp::now();
             tx.execute(
-                "INSERT INTO kb_documents (id, site_id, source, title, url, format, content_hash, chunk_count, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
-                params![id, site, doc.source, doc.title, doc.url, doc.format, doc.content_hash, doc.chunks.len() as i64, now],
+                "INSERT INTO kb_documents (id, site_id, source, title, url, format, content_hash, chunk_count, created_at, updated_at, lang, lang_confidence)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10, ?11)",
+                params![
+                    id,
+                    site,
+                    doc.source,
+                    doc.title,
+                    doc.url,
+                    doc.format,
+                    doc.content_hash,
+                    doc.chunks.len() as i64,
+                    now,
+                    doc.lang.as_ref().map(|l| &l.0),
+                    doc.lang.as_ref().map(|l| l.1 as f64)
+                ],
             )?;
-            let mut stmt =
-                tx.prepare_cached("INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding, model) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
             let mut fts_insert = tx.prepare_cached(&format!("INSERT INTO {fts} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
             for (i, c) in doc.chunks.iter().enumerate() {
-                stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding)])?;
+                stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding), doc.model])?;
                 fts_insert.execute(params![tx.last_insert_rowid(), c.heading, c.text])?;
             }
             bump_generation(tx, site)?;
@@ -123,7 +153,7 @@ impl<'s> Knowledge<'s> {
     pub fn list_documents(&self) -> Result<Vec<DocumentRow>> {
         self.read(|conn, site| {
             let mut stmt =
-                conn.prepare("SELECT id, source, title, url, format, chunk_count, updated_at FROM kb_documents WHERE site_id = ?1 ORDER BY source")?;
+                conn.prepare("SELECT id, source, title, url, format, chunk_count, updated_at, lang FROM kb_documents WHERE site_id = ?1 ORDER BY source")?;
             let rows = stmt.query_map([site], |r| {
                 Ok(DocumentRow {
                     id: r.get(0)?,
@@ -133,6 +163,7 @@ impl<'s> Knowledge<'s> {
                     format: r.get(4)?,
                     chunks: r.get(5)?,
                     updated_at: r.get(6)?,
+                    lang: r.get(7)?,
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -192,12 +223,46 @@ impl<'s> Knowledge<'s> {
         })
     }
 
-    /// Every chunk key of the site.
-    pub fn chunk_keys(&self) -> Result<Vec<u64>> {
+    /// Every chunk key of the site whose embedding `model` made.
+    pub fn chunk_keys_of(&self, model: &str) -> Result<Vec<u64>> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare_cached("SELECT rowid FROM kb_chunks WHERE site_id = ?1")?;
-            let rows = stmt.query_map([site], |r| r.get::<_, i64>(0).map(|k| k as u64))?;
+            let mut stmt = conn.prepare_cached("SELECT rowid FROM kb_chunks WHERE site_id = ?1 AND model = ?2")?;
+            let rows = stmt.query_map(params![site, model], |r| r.get::<_, i64>(0).map(|k| k as u64))?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// How many of the site's chunks another model than `model` embedded.
+    pub fn stale_count(&self, model: &str) -> Result<u64> {
+        self.read(|conn, site| {
+            let n: i64 = conn.query_row("SELECT count(*) FROM kb_chunks WHERE site_id = ?1 AND model <> ?2", params![site, model], |r| r.get(0))?;
+            Ok(n as u64)
+        })
+    }
+
+    /// Up to `limit` chunks that another model than `model` embedded, in key order.
+    pub fn stale_chunks(&self, model: &str, limit: usize) -> Result<Vec<StaleChunk>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached("SELECT rowid, heading, text FROM kb_chunks WHERE site_id = ?1 AND model <> ?2 ORDER BY rowid LIMIT ?3")?;
+            let rows = stmt
+                .query_map(params![site, model, limit as i64], |r| Ok(StaleChunk { key: r.get::<_, i64>(0)? as u64, heading: r.get(1)?, text: r.get(2)? }))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// Replaces the embeddings of these chunks with `model`'s, in one transaction that bumps the
+    /// generation. Chunks deleted meanwhile are passed over; returns how many were updated.
+    pub fn set_embeddings(&self, model: &str, vectors: &[(u64, Vec<f32>)]) -> Result<usize> {
+        self.write(|tx, site| {
+            let mut stmt = tx.prepare_cached("UPDATE kb_chunks SET embedding = ?3, model = ?4 WHERE site_id = ?1 AND rowid = ?2")?;
+            let mut n = 0;
+            for (key, v) in vectors {
+                n += stmt.execute(params![site, *key as i64, vector_to_blob(v), model])?;
+            }
+            if n > 0 {
+                bump_generation(tx, site)?;
+            }
+            Ok(n)
         })
     }
 
@@ -210,13 +275,13 @@ impl<'s> Knowledge<'s> {
         })
     }
 
-    /// The embeddings of some chunks of the site.
-    pub fn embeddings_of(&self, keys: &[u64]) -> Result<Vec<(u64, Vec<f32>)>> {
+    /// The embeddings of some chunks of the site, those that `model` made.
+    pub fn embeddings_of(&self, model: &str, keys: &[u64]) -> Result<Vec<(u64, Vec<f32>)>> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare_cached("SELECT embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2")?;
+            let mut stmt = conn.prepare_cached("SELECT embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2 AND model = ?3")?;
             let mut out = Vec::with_capacity(keys.len());
             for &k in keys {
-                if let Some(blob) = stmt.query_row(params![site, k as i64], |r| r.get::<_, Vec<u8>>(0)).optional_row()? {
+                if let Some(blob) = stmt.query_row(params![site, k as i64, model], |r| r.get::<_, Vec<u8>>(0)).optional_row()? {
                     out.push((k, blob_to_vector(&blob)));
                 }
             }

@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_timestamps.sql"),
     include_str!("migrations/0006_conversations.sql"),
     include_str!("migrations/0007_idempotency_body.sql"),
+    include_str!("migrations/0008_multilingual.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

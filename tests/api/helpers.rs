@@ -31,6 +31,8 @@ pub struct TestApp {
     handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     /// The background webhook worker, when started with `with_worker` (as `sitebot serve` runs it).
     worker: Option<(tokio_util::sync::CancellationToken, tokio::task::JoinHandle<()>)>,
+    /// Re-embedding of chunks another model embedded, started with the server as `sitebot serve` does.
+    refresh: Option<(tokio_util::sync::CancellationToken, tokio::task::JoinHandle<sitebot::knowledge::refresh::Report>)>,
 }
 
 /// A config for tests: loopback, any port, short grace.
@@ -73,6 +75,8 @@ where
     let listener = tokio::net::TcpListener::bind(config.server.listen).await.expect("bind");
     let addr = listener.local_addr().unwrap();
     let state = AppState::build_with_clock(config, data_dir.path().to_owned(), Arc::new(clock.clone())).expect("state");
+    let refresh_stop = tokio_util::sync::CancellationToken::new();
+    let refresh = sitebot::knowledge::refresh::start(state.knowledge.clone(), state.store.clone(), refresh_stop.clone()).await.expect("refresh");
     let (tx, rx) = oneshot::channel::<()>();
     let st = state.clone();
     let ep = endpoint(st.clone());
@@ -95,6 +99,7 @@ where
         shutdown: Some(tx),
         handle: Some(handle),
         worker: None,
+        refresh: Some((refresh_stop, refresh)),
     }
 }
 
@@ -163,6 +168,12 @@ impl TestApp {
         }
     }
 
+    /// Waits for the start-up re-embedding (`knowledge::refresh`) to finish and returns what it did.
+    pub async fn refreshed(&mut self) -> sitebot::knowledge::refresh::Report {
+        let (_, handle) = self.refresh.take().expect("refresh awaited once");
+        handle.await.expect("refresh task")
+    }
+
     /// Stops the server and waits for it to finish.
     pub async fn stop(mut self) -> tempfile::TempDir {
         if let Some(tx) = self.shutdown.take() {
@@ -175,6 +186,10 @@ impl TestApp {
             stop.cancel();
             worker.await.expect("worker task");
         }
+        if let Some((stop, refresh)) = self.refresh.take() {
+            stop.cancel();
+            refresh.await.expect("refresh task");
+        }
         let dir = tempfile::tempdir().unwrap();
         std::mem::replace(&mut self.data_dir, dir)
     }
@@ -184,6 +199,9 @@ impl Drop for TestApp {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
+        }
+        if let Some((stop, _)) = &self.refresh {
+            stop.cancel();
         }
     }
 }

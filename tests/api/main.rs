@@ -13,6 +13,7 @@ mod edge;
 mod knowledge;
 mod landing;
 mod leads;
+mod multilingual;
 mod pricing;
 mod query;
 mod stats;

@@ -91,13 +91,17 @@ async fn an_off_topic_question_gets_the_localized_fallback() {
     assert_eq!(de["lang"], "de-DE");
     assert!(de["answer"].as_str().unwrap().contains("wenden Sie sich"), "{de}");
 
-    // A site whose language is German answers in German without a hint.
+    // A site whose language is German answers in German when the question's language cannot be told,
+    // and in the question's language when it can.
     let mut german = new_site(Tier::Pro);
     german.lang = sitebot::domain::Lang::parse("de").unwrap();
     let (g, _) = app.create_site_with(german).await;
-    let a = ask_ok(&app, g.id, "What is the capital of France?").await;
+    let a = ask_ok(&app, g.id, "42?").await;
     assert_eq!(a["lang"], "de");
     assert!(a["answer"].as_str().unwrap().starts_with("Dazu"), "{a}");
+    let a = ask_ok(&app, g.id, "What is the capital of France?").await;
+    assert_eq!(a["lang"], "en");
+    assert!(a["answer"].as_str().unwrap().starts_with("Sorry"), "{a}");
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@ use sha2::{Digest, Sha256};
 use super::chunk::{self, Chunk};
 pub use super::document::{Parsed, Section};
 use super::embed::Embedder;
+use super::model::Role;
 use crate::domain::SiteId;
 use crate::store::knowledge::{NewChunk, NewDocument};
 use crate::store::{Store, StoreError};
@@ -120,10 +121,13 @@ pub fn parse(input: &Input) -> Result<Vec<Result<Parsed, String>>, String> {
     })
 }
 
-/// The content hash: changes when anything that ends up in the chunks would.
-fn content_hash(p: &Parsed) -> String {
+/// The content hash: changes when anything that ends up in the chunks would, the embedding model
+/// included (so importing again after a model change re-embeds every document).
+fn content_hash(p: &Parsed, model: &str) -> String {
     let mut h = Sha256::new();
     h.update(chunk::VERSION.to_le_bytes());
+    h.update(model.as_bytes());
+    h.update([0]);
     for part in [p.title.as_str(), p.url.as_deref().unwrap_or(""), p.format] {
         h.update(part.as_bytes());
         h.update([0]);
@@ -223,7 +227,25 @@ pub fn read_paths_within(paths: &[PathBuf], max_file_bytes: u64, failed: &mut Ve
 struct Pending {
     doc: Parsed,
     hash: String,
+    lang: Option<(String, f32)>,
     chunks: Vec<Chunk>,
+}
+
+/// Characters of a document the language detector reads: enough for a confident answer, and bounded.
+const DETECT_CHARS: usize = 2000;
+
+/// The document's language, detected on its title and first paragraphs.
+fn document_language(doc: &Parsed) -> Option<(String, f32)> {
+    let mut sample = doc.title.clone();
+    for p in doc.sections.iter().flat_map(|s| &s.paragraphs) {
+        if sample.len() >= DETECT_CHARS {
+            break;
+        }
+        sample.push('\n');
+        sample.push_str(p);
+    }
+    let cut = sample.char_indices().nth(DETECT_CHARS).map_or(sample.len(), |(i, _)| i);
+    super::language::detect(&sample[..cut]).map(|d| (d.code.to_owned(), d.confidence))
 }
 
 /// Embeds this many chunks at a time, across documents.
@@ -231,12 +253,21 @@ const EMBED_BATCH: usize = 64;
 
 fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pending>, report: &mut Report) -> Result<(), ImportError> {
     let inputs: Vec<String> = pending.iter().flat_map(|p| p.chunks.iter().map(Chunk::embedding_input)).collect();
-    let mut vectors = embedder.embed_parallel_blocking(&inputs)?.into_iter();
+    let mut vectors = embedder.embed_parallel_blocking(&inputs, Role::Passage)?.into_iter();
     for p in pending.drain(..) {
         let chunks: Vec<NewChunk> =
             p.chunks.into_iter().map(|c| NewChunk { heading: c.heading, text: c.text, embedding: vectors.next().expect("one vector per chunk") }).collect();
         let n = chunks.len();
-        let doc = NewDocument { source: p.doc.source, title: p.doc.title, url: p.doc.url, format: p.doc.format.to_owned(), content_hash: p.hash, chunks };
+        let doc = NewDocument {
+            source: p.doc.source,
+            title: p.doc.title,
+            url: p.doc.url,
+            format: p.doc.format.to_owned(),
+            content_hash: p.hash,
+            model: embedder.fingerprint.clone(),
+            lang: p.lang,
+            chunks,
+        };
         store.site(*site).knowledge().replace_document(&doc)?;
         report.documents += 1;
         report.chunks += n;
@@ -276,7 +307,7 @@ pub fn import(
                 }
             };
             seen.push(doc.source.clone());
-            let hash = content_hash(&doc);
+            let hash = content_hash(&doc, &embedder.fingerprint);
             if !force && store.site(*site).knowledge().content_hash(&doc.source)?.as_deref() == Some(hash.as_str()) {
                 report.skipped += 1;
                 continue;
@@ -287,7 +318,8 @@ pub fn import(
                 continue;
             }
             pending_chunks += chunks.len();
-            pending.push(Pending { doc, hash, chunks });
+            let lang = document_language(&doc);
+            pending.push(Pending { doc, hash, lang, chunks });
             if pending_chunks >= EMBED_BATCH {
                 flush(store, embedder, site, &mut pending, &mut report)?;
                 pending_chunks = 0;
@@ -324,8 +356,9 @@ mod tests {
         let a = markdown::parse("a.md".into(), "a", "# T\n\nOne.");
         let b = markdown::parse("a.md".into(), "a", "# T\n\nOne.");
         let c = markdown::parse("a.md".into(), "a", "# T\n\nTwo.");
-        assert_eq!(content_hash(&a), content_hash(&b));
-        assert_ne!(content_hash(&a), content_hash(&c));
+        assert_eq!(content_hash(&a, "m"), content_hash(&b, "m"));
+        assert_ne!(content_hash(&a, "m"), content_hash(&c, "m"));
+        assert_ne!(content_hash(&a, "m"), content_hash(&a, "other model"));
     }
 
     fn names(inputs: &[Input]) -> Vec<String> {
