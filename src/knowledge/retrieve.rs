@@ -17,7 +17,7 @@
 use serde::Serialize;
 
 use super::index::{IndexError, Indexes};
-use super::text::terms;
+use super::text::question_terms;
 use crate::domain::SiteId;
 use crate::store::knowledge::{ChunkRow, Knowledge};
 use crate::store::{Store, StoreError};
@@ -106,7 +106,7 @@ fn phrase(term: &str) -> String {
 
 /// The FTS5 expression for a question: its content terms, quoted, OR-ed. `None` when it has none.
 pub fn match_expression(question: &str) -> Option<String> {
-    let t = terms(question);
+    let t = question_terms(question);
     if t.is_empty() {
         return None;
     }
@@ -145,7 +145,7 @@ impl TermStats {
 
     /// The FTS5 expression for the question without its too common terms. `None` when nothing is left.
     fn expression(&self, kb: &Knowledge<'_>, site: &SiteId, generation: i64, question: &str, max_share: f64) -> Result<Option<String>, StoreError> {
-        let terms = terms(question);
+        let terms = question_terms(question);
         if terms.len() <= MIN_TERMS {
             return Ok(match_expression(question));
         }

@@ -83,8 +83,23 @@ const STOPWORDS: &[&str] = &[
 /// The lower-cased content words of `text` (letters and digits; stopwords and one-letter words
 /// dropped), in order, without repeats.
 pub fn terms(text: &str) -> Vec<String> {
+    bounded_terms(text, usize::MAX, usize::MAX)
+}
+
+/// The terms a question is searched for: at most [`MAX_TERMS`], none over [`MAX_TERM_BYTES`].
+pub fn question_terms(question: &str) -> Vec<String> {
+    bounded_terms(question, MAX_TERMS, MAX_TERM_BYTES)
+}
+
+fn bounded_terms(text: &str, max_terms: usize, max_bytes: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for raw in text.split(|c: char| !c.is_alphanumeric()) {
+        if out.len() == max_terms {
+            break;
+        }
+        if raw.len() > max_bytes {
+            continue;
+        }
         let w = raw.to_lowercase();
         if w.chars().count() < 2 || STOPWORDS.contains(&w.as_str()) || out.contains(&w) {
             continue;
@@ -93,6 +108,12 @@ pub fn terms(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// A question's terms at most: each term is one FTS5 phrase (a count for pruning and a posting list to
+/// score), so a question of hundreds of words would cost a stranger's request hundreds of index walks.
+pub const MAX_TERMS: usize = 32;
+/// Longer "words" are no words (a pasted token, a hash): they are left out of the search.
+pub const MAX_TERM_BYTES: usize = 64;
 
 /// A crude stem for comparing words between a question and a sentence (FTS5 uses Porter for ranking;
 /// this only decides which sentences of an already retrieved passage to quote).
@@ -108,6 +129,17 @@ pub fn stem(word: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_gives_at_most_32_terms_of_at_most_64_bytes() {
+        let many: String = (0..500).map(|i| format!("word{i} ")).collect();
+        let t = question_terms(&many);
+        assert_eq!(t.len(), MAX_TERMS);
+        assert_eq!(t[0], "word0");
+        let long = format!("{} crown", "x".repeat(65));
+        assert_eq!(question_terms(&long), vec!["crown".to_owned()]);
+        assert_eq!(terms(&many).len(), 500, "passage text is not bounded");
+    }
 
     #[test]
     fn splits_sentences_but_not_abbreviations() {
