@@ -1,0 +1,227 @@
+//! The sections of the configuration file, each with its compiled-in defaults, and `Secret`, a value that
+//! never prints.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ConfigError, parse_duration};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// TLS listen address; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Optional plain-HTTP port whose every request is refused with `403 https_required`.
+    pub plain_listen: Option<SocketAddr>,
+    /// Host names put into the self-signed certificate besides `localhost` and `127.0.0.1`.
+    pub hostnames: Vec<String>,
+    /// PEM certificate chain and private key that replace the self-signed certificate.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// How long in-flight requests may run after SIGTERM before they are cut.
+    pub shutdown_grace_secs: u64,
+    /// A connection with no request in flight for this long is closed (HTTP/2: GOAWAY).
+    pub idle_timeout_secs: u64,
+    /// A request head must arrive in full within this. It also bounds the wait for a connection's
+    /// first request and, on HTTP/1.1, the keep-alive wait between requests.
+    pub header_timeout_secs: u64,
+    /// A request body must arrive in full within this of its head.
+    pub body_timeout_secs: u64,
+    /// The first byte of a TLS handshake (or of a plain-HTTP request) must arrive within this.
+    pub tls_start_timeout_secs: u64,
+    /// The whole TLS handshake must finish within this of the TCP connection.
+    pub tls_handshake_timeout_secs: u64,
+    /// Largest request head: HTTP/1.1 header bytes (431 beyond), HTTP/2 header list size.
+    pub max_header_bytes: usize,
+    /// Open connections per client (an IPv4 address or an IPv6 /64), handshakes included; further
+    /// connections are closed at once.
+    pub max_connections_per_ip: usize,
+    /// TLS handshakes in progress per client (an IPv4 address or an IPv6 /64).
+    pub max_handshakes_per_ip: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: "0.0.0.0:8443".parse().expect("valid default address"),
+            plain_listen: None,
+            hostnames: Vec::new(),
+            tls_cert: None,
+            tls_key: None,
+            shutdown_grace_secs: 10,
+            idle_timeout_secs: 75,
+            header_timeout_secs: 10,
+            body_timeout_secs: 10,
+            tls_start_timeout_secs: 3,
+            tls_handshake_timeout_secs: 10,
+            max_header_bytes: 16 * 1024,
+            max_connections_per_ip: 64,
+            max_handshakes_per_ip: 64,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Requests a minute per client IP on routes without a site (landing, pricing, stats, multimodal).
+    pub ip_per_minute: u32,
+    /// Bucket capacity as a multiple of the per-minute rate, for sites and IPs alike.
+    pub burst_multiplier: u32,
+    /// Most rate-limit keys kept in memory; idle keys are pruned first.
+    pub max_tracked_keys: usize,
+    /// Largest JSON body read, in bytes.
+    pub json_body_bytes: usize,
+    /// Largest multipart body read, in bytes.
+    pub multipart_body_bytes: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self { ip_per_minute: 600, burst_multiplier: 2, max_tracked_keys: 100_000, json_body_bytes: 64 * 1024, multipart_body_bytes: 10 * 1024 * 1024 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhooksConfig {
+    /// Accept `http://` webhook URLs (on-premises CRMs without TLS).
+    pub allow_http: bool,
+    /// Accept webhook URLs on loopback and private networks (on-premises CRMs).
+    pub allow_private_networks: bool,
+    /// Delays after the first attempt, e.g. `["5s", "5m", "30m", "2h", "5h", "10h"]`.
+    pub retry_schedule: Vec<String>,
+    /// Per-attempt timeout in seconds.
+    pub timeout_secs: u64,
+    /// Concurrent deliveries.
+    pub workers: usize,
+    /// Shortest wait before retrying after a 429 or a timeout, whatever the schedule says.
+    pub min_backoff_after_throttle: String,
+}
+
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        Self {
+            allow_http: false,
+            allow_private_networks: false,
+            retry_schedule: ["5s", "5m", "30m", "2h", "5h", "10h"].map(String::from).to_vec(),
+            timeout_secs: 15,
+            workers: 4,
+            min_backoff_after_throttle: "60s".into(),
+        }
+    }
+}
+
+impl WebhooksConfig {
+    pub fn policy(&self) -> crate::domain::WebhookPolicy {
+        crate::domain::WebhookPolicy { allow_http: self.allow_http, allow_private_networks: self.allow_private_networks }
+    }
+
+    pub fn retry_delays(&self) -> Result<Vec<Duration>, ConfigError> {
+        self.retry_schedule
+            .iter()
+            .map(|s| {
+                parse_duration(s).ok_or_else(|| ConfigError::Invalid(format!("webhooks.retry_schedule: `{s}` is not a duration such as 500ms, 5s, 5m or 2h")))
+            })
+            .collect()
+    }
+
+    pub fn min_backoff(&self) -> Result<Duration, ConfigError> {
+        parse_duration(&self.min_backoff_after_throttle).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "webhooks.min_backoff_after_throttle: `{}` is not a duration such as 500ms, 5s or 1m",
+                self.min_backoff_after_throttle
+            ))
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KnowledgeConfig {
+    /// Path to `libonnxruntime.so`; found next to the installed binary when unset.
+    pub ort_library: Option<PathBuf>,
+    /// Directory with `model.onnx` and its tokenizer files; found next to the installed binary when unset.
+    pub model_dir: Option<PathBuf>,
+    /// Passages scoring below this (0..1) never count as sources, whatever a request's `scoreThreshold`;
+    /// a question with none above it gets the "not in my knowledge" answer.
+    pub min_score: f32,
+    /// A file larger than this is not imported (reported as a failure): it is never read whole.
+    pub max_file_bytes: u64,
+}
+
+impl Default for KnowledgeConfig {
+    fn default() -> Self {
+        Self { ort_library: None, model_dir: None, min_score: 0.25, max_file_bytes: crate::knowledge::import::DEFAULT_MAX_FILE_BYTES }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PricingConfig {
+    /// The currency that `sitebot rates set CUR RATE` is relative to.
+    pub reference_currency: String,
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        Self { reference_currency: "EUR".into() }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecretsConfig {
+    /// Base64 of 32 bytes that encrypt webhook signing secrets at rest. When unset, a key is generated
+    /// once into `DATA_DIR/master.key` (mode 0600).
+    pub master_key: Option<Secret>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// A tracing filter such as `info` or `sitebot=debug,info`; `RUST_LOG` overrides it.
+    pub level: String,
+    /// `text` or `json`.
+    pub format: LogFormat,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self { level: "info".into(), format: LogFormat::Text }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// A configuration value that never prints: `Debug` and serialization show `[redacted]`.
+#[derive(Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("[redacted]")
+    }
+}
