@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use sitebot::app::AppState;
 use sitebot::config::Config;
-use sitebot::domain::{Currency, Lang, Slug, Tier, WebhookPolicy, WebhookUrl};
+use sitebot::domain::{Currency, Lang, Slug, Tier, NetworkPolicy, WebhookUrl};
 use sitebot::http::{self, tls};
 use sitebot::store::NewSite;
 
@@ -58,7 +58,7 @@ async fn bench() {
     let listener = tokio::net::TcpListener::bind(config.server.listen).await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
     let state = AppState::build(config, dir.path().to_owned()).unwrap();
-    let url = WebhookUrl::parse(&rx.url("/hook"), WebhookPolicy { allow_http: true, allow_private_networks: true }).unwrap();
+    let url = WebhookUrl::parse(&rx.url("/hook"), NetworkPolicy { allow_http: true, allow_private_networks: true }).unwrap();
     let mut new = NewSite::new("Bench", Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
     new.webhook_url = Some(url);
     let (site, _) = state.store.run(move |s| s.sites().create(new)).await.unwrap();

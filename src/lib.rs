@@ -21,6 +21,7 @@
 //!   YAML) with field-level errors, Accept-Language negotiation, exact money conversion and formatting.
 //! - [`domain`]: values parsed once at the boundary (`SiteId`, `Tier`, `Lang`, `Email`, `Timestamp`, ...)
 //!   and the content model the store keeps.
+//! - [`net`]: the checked resolver every outbound client uses (webhooks, crawler, generator).
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
 
 pub mod api;
@@ -31,6 +32,7 @@ pub mod content;
 pub mod domain;
 pub mod http;
 pub mod knowledge;
+pub mod net;
 pub mod outbox;
 pub mod ratelimit;
 pub mod secrets;

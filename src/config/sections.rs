@@ -117,8 +117,8 @@ impl Default for WebhooksConfig {
 }
 
 impl WebhooksConfig {
-    pub fn policy(&self) -> crate::domain::WebhookPolicy {
-        crate::domain::WebhookPolicy { allow_http: self.allow_http, allow_private_networks: self.allow_private_networks }
+    pub fn policy(&self) -> crate::domain::NetworkPolicy {
+        crate::domain::NetworkPolicy { allow_http: self.allow_http, allow_private_networks: self.allow_private_networks }
     }
 
     pub fn retry_delays(&self) -> Result<Vec<Duration>, ConfigError> {

@@ -4,6 +4,7 @@
 //! `parse`, so a function that takes a `SiteId` or a `Lang` never re-validates it. The store gives them
 //! their column types (`store::columns`), so they go into and come out of SQLite typed.
 
+mod endpoint;
 mod event;
 mod locale;
 mod page;
@@ -21,7 +22,8 @@ pub use price::{Interval, MAX_AMOUNT_MINOR, PriceTier, PricingSheet, Rate, TierT
 pub use site::{SiteId, Tier};
 pub use time::Timestamp;
 pub use web::{Email, Origin, Slug};
-pub use webhook::{WebhookPolicy, WebhookUrl, is_link_local_or_metadata, is_public_ip};
+pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, is_link_local_or_metadata, is_public_ip};
+pub use webhook::WebhookUrl;
 pub use widget::{HexColor, WidgetPosition};
 
 /// Why a value was refused, worded for the person who typed it.

@@ -1,21 +1,19 @@
 //! One signed HTTP attempt to a site's webhook, and what its answer means.
 //!
 //! The operator's URL policy is checked again here, against the addresses the host resolves to now: the
-//! client's resolver (`CheckedResolver`) refuses a name if any of its addresses is not public, and the
+//! client's resolver (`net::CheckedResolver`) refuses a name if any of its addresses is not public, and the
 //! connection goes only to the addresses it checked, so a DNS answer that changed since the URL was set
 //! (rebinding) cannot reach the internal network. IP-literal hosts never reach a resolver and are checked
 //! before sending. Redirects are never followed and no proxy is used (a proxy would resolve the name
 //! itself, past the check).
 
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-
 use super::signing;
 use crate::config::WebhooksConfig;
-use crate::domain::{WebhookPolicy, WebhookUrl};
+use crate::domain::{NetworkPolicy, WebhookUrl};
+use crate::net::CheckedResolver;
 
 /// How much of a receiver's answer is kept (printed by `webhooks test`).
 const BODY_KEEP: usize = 4096;
@@ -45,38 +43,11 @@ pub struct Sent {
     pub duration: Duration,
 }
 
-/// Resolves with the system resolver and refuses names with any address the policy does not allow.
-#[derive(Debug)]
-struct CheckedResolver {
-    policy: WebhookPolicy,
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("refused: {host} resolves to {ip}, which is not a public address (the operator can set webhooks.allow_private_networks = true)")]
-struct RefusedAddress {
-    host: String,
-    ip: IpAddr,
-}
-
-impl Resolve for CheckedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let policy = self.policy;
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if let Some(bad) = addrs.iter().find(|a| !policy.allows(a.ip())) {
-                return Err(Box::new(RefusedAddress { host, ip: bad.ip() }) as Box<dyn std::error::Error + Send + Sync>);
-            }
-            Ok(Box::new(addrs.into_iter()) as Addrs)
-        })
-    }
-}
-
 /// The webhook HTTP client: policy-checking resolver, no redirects, no proxy, the configured timeout.
 #[derive(Debug, Clone)]
 pub struct Sender {
     client: reqwest::Client,
-    policy: WebhookPolicy,
+    policy: NetworkPolicy,
 }
 
 impl Sender {
@@ -88,7 +59,7 @@ impl Sender {
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
-            .dns_resolver(Arc::new(CheckedResolver { policy }))
+            .dns_resolver(Arc::new(CheckedResolver { policy, setting: "webhooks.allow_private_networks" }))
             .user_agent(concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Sender { client, policy })

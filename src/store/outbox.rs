@@ -329,7 +329,7 @@ impl<'s> Outbox<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Currency, Lang, Slug, Tier, WebhookPolicy};
+    use crate::domain::{Currency, Lang, Slug, Tier, NetworkPolicy};
     use crate::secrets::Keyring;
     use crate::store::{NewSite, Site};
 
@@ -344,7 +344,7 @@ mod tests {
     fn store_with_site(url: Option<&str>) -> (tempfile::TempDir, Store, Site) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[3; 32])).unwrap();
-        let open = WebhookPolicy { allow_http: true, allow_private_networks: true };
+        let open = NetworkPolicy { allow_http: true, allow_private_networks: true };
         let mut new = NewSite::new("S", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
         new.webhook_url = url.map(|u| WebhookUrl::parse(u, open).unwrap());
         let (site, _) = store.sites().create(new).unwrap();
@@ -385,7 +385,7 @@ mod tests {
         assert_eq!(msg.attempts, 0, "a 410 does not use up the retry schedule");
         assert_eq!(attempts.len(), 1);
         // Setting the URL again re-enables the endpoint and the waiting event goes out.
-        let url = WebhookUrl::parse("http://127.0.0.1:9/new", WebhookPolicy { allow_http: true, allow_private_networks: true }).unwrap();
+        let url = WebhookUrl::parse("http://127.0.0.1:9/new", NetworkPolicy { allow_http: true, allow_private_networks: true }).unwrap();
         let up = crate::store::SiteUpdate { webhook_url: Some(Some(url)), ..Default::default() };
         store.site(site.id).update(up).unwrap();
         let claimed = store.outbox().claim_due(ms(later), ms(later + 1), 10).unwrap();

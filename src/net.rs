@@ -1,0 +1,41 @@
+//! Outbound HTTP plumbing shared by every client that follows [`NetworkPolicy`] (webhooks, the crawler,
+//! the answer generator).
+
+use std::net::{IpAddr, SocketAddr};
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+use crate::domain::NetworkPolicy;
+
+/// Resolves with the system resolver and refuses a name if any of its addresses is one the policy does
+/// not allow. The client connects only to the addresses checked here, so a DNS answer that changed since
+/// the URL was configured (rebinding) cannot reach the internal network. IP-literal hosts never reach a
+/// resolver: check them with [`crate::domain::check_endpoint`] before sending.
+#[derive(Debug)]
+pub struct CheckedResolver {
+    pub policy: NetworkPolicy,
+    /// The setting named in the refusal, e.g. `webhooks.allow_private_networks`.
+    pub setting: &'static str,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("refused: {host} resolves to {ip}, which is not a public address (the operator can set {setting} = true)")]
+struct RefusedAddress {
+    host: String,
+    ip: IpAddr,
+    setting: &'static str,
+}
+
+impl Resolve for CheckedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let (policy, setting) = (self.policy, self.setting);
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if let Some(bad) = addrs.iter().find(|a| !policy.allows(a.ip())) {
+                return Err(Box::new(RefusedAddress { host, ip: bad.ip(), setting }) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
