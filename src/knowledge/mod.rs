@@ -20,11 +20,13 @@ pub mod chunk;
 pub mod demo;
 pub mod document;
 pub mod embed;
+pub mod generate;
 pub mod import;
 pub mod index;
 pub mod language;
 pub mod model;
 pub mod refresh;
+pub mod reply;
 pub mod retrieve;
 pub mod runtime;
 pub mod text;
@@ -36,7 +38,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::config::KnowledgeConfig;
-use crate::domain::{Lang, SiteId};
+use crate::domain::{AnswerMode, Lang, SiteId};
 use crate::store::Store;
 use embed::{EmbedError, Embedder};
 use index::{IndexError, Indexes};
@@ -101,8 +103,46 @@ pub struct Answer {
     pub latency_ms: u64,
     /// `cnv_...`: send it back with the next question to continue the conversation.
     pub conversation_id: String,
-    /// How the answer was made: `extractive` (sentences quoted from the sources).
-    pub mode: &'static str,
+    /// How the answer was made: `extractive` (sentences quoted from the sources) or `generative`
+    /// (sentences written by the operator's model, each supported by the sources it cites).
+    pub mode: AnswerMode,
+    /// The model's part, for the query log; never in the response.
+    #[serde(skip)]
+    pub generation: Option<crate::store::queries::GenerationLog>,
+}
+
+/// The passages as the API cites them: `[i + 1]` in the answer is `sources[i]`.
+pub fn sources(passages: Vec<retrieve::Passage>) -> Vec<Source> {
+    passages
+        .into_iter()
+        .map(|p| Source {
+            id: p.chunk.id,
+            document_id: p.chunk.document_id,
+            title: p.chunk.heading,
+            url: p.chunk.url,
+            snippet: p.chunk.text,
+            score: (p.score * 10_000.0).round() / 10_000.0,
+        })
+        .collect()
+}
+
+/// The quoted answer from `passages`, or the localized fallback with no sources when none answers.
+pub fn extractive(q: &Question, passages: Vec<retrieve::Passage>, started: Instant, conversation_id: String) -> Answer {
+    let (text, sources) = match answer::compose(&q.search_text(), &passages) {
+        Some(text) => (text, sources(passages)),
+        None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
+    };
+    Answer {
+        id: format!("qry_{}", ulid::Ulid::new()),
+        answer: text,
+        resolved: !sources.is_empty(),
+        sources,
+        lang: q.lang.as_str().to_owned(),
+        latency_ms: started.elapsed().as_millis() as u64,
+        conversation_id,
+        mode: AnswerMode::Extractive,
+        generation: None,
+    }
 }
 
 pub struct Knowledge {
@@ -138,9 +178,15 @@ impl Knowledge {
         }))
     }
 
-    /// Answers a question from the site's knowledge.
+    /// Answers a question from the site's knowledge with quoted sentences.
     pub async fn ask(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question, conversation_id: String) -> Result<Answer, KnowledgeError> {
         let started = Instant::now();
+        let passages = self.passages(store, site, q).await?;
+        Ok(extractive(q, passages, started, conversation_id))
+    }
+
+    /// The site's passages for a question, best first, at most `top_k`, none below the threshold.
+    pub async fn passages(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Vec<retrieve::Passage>, KnowledgeError> {
         let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
         // BM25 needs no embedding: it runs while the question is embedded.
         let search = q.search_text();
@@ -157,37 +203,10 @@ impl Knowledge {
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let (this, store) = (self.clone(), store.clone());
         let threshold = q.threshold.max(self.min_score);
-        let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode))
+        tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode))
             .await
-            .map_err(|e| KnowledgeError::Join(e.to_string()))??;
-        let composed = answer::compose(&q.search_text(), &passages);
-        let (text, sources) = match composed {
-            Some(text) => {
-                let sources = passages
-                    .into_iter()
-                    .map(|p| Source {
-                        id: p.chunk.id,
-                        document_id: p.chunk.document_id,
-                        title: p.chunk.heading,
-                        url: p.chunk.url,
-                        snippet: p.chunk.text,
-                        score: (p.score * 10_000.0).round() / 10_000.0,
-                    })
-                    .collect();
-                (text, sources)
-            }
-            None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
-        };
-        Ok(Answer {
-            id: format!("qry_{}", ulid::Ulid::new()),
-            answer: text,
-            resolved: !sources.is_empty(),
-            sources,
-            lang: q.lang.as_str().to_owned(),
-            latency_ms: started.elapsed().as_millis() as u64,
-            conversation_id,
-            mode: "extractive",
-        })
+            .map_err(|e| KnowledgeError::Join(e.to_string()))?
+            .map_err(KnowledgeError::from)
     }
 
     /// Whether the site is searched by BM25 alone while its chunks are re-embedded.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::outbox::{self, MessageId};
 use super::{Result, SiteStore};
-use crate::domain::{EventType, SiteId, Timestamp};
+use crate::domain::{AnswerMode, EventType, SiteId, Timestamp};
 
 /// One answered question, for the log, the public counters and the `query.completed` webhook.
 #[derive(Debug, Clone, Serialize)]
@@ -18,11 +18,26 @@ pub struct QueryRecord {
     pub resolved: bool,
     pub source_count: usize,
     pub latency_ms: u64,
+    /// How the answer was made (also in `query.completed`).
+    pub mode: AnswerMode,
+    /// The model's part in a generative answer; `None` for an extractive one.
+    #[serde(skip)]
+    pub generation: Option<GenerationLog>,
     #[serde(skip)]
     pub lang: String,
     /// The conversation this question continues or starts (`cnv_...`), with the answer for its turns.
     #[serde(skip)]
     pub conversation: Option<(String, String)>,
+}
+
+/// What the query log keeps of a generation: which model, the tokens it reported, and how long the
+/// first validated sentence took from the moment the question arrived.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GenerationLog {
+    pub model: String,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub first_sentence_ms: u64,
 }
 
 /// One site's query log.
@@ -43,11 +58,28 @@ impl<'s> QueryLog<'s> {
         self.site.store().write(|tx| {
             let now = Timestamp::now();
             let conversation = q.conversation.as_ref().map(|(id, _)| id.as_str());
+            let g = q.generation.as_ref();
             tx.prepare_cached(
-                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id,
+                                        mode, model, prompt_tokens, completion_tokens, first_sentence_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?
-            .execute(params![q.query_id, site, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now, conversation])?;
+            .execute(params![
+                q.query_id,
+                site,
+                q.question,
+                q.lang,
+                q.resolved,
+                q.source_count as i64,
+                q.latency_ms as i64,
+                now,
+                conversation,
+                q.mode,
+                g.map(|g| g.model.as_str()),
+                g.and_then(|g| g.prompt_tokens).map(|n| n as i64),
+                g.and_then(|g| g.completion_tokens).map(|n| n as i64),
+                g.map(|g| g.first_sentence_ms as i64),
+            ])?;
             if let Some((id, answer)) = &q.conversation {
                 super::conversations::append(tx, &site, id, &q.question, answer, &q.query_id, now)?;
             }

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per resource, each test against the real server over TLS.
 
 mod helpers;
+mod model;
 mod receiver;
 mod wire;
 
@@ -9,6 +10,7 @@ mod browser;
 mod connections;
 mod conversations;
 mod early_answers;
+mod generative;
 mod edge;
 mod knowledge;
 mod landing;
