@@ -519,6 +519,41 @@ install_test_tools() {
   TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), npm packages installed"
 }
 
+# The contract test's schemathesis (tests/api/contract.rs), with the exact Python packages of
+# tests/contract/requirements.txt, in a venv of its own in the cache (nothing of it enters the system's
+# Python). The test finds it at $CACHE_DIR/tools/schemathesis-VERSION/bin/schemathesis.
+SCHEMATHESIS_STATUS="not checked"
+install_schemathesis() {
+  local req="$SCRIPT_DIR/tests/contract/requirements.txt" version venv log
+  version=$(sed -n 's/^schemathesis==//p' "$req")
+  [ -n "$version" ] || die "$req pins no schemathesis version"
+  venv="$CACHE_DIR/tools/schemathesis-$version"
+  step "Contract test tool: schemathesis==$version"
+  if [ -x "$venv/bin/schemathesis" ] && [ "$venv/.requirements" -nt "$req" ] 2>/dev/null \
+     && "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version"; then
+    SCHEMATHESIS_STATUS="present ($version)"; say "  already installed"; return 0
+  fi
+  if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+      apt_install python3-venv >/dev/null || die "apt-get install python3-venv failed"
+    else
+      die "python3 cannot make a venv; as root: apt-get install -y python3-venv"
+    fi
+  fi
+  log="$CACHE_DIR/pip-schemathesis.log"
+  rm -rf "$venv"
+  mkdir -p "$CACHE_DIR/tools"
+  python3 -m venv "$venv" >"$log" 2>&1 || { cat "$log" >&2; die "python3 -m venv $venv failed"; }
+  if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir -r "$req" >>"$log" 2>&1; then
+    cat "$log" >&2; rm -rf "$venv"
+    die "pip could not install the contract test's packages ($req)"
+  fi
+  "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version" || die "schemathesis $version does not run from $venv"
+  touch "$venv/.requirements"
+  SCHEMATHESIS_STATUS="installed ($version)"
+  say "  installed schemathesis $version into $venv"
+}
+
 # The load generator the HTTP benchmarks drive (benches/): Debian's wrk. Best effort: the test suite does
 # not need it, so a machine without root or apt only gets a note.
 BENCH_STATUS="not checked"
@@ -724,6 +759,7 @@ main() {
   install_openapi_validator
   if [ "$DEPS_ONLY" -eq 1 ]; then
     install_test_tools
+    install_schemathesis
     install_bench_tools
   fi
 
@@ -746,6 +782,7 @@ main() {
   say "  python tool: openapi-spec-validator $OPENAPI_STATUS"
   if [ "$DEPS_ONLY" -eq 1 ]; then
     say "  tests:       $TEST_TOOLS_STATUS"
+    say "  contract:    $SCHEMATHESIS_STATUS"
     say "  benchmarks:  $BENCH_STATUS"
     say "  --deps-only: nothing built or installed"
   else

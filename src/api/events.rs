@@ -57,7 +57,7 @@ impl Validate for EventsRequest {
             if e.at.as_deref().is_some_and(|a| chrono::DateTime::parse_from_rfc3339(a).is_err()) {
                 errors.push(FieldError::new(field("at"), "must be an RFC 3339 time"));
             }
-            if e.query_id.as_deref().is_some_and(|q| !q.starts_with("qry_") || q.len() > 64) {
+            if e.query_id.as_deref().is_some_and(|q| crate::domain::prefixed_ulid("qry_", q).is_none()) {
                 errors.push(FieldError::new(field("queryId"), "must be the id of an answer (qry_...)"));
             }
             let url_ok = |u: &str| u.len() <= 2048 && url::Url::parse(u).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));

@@ -26,7 +26,7 @@ pub struct FeedbackRequest {
 impl Validate for FeedbackRequest {
     fn validate(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        if !self.query_id.starts_with("qry_") || self.query_id.len() > 64 {
+        if crate::domain::prefixed_ulid("qry_", &self.query_id).is_none() {
             errors.push(FieldError::new("queryId", "must be the id of an answer (qry_...)"));
         }
         if self.comment.as_deref().is_some_and(|c| c.chars().count() > 1000) {

@@ -25,7 +25,7 @@ use crate::store::{Site, StoreError};
 #[serde(rename_all = "camelCase")]
 pub struct QueryRequest {
     pub question: String,
-    #[serde(default = "default_top_k")]
+    #[serde(default = "default_top_k", deserialize_with = "crate::http::json::integer")]
     pub top_k: i64,
     #[serde(default)]
     pub score_threshold: f64,
@@ -43,7 +43,8 @@ fn default_top_k() -> i64 {
 impl Validate for QueryRequest {
     fn validate(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        let n = self.question.trim().chars().count();
+        // Trimmed of whitespace as the OpenAPI document's pattern reads it (ECMA-262 `\s`).
+        let n = self.question.trim_matches(crate::http::json::is_ecma_whitespace).chars().count();
         if n == 0 || n > 2000 {
             errors.push(FieldError::new("question", "must be 1 to 2000 characters (after trimming)"));
         }

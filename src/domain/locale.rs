@@ -141,13 +141,23 @@ const CURRENCIES: &[(&str, u8)] = &[
 ];
 
 impl Currency {
+    /// A supported code, in upper or lower case (`EUR`, `eur`; not `Eur`).
     pub fn parse(s: &str) -> Result<Self, Invalid> {
-        let upper = s.trim().to_ascii_uppercase();
+        let t = s.trim();
+        let upper = t.to_ascii_uppercase();
+        if t != upper && t != t.to_ascii_lowercase() {
+            return Err(invalid(format!("`{t}` is not a supported ISO 4217 currency code (write it in upper or lower case)")));
+        }
         CURRENCIES
             .iter()
             .find(|(code, _)| *code == upper)
             .map(|&(code, minor_units)| Currency { code, minor_units })
             .ok_or_else(|| invalid(format!("`{}` is not a supported ISO 4217 currency code", s.trim())))
+    }
+
+    /// Every supported code, upper case.
+    pub fn all() -> impl Iterator<Item = &'static str> {
+        CURRENCIES.iter().map(|(code, _)| *code)
     }
 
     pub fn code(&self) -> &'static str {

@@ -28,6 +28,22 @@ pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, is_link_local_o
 pub use webhook::WebhookUrl;
 pub use widget::{HexColor, WidgetPosition};
 
+/// `<prefix><ULID>` (`cnv_01J...`, `qry_01J...`) in canonical upper case, when `s` is one: 26 Crockford
+/// base32 characters, either case, the first at most `7` (a ULID is 128 bits). What the OpenAPI document's
+/// id patterns say.
+pub fn prefixed_ulid(prefix: &str, s: &str) -> Option<String> {
+    let rest = s.strip_prefix(prefix)?;
+    if !rest.as_bytes().first().is_some_and(|b| (b'0'..=b'7').contains(b)) {
+        return None;
+    }
+    ulid::Ulid::from_string(rest).ok().map(|u| format!("{prefix}{u}"))
+}
+
+/// The JSON Schema pattern of [`prefixed_ulid`] ids.
+pub fn prefixed_ulid_pattern(prefix: &str) -> String {
+    format!("^{prefix}[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{{25}}$")
+}
+
 /// Why a value was refused, worded for the person who typed it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]

@@ -98,6 +98,9 @@ pub fn render(err: &ApiError, request_id: &str) -> Response {
         ApiError::InvalidToken => {
             resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
         }
+        ApiError::MethodNotAllowed { allow } if !allow.is_empty() => {
+            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
         ApiError::RateLimited { retry_after_secs } => {
             resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
         }
@@ -120,11 +123,11 @@ fn classify(err: poem::Error) -> ApiError {
         return ApiError::NotFound;
     }
     if err.is::<MethodNotAllowedError>() {
-        return ApiError::MethodNotAllowed;
+        return ApiError::MethodNotAllowed { allow: "" };
     }
     match err.status() {
         StatusCode::NOT_FOUND => ApiError::NotFound,
-        StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed { allow: "" },
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge { limit: 0 },
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType(err.to_string()),
         s if s.is_client_error() => ApiError::BadRequest(err.to_string()),

@@ -48,7 +48,8 @@ pub enum ApiError {
     #[error("idempotency key reused with another request")]
     IdempotencyKeyReused,
     #[error("method not allowed")]
-    MethodNotAllowed,
+    /// With the methods the route takes, for `Allow` (empty when the router could not say).
+    MethodNotAllowed { allow: &'static str },
     #[error("bad request: {0}")]
     BadRequest(String),
     #[error("payload too large (limit {limit} bytes)")]
@@ -85,6 +86,67 @@ pub struct Problem {
 }
 
 impl ApiError {
+    /// One error of every kind, for the OpenAPI document's `code` lists. The match below has no wildcard,
+    /// so a new kind does not compile until it is considered here.
+    pub fn every() -> Vec<ApiError> {
+        let all = vec![
+            ApiError::SiteIdRequired,
+            ApiError::InvalidSiteId(String::new()),
+            ApiError::InvalidJson(String::new()),
+            ApiError::BadRequest(String::new()),
+            ApiError::InvalidToken,
+            ApiError::HttpsRequired,
+            ApiError::TokenSiteMismatch,
+            ApiError::OriginNotAllowed(String::new()),
+            ApiError::SiteDisabled,
+            ApiError::SiteNotFound,
+            ApiError::NotFound,
+            ApiError::ConversationNotFound,
+            ApiError::QueryNotFound,
+            ApiError::MethodNotAllowed { allow: "" },
+            ApiError::PayloadTooLarge { limit: 0 },
+            ApiError::UnsupportedMediaType(String::new()),
+            ApiError::Validation(Vec::new()),
+            ApiError::IdempotencyKeyReused,
+            ApiError::RateLimited { retry_after_secs: 0 },
+            ApiError::NotImplemented { expected: serde_json::Value::Null },
+            ApiError::Internal(String::new()),
+            ApiError::Unavailable(String::new()),
+        ];
+        for e in &all {
+            match e {
+                ApiError::SiteIdRequired
+                | ApiError::InvalidSiteId(_)
+                | ApiError::InvalidJson(_)
+                | ApiError::BadRequest(_)
+                | ApiError::InvalidToken
+                | ApiError::HttpsRequired
+                | ApiError::TokenSiteMismatch
+                | ApiError::OriginNotAllowed(_)
+                | ApiError::SiteDisabled
+                | ApiError::SiteNotFound
+                | ApiError::NotFound
+                | ApiError::ConversationNotFound
+                | ApiError::QueryNotFound
+                | ApiError::MethodNotAllowed { .. }
+                | ApiError::PayloadTooLarge { .. }
+                | ApiError::UnsupportedMediaType(_)
+                | ApiError::Validation(_)
+                | ApiError::IdempotencyKeyReused
+                | ApiError::RateLimited { .. }
+                | ApiError::NotImplemented { .. }
+                | ApiError::Internal(_)
+                | ApiError::Unavailable(_) => {}
+            }
+        }
+        all
+    }
+
+    /// The stable codes answered with `status`, in the order of [`every`](Self::every).
+    pub fn codes_for(status: u16) -> Vec<&'static str> {
+        Self::every().iter().map(|e| e.parts()).filter(|p| p.0.as_u16() == status).map(|p| p.1).collect()
+    }
+
     pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
         ApiError::Validation(vec![FieldError::new(field, message)])
     }
@@ -122,7 +184,7 @@ impl ApiError {
                 "Idempotency key reused",
                 "This Idempotency-Key was used in the last 24 hours with a different request; use a new key for a new request.".into(),
             ),
-            MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed", "This route does not accept this method.".into()),
+            MethodNotAllowed { .. } => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed", "This route does not accept this method.".into()),
             BadRequest(why) => (StatusCode::BAD_REQUEST, "bad_request", "Bad request", why.clone()),
             PayloadTooLarge { limit } => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "Payload too large", format!("The body is larger than {limit} bytes."))

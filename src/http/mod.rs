@@ -37,27 +37,38 @@ use scope::{PublicScope, TenantScope};
 /// The route table. Every handler sits in a scope that decides what its requests count against; the
 /// scope wraps the handler, not the route, so a wrong method is a 405 before any tenant lookup.
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Response> {
+    const GET: &str = "GET, HEAD";
+    const POST: &str = "POST";
+    let multimodal = make(|_| async { Err::<(), _>(api::multimodal::not_implemented()) });
     let app = Route::new()
-        .at("/healthz", get(api::health::healthz.with(PublicScope::default())))
-        .at("/readyz", get(api::health::readyz.with(PublicScope::default())))
-        .at("/v1/openapi.json", get(openapi::serve.with(PublicScope::default())))
-        // Answers 501 whatever is sent, to any method.
-        .at("/v1/query/ask-multimodal", make(|_| async { Err::<(), _>(api::multimodal::not_implemented()) }).with(PublicScope::default()))
-        .at("/v1/leads", post(api::leads::create.with(TenantScope)))
-        .at("/v1/query", post(api::query::ask.with(TenantScope)))
-        .at("/v1/query/stream", post(api::stream::ask.with(TenantScope)))
-        .at("/v1/feedback", post(api::feedback::create.with(TenantScope)))
-        .at("/v1/events", post(api::events::create.with(TenantScope)))
-        .at("/v1/widget/config", get(api::widget::config.with(TenantScope)))
-        .at("/v1/widget.js", get(api::widget::script.with(PublicScope::default())))
+        .at("/healthz", only(GET, get(api::health::healthz.with(PublicScope::default()))))
+        .at("/readyz", only(GET, get(api::health::readyz.with(PublicScope::default()))))
+        .at("/v1/openapi.json", only(GET, get(openapi::serve.with(PublicScope::default()))))
+        // Answers 501 to every POST, whatever it holds.
+        .at("/v1/query/ask-multimodal", only(POST, post(multimodal.with(PublicScope::default()))))
+        .at("/v1/leads", only(POST, post(api::leads::create.with(TenantScope))))
+        .at("/v1/query", only(POST, post(api::query::ask.with(TenantScope))))
+        .at("/v1/query/stream", only(POST, post(api::stream::ask.with(TenantScope))))
+        .at("/v1/feedback", only(POST, post(api::feedback::create.with(TenantScope))))
+        .at("/v1/events", only(POST, post(api::events::create.with(TenantScope))))
+        .at("/v1/widget/config", only(GET, get(api::widget::config.with(TenantScope))))
+        .at("/v1/widget.js", only(GET, get(api::widget::script.with(PublicScope::default()))))
         // Public content: no header needed, counted per client IP. The sitemap route has one segment
         // fewer than a page, so the two never compete for a path.
-        .at("/v1/landing/:site/sitemap-slugs", get(api::landing::sitemap.with(PublicScope::default())))
-        .at("/v1/landing/:site/:lang/:slug", get(api::landing::page.with(PublicScope::default())))
-        .at("/v1/pricing/:vertical", get(api::pricing::get.with(PublicScope::OPTIONAL_SITE)))
-        .at("/v1/public-stats/:siteId", get(api::stats::get.with(PublicScope::default())))
+        .at("/v1/landing/:site/sitemap-slugs", only(GET, get(api::landing::sitemap.with(PublicScope::default()))))
+        .at("/v1/landing/:site/:lang/:slug", only(GET, get(api::landing::page.with(PublicScope::default()))))
+        .at("/v1/pricing/:vertical", only(GET, get(api::pricing::get.with(PublicScope::OPTIONAL_SITE))))
+        .at("/v1/public-stats/:siteId", only(GET, get(api::stats::get.with(PublicScope::default()))))
         .data(state.clone());
     Edge::new(app, state)
+}
+
+/// A route that takes `allow` (`"GET, HEAD"`, `"POST"`): any other method is 405 with that `Allow` header
+/// (RFC 9110 §15.5.6).
+fn only<E: poem::Endpoint + 'static>(allow: &'static str, route: E) -> impl poem::Endpoint<Output = poem::Response> {
+    route.map_to_response().around(move |ep, req| async move {
+        poem::Endpoint::call(&*ep, req).await.map_err(|e| if e.is::<poem::error::MethodNotAllowedError>() { ApiError::MethodNotAllowed { allow }.into() } else { e })
+    })
 }
 
 /// The bytes sent to a plain-HTTP request: a complete HTTP/1.1 problem+json response that closes.

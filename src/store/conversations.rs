@@ -46,8 +46,7 @@ pub struct Turn {
 
 /// `cnv_<ulid>`: well-formed conversation ids are the only ones ever looked up.
 pub fn parse_id(s: &str) -> Option<String> {
-    let rest = s.strip_prefix("cnv_")?;
-    ulid::Ulid::from_string(rest).ok().map(|u| format!("cnv_{u}"))
+    crate::domain::prefixed_ulid("cnv_", s)
 }
 
 pub fn new_id() -> String {

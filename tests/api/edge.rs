@@ -402,7 +402,6 @@ async fn the_multimodal_route_answers_501_with_the_expected_shape() {
     for resp in [
         app.client.post(app.url("/v1/query/ask-multimodal")).header("Content-Type", "multipart/form-data; boundary=x").body("--x--\r\n").send().await.unwrap(),
         app.client.post(app.url("/v1/query/ask-multimodal")).json(&json!({"question": "hi"})).send().await.unwrap(),
-        app.client.get(app.url("/v1/query/ask-multimodal")).send().await.unwrap(),
     ] {
         let body = problem(resp, 501, "not_implemented").await;
         let expected = &body["expected"];
@@ -415,6 +414,15 @@ async fn the_multimodal_route_answers_501_with_the_expected_shape() {
         assert_eq!(parts[1]["maxBytes"], 10 * 1024 * 1024);
         assert_eq!(expected["response"]["sameAs"], "POST /v1/query");
     }
+    // Only POST reaches the 501; other methods are 405 naming it.
+    let get = app.client.get(app.url("/v1/query/ask-multimodal")).send().await.unwrap();
+    assert_eq!(get.headers()["allow"], "POST");
+    problem(get, 405, "method_not_allowed").await;
+    let put = app.client.put(app.url("/v1/query")).send().await.unwrap();
+    assert_eq!(put.headers()["allow"], "POST");
+    let post = app.client.post(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(post.headers()["allow"], "GET, HEAD");
+    problem(post, 405, "method_not_allowed").await;
 }
 
 /// Every `.at("...")` in the route table, as OpenAPI paths.

@@ -8,6 +8,7 @@ mod wire;
 mod abuse;
 mod browser;
 mod connections;
+mod contract;
 mod conversations;
 mod early_answers;
 mod generative;

@@ -77,8 +77,8 @@ pub(super) fn paths(p: &mut Map<String, Value>) {
             &[400, 404, 422],
             json!({"security": [], "parameters": [
                 path_param("vertical", "The vertical's slug.", "^[a-z0-9-]{1,64}$"),
-                {"name": "lang", "in": "query", "required": false, "description": "BCP 47 tag; must be offered by the vertical (or share its primary language with an offered one).", "schema": {"type": "string"}},
-                {"name": "currency", "in": "query", "required": false, "description": "ISO 4217 code; ignored when `X-Site-Id` is sent.", "schema": {"type": "string", "pattern": "^[A-Za-z]{3}$"}},
+                {"name": "lang", "in": "query", "required": false, "description": "BCP 47 tag; must be offered by the vertical (or share its primary language with an offered one), else 422.", "schema": lang_schema("BCP 47 tag")},
+                {"name": "currency", "in": "query", "required": false, "description": "ISO 4217 code; ignored when `X-Site-Id` is sent. A supported code without a stored rate to convert by is 422.", "schema": currency_schema("A supported ISO 4217 code")},
                 {"name": "Accept-Language", "in": "header", "required": false, "schema": {"type": "string"}},
                 {"name": "X-Site-Id", "in": "header", "required": false, "description": "Prices in this site's currency. Malformed: 400 `invalid_site_id`; unknown: 404 `site_not_found`.", "schema": {"type": "string", "format": "uuid"}},
                 if_none_match

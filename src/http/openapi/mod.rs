@@ -61,8 +61,24 @@ pub(super) fn operation(tag: &str, id: &str, summary: &str, description: &str, s
 }
 
 /// Tenant routes: identified by `X-Site-Id` or a bearer token.
+///
+/// `X-Site-Id` identifies and does not authenticate (it sits in the website's HTML), so it is a header
+/// parameter, not a security scheme; the bearer token is optional authentication for server-to-server
+/// calls. A request with neither is 400 `site_id_required`, not 401.
 pub(super) fn tenant_security() -> Value {
-    json!([{"siteId": []}, {"bearerAuth": []}])
+    json!([{}, {"bearerAuth": []}])
+}
+
+/// What `Lang::parse` accepts: a primary subtag of 2-3 letters, then subtags of 1-8 letters or digits,
+/// separated by `-` (or `_`), at most 35 characters.
+pub(super) fn lang_schema(description: &str) -> Value {
+    json!({"type": "string", "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "maxLength": 35, "description": description})
+}
+
+/// What `Currency::parse` accepts: a supported ISO 4217 code, upper or lower case.
+pub(super) fn currency_schema(description: &str) -> Value {
+    let codes = crate::domain::Currency::all().flat_map(|c| [c.to_owned(), c.to_ascii_lowercase()]).collect::<Vec<_>>();
+    json!({"type": "string", "enum": codes, "description": description})
 }
 
 pub(super) fn json_body(schema: &str) -> Value {

@@ -135,7 +135,20 @@ fn query_paths(p: &mut Map<String, Value>) {
                     "X-Accel-Buffering": {"description": "`no`: proxies must not buffer the stream", "schema": {"type": "string", "const": "no"}}
                 },
                 "content": {"text/event-stream": {
-                    "schema": {"type": "string", "description": "SSE events `token` (answer fragment), `done` (QueryDone JSON), `error` (Problem JSON)"},
+                    // OpenAPI 3.1 has an event stream's `schema` describe each event, as parsed from its fields.
+                    "schema": {
+                        "description": "One event: `token` (a fragment of the answer), then `done` (QueryDone JSON) or `error` (Problem JSON).",
+                        "oneOf": [
+                            {"type": "object", "required": ["event", "data"], "properties": {
+                                "event": {"const": "token"}, "data": {"type": "string", "description": "A word of the answer with the whitespace before the next"}}},
+                            {"type": "object", "required": ["event", "data"], "properties": {
+                                "event": {"const": "done"},
+                                "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": schema_ref("QueryDone")}}},
+                            {"type": "object", "required": ["event", "data"], "properties": {
+                                "event": {"const": "error"},
+                                "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": schema_ref("Problem")}}}
+                        ]
+                    },
                     "example": "event: token\ndata: We \n\nevent: token\ndata: open \n\nevent: done\ndata: {\"id\":\"qry_01J...\",\"sources\":[],\"resolved\":true,\"lang\":\"en\",\"latencyMs\":6}\n\n"
                 }}
             }}),

@@ -3,10 +3,16 @@
 use serde_json::{Map, Value, json};
 
 use super::*;
+use crate::domain::prefixed_ulid_pattern;
+use crate::http::error::ApiError;
+
+/// RFC 3339 date-times as `chrono::DateTime::parse_from_rfc3339` reads them (an impossible date such as
+/// 02-30 still matches; the server answers it 422 like any other unreadable time).
+const RFC3339: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt ]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
 
 pub(super) fn components() -> Value {
     let int_header = |d: &str| json!({"description": d, "schema": {"type": "integer", "minimum": 0}});
-    let problem_response = |status: u16, description: &str, schema: &str| {
+    let problem_response = |status: u16, description: &str, schema: Value| {
         let mut headers = common_headers();
         if status == 429 {
             headers["Retry-After"] = header_ref("RetryAfter");
@@ -14,56 +20,49 @@ pub(super) fn components() -> Value {
         if status == 401 {
             headers["WWW-Authenticate"] = json!({"description": "`Bearer error=\"invalid_token\"`", "schema": {"type": "string"}});
         }
-        json!({"description": description, "headers": headers, "content": {"application/problem+json": {"schema": schema_ref(schema)}}})
+        json!({"description": description, "headers": headers, "content": {"application/problem+json": {"schema": schema}}})
     };
     let mut responses = Map::new();
-    for (status, description, schema) in [
-        (400, "`site_id_required`, `invalid_site_id`, `invalid_json` or `bad_request`", "Problem"),
-        (401, "`invalid_token`: the bearer token is unknown or revoked", "Problem"),
-        (403, "`https_required`, `token_site_mismatch`, `origin_not_allowed` or `site_disabled`", "Problem"),
-        (404, "`site_not_found` or `not_found`", "Problem"),
-        (405, "`method_not_allowed`", "Problem"),
-        (413, "`payload_too_large`: JSON bodies are limited to 64 KiB, multipart to 10 MiB; reading stops at the limit", "Problem"),
-        (415, "`unsupported_media_type`: JSON routes need `Content-Type: application/json`", "Problem"),
-        (422, "`validation_failed`, with one entry per invalid field", "ValidationProblem"),
-        (429, "`rate_limited`: retry after `Retry-After` seconds", "Problem"),
-        (500, "`internal`: generic text only; quote `requestId`", "Problem"),
-        (501, "`not_implemented`, with `expected`", "NotImplementedProblem"),
-        (503, "`unavailable`: retry shortly", "Problem"),
+    // The codes of each status come from `ApiError` itself, so the document lists exactly what is sent.
+    for (status, note, schema) in [
+        (400, "", "Problem"),
+        (401, ": the bearer token is unknown or revoked", "Problem"),
+        (403, "", "Problem"),
+        (404, "", "Problem"),
+        (405, ", with `Allow` naming the route's methods", "Problem"),
+        (413, ": JSON bodies are limited to 64 KiB, multipart to 10 MiB; reading stops at the limit", "Problem"),
+        (415, ": JSON routes need `Content-Type: application/json`", "Problem"),
+        (422, ", with one entry per invalid field for `validation_failed`", "Problem"),
+        (429, ": retry after `Retry-After` seconds", "Problem"),
+        (500, ": generic text only; quote `requestId`", "Problem"),
+        (501, ", with `expected`", "NotImplementedProblem"),
+        (503, ": retry shortly", "Problem"),
     ] {
-        responses.insert(format!("Problem{status}"), problem_response(status, description, schema));
+        let codes = ApiError::codes_for(status);
+        let description = format!("{}{note}", codes.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "));
+        let mut schema = json!({"allOf": [schema_ref(schema), {"type": "object", "properties": {"code": {"enum": codes}}}]});
+        if status == 422 {
+            schema["allOf"][1]["if"] = json!({"properties": {"code": {"const": "validation_failed"}}});
+            schema["allOf"][1]["then"] = schema_ref("ValidationProblem");
+        }
+        let mut response = problem_response(status, &description, schema);
+        if status == 405 {
+            response["headers"]["Allow"] = json!({"description": "The methods the route takes (`GET, HEAD` or `POST`)", "schema": {"type": "string"}});
+        }
+        responses.insert(format!("Problem{status}"), response);
     }
-    let codes = [
-        "site_id_required",
-        "invalid_site_id",
-        "invalid_json",
-        "bad_request",
-        "invalid_token",
-        "https_required",
-        "token_site_mismatch",
-        "origin_not_allowed",
-        "site_disabled",
-        "site_not_found",
-        "not_found",
-        "method_not_allowed",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_failed",
-        "rate_limited",
-        "not_implemented",
-        "internal",
-        "unavailable",
-    ];
+    let codes: Vec<&str> = ApiError::every().iter().map(|e| e.problem("").code).collect();
     json!({
         "securitySchemes": {
-            "siteId": {"type": "apiKey", "in": "header", "name": "X-Site-Id",
-                "description": "The site's GUID. Public (it sits in the website's HTML): it identifies, it does not authenticate. Browser calls are checked against the site's allowed origins."},
             "bearerAuth": {"type": "http", "scheme": "bearer",
                 "description": "Pro and Enterprise: a server-to-server token that identifies the site by itself and skips the Origin check. Must agree with X-Site-Id when both are sent."}
         },
         "parameters": {
-            "XSiteId": {"name": "X-Site-Id", "in": "header", "required": false,
-                "description": "Required unless a bearer token is sent.", "schema": {"type": "string", "format": "uuid"}}
+            "XSiteId": {"name": "X-Site-Id", "in": "header", "required": true,
+                "description": "The site's GUID. Public (it sits in the website's HTML): it identifies, it does not authenticate; browser \
+                    calls are checked against the site's allowed origins. May be left out when a bearer token is sent (the token names \
+                    its site); with neither, 400 `site_id_required`.",
+                "schema": {"type": "string", "format": "uuid"}}
         },
         "headers": {
             "XRequestId": {"description": "Echoes a sane client `X-Request-Id` (1-128 of `[A-Za-z0-9._:-]`), else a new `req_<ulid>`.", "schema": {"type": "string"}},
@@ -112,11 +111,11 @@ pub(super) fn components() -> Value {
             "LeadRequest": {
                 "type": "object", "required": ["email"],
                 "properties": {
-                    "name": {"type": "string", "maxLength": 200},
+                    "name": {"type": ["string", "null"], "maxLength": 200},
                     "email": {"type": "string", "format": "email", "maxLength": 254},
-                    "message": {"type": "string", "maxLength": 5000},
-                    "pageUrl": {"type": "string", "format": "uri", "maxLength": 2048},
-                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$",
+                    "message": {"type": ["string", "null"], "maxLength": 5000},
+                    "pageUrl": {"type": ["string", "null"], "format": "uri", "maxLength": 2048},
+                    "conversationId": {"type": ["string", "null"], "pattern": prefixed_ulid_pattern("cnv_"),
                         "description": "The widget conversation before the visitor asked for a person: the `lead.captured` event then carries its `transcript`. Another site's conversation is 404 `conversation_not_found`."}
                 }
             },
@@ -129,7 +128,7 @@ pub(super) fn components() -> Value {
                 "properties": {
                     "id": {"type": "string"},
                     "answer": {"type": "string"},
-                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
+                    "conversationId": {"type": "string", "pattern": prefixed_ulid_pattern("cnv_"), "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
                     "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made: `extractive`, sentences quoted from the sources; `generative`, sentences written by the operator's language model, each shown only because the sources it cites (`[n]` into `sources`) support it. A generative attempt that fails, times out or produces no supported sentence gives the extractive answer, still 200."},
                     "sources": {"type": "array", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
                         "id": {"type": "string"}, "documentId": {"type": "string"}, "title": {"type": "string"},
@@ -143,11 +142,11 @@ pub(super) fn components() -> Value {
             "QueryRequest": {
                 "type": "object", "required": ["question"],
                 "properties": {
-                    "question": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "1 to 2000 characters after trimming"},
+                    "question": {"type": "string", "pattern": "^\\s*\\S([\\s\\S]{0,1998}\\S)?\\s*$", "description": "1 to 2000 characters after trimming whitespace"},
                     "topK": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "At most this many sources"},
                     "scoreThreshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0, "description": "Drop sources scoring below this"},
-                    "lang": {"type": "string", "description": "BCP 47 tag for the answer's language (the fallback text); default: the site's language"},
-                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$",
+                    "lang": {"anyOf": [lang_schema("BCP 47 tag for the answer's language; default: the question's language when detected confidently, else the site's"), {"type": "null"}]},
+                    "conversationId": {"type": ["string", "null"], "pattern": prefixed_ulid_pattern("cnv_"),
                         "description": "Continue this conversation: a short question is understood with its previous one. Another site's conversation is 404 `conversation_not_found`; without it a new conversation starts."}
                 }
             },
@@ -166,9 +165,9 @@ pub(super) fn components() -> Value {
             "FeedbackRequest": {
                 "type": "object", "required": ["queryId", "rating"],
                 "properties": {
-                    "queryId": {"type": "string", "pattern": "^qry_", "maxLength": 64},
+                    "queryId": {"type": "string", "pattern": prefixed_ulid_pattern("qry_")},
                     "rating": {"type": "string", "enum": ["up", "down"]},
-                    "comment": {"type": "string", "maxLength": 1000}
+                    "comment": {"type": ["string", "null"], "maxLength": 1000}
                 }
             },
             "Accepted": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "const": "accepted"}}},
@@ -179,9 +178,9 @@ pub(super) fn components() -> Value {
                     "properties": {
                         "type": {"type": "string", "enum": ["widget_loaded", "widget_opened", "question_asked", "answer_shown", "source_clicked", "feedback_given", "lead_form_opened", "lead_submitted"]},
                         "sessionId": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$", "description": "Random per page session; nothing that identifies a person"},
-                        "at": {"type": "string", "format": "date-time", "description": "When it happened; the server's time when absent or more than a day off"},
-                        "queryId": {"type": "string", "pattern": "^qry_", "maxLength": 64},
-                        "url": {"type": "string", "format": "uri", "maxLength": 2048}
+                        "at": {"type": ["string", "null"], "format": "date-time", "pattern": RFC3339, "description": "When it happened; the server's time when absent or more than a day off"},
+                        "queryId": {"type": ["string", "null"], "pattern": prefixed_ulid_pattern("qry_")},
+                        "url": {"type": ["string", "null"], "format": "uri", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+", "maxLength": 2048}
                     }
                 }}}
             },
@@ -191,7 +190,7 @@ pub(super) fn components() -> Value {
                 "description": "The data of the stream's `done` event: the `/v1/query` response without `answer` (the tokens carry it).",
                 "properties": {
                     "id": {"type": "string"},
-                    "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
+                    "conversationId": {"type": "string", "pattern": prefixed_ulid_pattern("cnv_"), "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
                     "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made: `extractive`, sentences quoted from the sources; `generative`, sentences written by the operator's language model, each shown only because the sources it cites (`[n]` into `sources`) support it. A generative attempt that fails, times out or produces no supported sentence gives the extractive answer, still 200."},
                     "sources": {"type": "array", "items": {"type": "object"}},
                     "resolved": {"type": "boolean"},
