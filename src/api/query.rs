@@ -25,8 +25,9 @@ pub struct QueryRequest {
     pub question: String,
     #[serde(default = "default_top_k")]
     pub top_k: i64,
+    /// Honoured exactly when sent; the operator's `knowledge.min_score` applies when it is not.
     #[serde(default)]
-    pub score_threshold: f64,
+    pub score_threshold: Option<f64>,
     #[serde(default)]
     pub lang: Option<String>,
     /// Continues this conversation (`cnv_...`); a new one starts without it.
@@ -48,7 +49,7 @@ impl Validate for QueryRequest {
         if !(1..=20).contains(&self.top_k) {
             errors.push(FieldError::new("topK", "must be an integer from 1 to 20"));
         }
-        if !(0.0..=1.0).contains(&self.score_threshold) {
+        if self.score_threshold.is_some_and(|t| !(0.0..=1.0).contains(&t)) {
             errors.push(FieldError::new("scoreThreshold", "must be a number from 0 to 1"));
         }
         if let Some(Err(e)) = self.lang.as_deref().map(Lang::parse) {
@@ -89,7 +90,8 @@ impl QueryRequest {
             }
             None => (conversations::new_id(), None),
         };
-        let question = Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold as f32, lang, context };
+        let question =
+            Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold.map(|t| t as f32), lang, context };
         Ok(Asked { question, conversation_id })
     }
 }

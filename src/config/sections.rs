@@ -147,8 +147,9 @@ pub struct KnowledgeConfig {
     pub ort_library: Option<PathBuf>,
     /// Directory with `model.onnx` and its tokenizer files; found next to the installed binary when unset.
     pub model_dir: Option<PathBuf>,
-    /// Passages scoring below this (0..1) never count as sources, whatever a request's `scoreThreshold`;
-    /// a question with none above it gets the "not in my knowledge" answer.
+    /// The threshold (0..1) of a question that sends no `scoreThreshold`: passages scoring below it do
+    /// not count as sources, and a question with none above it gets the "not in my knowledge" answer.
+    /// A `scoreThreshold` the client sends replaces it.
     pub min_score: f32,
     /// A file larger than this is not imported (reported as a failure): it is never read whole.
     pub max_file_bytes: u64,

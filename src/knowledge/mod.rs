@@ -56,8 +56,10 @@ pub enum KnowledgeError {
 #[derive(Debug, Clone)]
 pub struct Question {
     pub text: String,
+    /// Documents to cite at most.
     pub top_k: usize,
-    pub threshold: f32,
+    /// The client's `scoreThreshold`, honoured exactly; `None` applies the operator's `min_score`.
+    pub threshold: Option<f32>,
     pub lang: Lang,
     /// The conversation's previous question, when this one continues a conversation.
     pub context: Option<String>,
@@ -111,7 +113,7 @@ pub struct Knowledge {
     pub term_stats: retrieve::TermStats,
     /// Bounds concurrent retrievals (index searches need a reserved usearch context each).
     searches: tokio::sync::Semaphore,
-    /// Passages scoring below this never count, whatever `scoreThreshold` says.
+    /// The threshold of a question that sends none (`knowledge.min_score`).
     pub min_score: f32,
     /// Sites whose chunks are (partly) embedded by another model and being re-embedded: they are
     /// searched by BM25 alone until `refresh` is done, so the dense side never sees half a site.
@@ -156,7 +158,7 @@ impl Knowledge {
         };
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let (this, store) = (self.clone(), store.clone());
-        let threshold = q.threshold.max(self.min_score);
+        let threshold = q.threshold.unwrap_or(self.min_score);
         let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode))
             .await
             .map_err(|e| KnowledgeError::Join(e.to_string()))??;

@@ -319,6 +319,20 @@ impl<'s> Knowledge<'s> {
         })
     }
 
+    /// The document of each of these chunks that belongs to the site.
+    pub fn document_ids(&self, keys: &[u64]) -> Result<std::collections::HashMap<u64, String>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached("SELECT document_id FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2")?;
+            let mut out = std::collections::HashMap::with_capacity(keys.len());
+            for &key in keys {
+                if let Some(doc) = stmt.query_row(params![site, key as i64], |r| r.get::<_, String>(0)).optional_row()? {
+                    out.insert(key, doc);
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The chunks with these keys that belong to the site, in the order of `keys`.
     pub fn chunks(&self, keys: &[u64]) -> Result<Vec<ChunkRow>> {
         self.read(|conn, site| {

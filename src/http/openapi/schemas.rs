@@ -131,8 +131,10 @@ pub(super) fn components() -> Value {
                     "answer": {"type": "string"},
                     "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
                     "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made"},
-                    "sources": {"type": "array", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
-                        "id": {"type": "string"}, "documentId": {"type": "string"}, "title": {"type": "string"},
+                    "sources": {"type": "array", "description": "One per document, best first", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
+                        "id": {"type": "string", "description": "The passage (`chk_...`)"},
+                        "documentId": {"type": "string", "description": "The document (`doc_...`)"},
+                        "title": {"type": "string"},
                         "url": {"type": ["string", "null"]}, "snippet": {"type": "string"}, "score": {"type": "number", "minimum": 0, "maximum": 1}
                     }}},
                     "resolved": {"type": "boolean"},
@@ -144,8 +146,8 @@ pub(super) fn components() -> Value {
                 "type": "object", "required": ["question"],
                 "properties": {
                     "question": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "1 to 2000 characters after trimming"},
-                    "topK": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "At most this many sources"},
-                    "scoreThreshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0, "description": "Drop sources scoring below this"},
+                    "topK": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "At most this many sources (documents)"},
+                    "scoreThreshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "Drop sources scoring below this, exactly; when absent, the server's `knowledge.min_score` (0.25 by default) applies"},
                     "lang": {"type": "string", "description": "BCP 47 tag for the answer's language (the fallback text); default: the site's language"},
                     "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$",
                         "description": "Continue this conversation: a short question is understood with its previous one. Another site's conversation is 404 `conversation_not_found`; without it a new conversation starts."}
