@@ -16,7 +16,7 @@ use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
 use crate::knowledge::{Answer, KnowledgeError, Question};
 use crate::store::conversations::{self, Role};
-use crate::store::queries::QueryRecord;
+use crate::store::queries::{Cited, QueryRecord};
 use crate::store::{Site, StoreError};
 
 #[derive(Debug, Deserialize)]
@@ -113,6 +113,11 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
         latency_ms: answer.latency_ms,
         lang: answer.lang.clone(),
         conversation,
+        cited: answer
+            .sources
+            .iter()
+            .map(|s| Cited { document_id: s.document_id.clone(), title: s.title.clone(), url: s.url.clone(), score: s.score })
+            .collect(),
     };
     let message = state.store.run(move |s| s.site(rec.site_id).queries().record(&rec)).await?;
     if message.is_some() {

@@ -17,6 +17,7 @@
 
 pub mod answer;
 pub mod chunk;
+pub mod curated;
 pub mod demo;
 pub mod document;
 pub mod embed;
@@ -115,6 +116,8 @@ pub struct Knowledge {
     searches: tokio::sync::Semaphore,
     /// The threshold of a question that sends none (`knowledge.min_score`).
     pub min_score: f32,
+    /// How close a question must be to a curated answer's question to get it.
+    pub curated_min_similarity: f32,
     /// Sites whose chunks are (partly) embedded by another model and being re-embedded: they are
     /// searched by BM25 alone until `refresh` is done, so the dense side never sees half a site.
     stale: std::sync::Mutex<std::collections::HashSet<SiteId>>,
@@ -137,6 +140,7 @@ impl Knowledge {
             term_stats: retrieve::TermStats::default(),
             searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),
             min_score: config.min_score,
+            curated_min_similarity: config.curated_min_similarity,
         }))
     }
 
@@ -157,12 +161,24 @@ impl Knowledge {
             _ => self.embedder.embed(vec![search], model::Role::Query).await?.pop().unwrap_or_default(),
         };
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
-        let (this, store) = (self.clone(), store.clone());
         let threshold = q.threshold.unwrap_or(self.min_score);
-        let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode))
-            .await
-            .map_err(|e| KnowledgeError::Join(e.to_string()))??;
-        let composed = answer::compose(&q.search_text(), &passages);
+        let (this, store) = (self.clone(), store.clone());
+        // A curated answer close enough to the question is preferred over the passages.
+        let (passages, curated) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
+            let min = this.curated_min_similarity.max(threshold);
+            let curated = curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
+            let passages = match curated {
+                Some(_) => Vec::new(),
+                None => retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode)?,
+            };
+            Ok((passages, curated))
+        })
+        .await
+        .map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        let composed = match &curated {
+            Some(m) => Some(m.text()),
+            None => answer::compose(&q.search_text(), &passages),
+        };
         let (text, sources) = match composed {
             Some(text) => {
                 let sources = passages
@@ -175,6 +191,7 @@ impl Knowledge {
                         snippet: p.chunk.text,
                         score: (p.score * 10_000.0).round() / 10_000.0,
                     })
+                    .chain(curated.as_ref().map(curated::Match::source))
                     .collect();
                 (text, sources)
             }

@@ -410,10 +410,10 @@ fn fts_statement<'c>(conn: &'c Connection, sql: &str) -> Result<Option<rusqlite:
     }
 }
 
-fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+pub(super) fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+pub(super) fn blob_to_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }

@@ -23,6 +23,19 @@ pub struct QueryRecord {
     /// The conversation this question continues or starts (`cnv_...`), with the answer for its turns.
     #[serde(skip)]
     pub conversation: Option<(String, String)>,
+    /// The documents the answer cited, best first (for the operator's insights).
+    #[serde(skip)]
+    pub cited: Vec<Cited>,
+}
+
+/// A document an answer cited.
+#[derive(Debug, Clone)]
+pub struct Cited {
+    /// `doc_...`, or `ans_...` for a curated answer.
+    pub document_id: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub score: f32,
 }
 
 /// One site's query log.
@@ -44,10 +57,27 @@ impl<'s> QueryLog<'s> {
             let now = Timestamp::now();
             let conversation = q.conversation.as_ref().map(|(id, _)| id.as_str());
             tx.prepare_cached(
-                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id, top_score)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?
-            .execute(params![q.query_id, site, q.question, q.lang, q.resolved, q.source_count as i64, q.latency_ms as i64, now, conversation])?;
+            .execute(params![
+                q.query_id,
+                site,
+                q.question,
+                q.lang,
+                q.resolved,
+                q.source_count as i64,
+                q.latency_ms as i64,
+                now,
+                conversation,
+                q.cited.first().map(|c| c.score as f64)
+            ])?;
+            let mut cite = tx.prepare_cached(
+                "INSERT INTO query_sources (site_id, query_id, rank, document_id, title, url, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for (i, c) in q.cited.iter().enumerate() {
+                cite.execute(params![site, q.query_id, i as i64 + 1, c.document_id, c.title, c.url, c.score as f64, now])?;
+            }
             if let Some((id, answer)) = &q.conversation {
                 super::conversations::append(tx, &site, id, &q.question, answer, &q.query_id, now)?;
             }

@@ -19,6 +19,7 @@ pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
             latency_ms: 1,
             lang: "en".into(),
             conversation: None,
+            cited: Vec::new(),
         };
         app.state.store.run(move |s| s.site(site).queries().record(&rec)).await.unwrap();
     }

@@ -132,8 +132,8 @@ pub(super) fn components() -> Value {
                     "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
                     "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made"},
                     "sources": {"type": "array", "description": "One per document, best first", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
-                        "id": {"type": "string", "description": "The passage (`chk_...`)"},
-                        "documentId": {"type": "string", "description": "The document (`doc_...`)"},
+                        "id": {"type": "string", "description": "The passage (`chk_...`), or the curated answer (`ans_...`)"},
+                        "documentId": {"type": "string", "description": "The document (`doc_...`), or the curated answer (`ans_...`)"},
                         "title": {"type": "string"},
                         "url": {"type": ["string", "null"]}, "snippet": {"type": "string"}, "score": {"type": "number", "minimum": 0, "maximum": 1}
                     }}},
