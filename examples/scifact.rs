@@ -7,6 +7,7 @@
 //! cargo run --release --example scifact -- --fit              # also fit the fusion on train, report both
 //! cargo run --release --example scifact -- --max-term-share 1  # BM25 with every question term
 //! cargo run --release --example scifact -- --depth 80          # candidates per list (default 200)
+//! cargo run --release --example scifact -- --heading-weight 1   # BM25 weight of headings (titles)
 //! cargo run --release --example scifact -- --eval DIR --data-dir DIR
 //! cargo run --release --example scifact -- --route            # through POST /v1/query of a server
 //! ```
@@ -193,6 +194,10 @@ fn main() -> anyhow::Result<()> {
     // `--max-term-share X`: measure another BM25 term-pruning share (1 keeps every term).
     if let Some(share) = arg("--max-term-share") {
         fusion.max_term_share = share.parse()?;
+    }
+    // `--heading-weight W`: BM25 weight of the heading column relative to the text.
+    if let Some(w) = arg("--heading-weight") {
+        fusion.heading_weight = w.parse()?;
     }
     if fitting {
         let (train, train_rels) = load("train")?;

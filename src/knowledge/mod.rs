@@ -9,11 +9,14 @@
 //! - [`index`]: a usearch index per site, derived from SQLite, persisted and synced by generation.
 //! - [`retrieve`]: hybrid BM25 + dense retrieval fused into a calibrated score.
 //! - [`answer`]: extractive answer composition with `[n]` markers, and the localized fallback.
+//! - [`curated`]: operator-written answers, preferred when a question matches one closely.
 //! - [`demo`]: the demo site's knowledge, embedded in the binary.
 //!
 //! Request path: the question is embedded (pool) while nothing else waits on the runtime; retrieval
 //! (FTS5 query, index sync if the generation moved, vector search, fusion, chunk fetch) runs in one
-//! blocking task, at most `index::SEARCH_THREADS` at a time; the answer is composed from the passages.
+//! blocking task, at most `index::SEARCH_THREADS` at a time, after the site's curated answers are
+//! matched against the question ([`curated`]: a close one is the answer); the answer is composed from
+//! the passages, one per document.
 
 pub mod answer;
 pub mod chunk;
