@@ -21,6 +21,9 @@ pub struct AppState {
     pub outbox_wake: Arc<tokio::sync::Notify>,
     /// Embeddings, vector indexes and retrieval; loading it fails when the runtime or model is missing.
     pub knowledge: Arc<crate::knowledge::Knowledge>,
+    /// The operator's language model (`answer.generator = "openai"`), for sites whose answers may be
+    /// generative; `None` when answers are always quoted.
+    pub generator: Option<Arc<crate::knowledge::generate::Generator>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -64,6 +67,10 @@ impl AppState {
     /// As `build`, with the rate limiter's clock chosen by the caller (tests advance a manual one).
     pub fn build_with_clock(config: Config, data_dir: PathBuf, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<AppState>> {
         let store = open_store(&config, &data_dir)?;
+        let generator = match config.answer.generator {
+            crate::config::GeneratorKind::Openai => Some(Arc::new(crate::knowledge::generate::Generator::new(&config.answer, clock.clone())?)),
+            crate::config::GeneratorKind::Extractive => None,
+        };
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
         let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
         Ok(Arc::new(AppState {
@@ -74,6 +81,7 @@ impl AppState {
             started_at: chrono::Utc::now(),
             outbox_wake: Arc::new(tokio::sync::Notify::new()),
             knowledge,
+            generator,
         }))
     }
 }

@@ -285,3 +285,67 @@ fn curated_answers_are_added_listed_served_and_deleted_and_insights_report_the_g
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("no curated answer"));
 }
+
+/// A one-shot OpenAI-compatible endpoint on loopback: answers one streamed completion with `OK`.
+fn completion_endpoint() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let Ok((mut conn, _)) = listener.accept() else { return };
+        let mut buf = Vec::new();
+        let mut piece = [0u8; 4096];
+        while let Ok(n) = conn.read(&mut piece) {
+            buf.extend_from_slice(&piece[..n]);
+            let text = String::from_utf8_lossy(&buf).to_string();
+            if let Some(head) = text.find("\r\n\r\n") {
+                let len = text[..head].lines().find_map(|l| l.to_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()));
+                if buf.len() >= head + 4 + len.unwrap_or(0) || n == 0 {
+                    break;
+                }
+            }
+        }
+        let body = "data: {\"choices\":[{\"delta\":{\"content\":\"OK\"}}]}\n\ndata: [DONE]\n\n";
+        let _ = conn.write_all(format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{body}").as_bytes());
+    });
+    base
+}
+
+#[test]
+fn doctor_checks_the_answer_endpoint_and_sites_choose_their_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let generator = |cmd: &mut Command, base: &str| {
+        cmd.env("SITEBOT_ANSWER__GENERATOR", "openai")
+            .env("SITEBOT_ANSWER__OPENAI_BASE_URL", base)
+            .env("SITEBOT_ANSWER__MODEL", "test-model")
+            .env("SITEBOT_ANSWER__ALLOW_PRIVATE_NETWORKS", "true")
+            .env("SITEBOT_ANSWER__TIMEOUT_SECS", "3");
+    };
+    let base = completion_endpoint();
+    let mut cmd = sitebot(dir.path());
+    generator(cmd.arg("doctor"), &base);
+    let out = run(&mut cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find(|l| l.contains("answer generator")).unwrap_or_else(|| panic!("no generator check: {stdout}"));
+    assert!(line.starts_with("ok") && line.contains("test-model") && line.contains("\"OK\""), "{line}");
+
+    // Nothing listens there: doctor fails and says so.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    let mut cmd = sitebot(dir.path());
+    generator(cmd.arg("doctor"), &closed);
+    let out = run(&mut cmd);
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().any(|l| l.contains("answer generator") && l.contains("unreachable")), "{stdout}");
+
+    let site = create_site(dir.path(), "pro")["siteId"].as_str().unwrap().to_owned();
+    let shown: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["site", "show", &site, "--json"]))).unwrap();
+    assert_eq!(shown["answers"], "generative", "the default: {shown}");
+    let updated: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["site", "update", &site, "--answers", "extractive", "--json"]))).unwrap();
+    assert_eq!(updated["answers"], "extractive");
+    let err = run(sitebot(dir.path()).args(["site", "update", &site, "--answers", "creative"]));
+    assert!(!err.status.success());
+}

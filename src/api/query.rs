@@ -10,10 +10,12 @@ use poem::{Response, handler};
 use serde::Deserialize;
 
 use crate::app::AppState;
-use crate::domain::Lang;
+use crate::domain::{AnswerMode, Lang};
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
+use crate::knowledge::generate::client::Turn;
+use crate::knowledge::reply::Generation;
 use crate::knowledge::{Answer, KnowledgeError, Question};
 use crate::store::conversations::{self, Role};
 use crate::store::queries::{Cited, QueryRecord};
@@ -67,6 +69,38 @@ pub struct Asked {
     pub question: Question,
     /// The conversation to record the turn in: the one sent, or a new id.
     pub conversation_id: String,
+    /// The conversation's earlier exchanges, oldest first, for a generative answer's prompt.
+    pub history: Vec<Turn>,
+}
+
+/// Earlier exchanges a generative answer's prompt holds at most.
+const HISTORY_EXCHANGES: usize = 6;
+
+/// The earlier exchanges of a conversation as question/answer pairs, the last `HISTORY_EXCHANGES`.
+fn exchanges(turns: &[conversations::Turn]) -> Vec<Turn> {
+    let mut out: Vec<Turn> = Vec::new();
+    let mut question: Option<&str> = None;
+    for t in turns {
+        match t.role {
+            Role::User => question = Some(&t.text),
+            Role::Assistant => {
+                if let Some(q) = question.take() {
+                    out.push(Turn { question: q.to_owned(), answer: t.text.clone() });
+                }
+            }
+        }
+    }
+    let skip = out.len().saturating_sub(HISTORY_EXCHANGES);
+    out.split_off(skip)
+}
+
+impl Asked {
+    /// What a generative answer needs, when the site's answers may be generative and the operator has
+    /// configured a generator.
+    pub fn generation<'a>(&'a self, state: &'a AppState, site: &Site) -> Option<Generation<'a>> {
+        let generator = state.generator.as_deref().filter(|_| site.answers == AnswerMode::Generative)?;
+        Some(Generation { generator, history: &self.history })
+    }
 }
 
 impl QueryRequest {
@@ -79,20 +113,21 @@ impl QueryRequest {
         // else the site's.
         let detected = || crate::knowledge::language::detect_confident(&self.question).and_then(|code| Lang::parse(code).ok());
         let lang = self.lang.as_deref().and_then(|l| Lang::parse(l).ok()).or_else(detected).unwrap_or_else(|| site.lang.clone());
-        let (conversation_id, context) = match self.conversation_id.as_deref().and_then(conversations::parse_id) {
+        let (conversation_id, context, history) = match self.conversation_id.as_deref().and_then(conversations::parse_id) {
             Some(id) => {
                 let (site_id, cid) = (site.id, id.clone());
                 let turns = state.store.run(move |s| s.site(site_id).conversations().turns(&cid)).await.map_err(|e| match e {
                     StoreError::NotFound => ApiError::ConversationNotFound,
                     other => other.into(),
                 })?;
-                (id, turns.into_iter().rev().find(|t| t.role == Role::User).map(|t| t.text))
+                let history = exchanges(&turns);
+                (id, turns.into_iter().rev().find(|t| t.role == Role::User).map(|t| t.text), history)
             }
-            None => (conversations::new_id(), None),
+            None => (conversations::new_id(), None, Vec::new()),
         };
         let question =
             Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold.map(|t| t as f32), lang, context };
-        Ok(Asked { question, conversation_id })
+        Ok(Asked { question, conversation_id, history })
     }
 }
 
@@ -111,6 +146,8 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
         resolved: answer.resolved,
         source_count: answer.sources.len(),
         latency_ms: answer.latency_ms,
+        mode: answer.mode,
+        generation: answer.generation.clone(),
         lang: answer.lang.clone(),
         conversation,
         cited: answer
@@ -129,10 +166,15 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
 #[handler]
 pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
     let asked = body.into_question(state, &tenant.site).await?;
-    let q = asked.question;
-    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q, asked.conversation_id).await.map_err(knowledge_error)?;
+    let generation = asked.generation(state, &tenant.site);
+    let q = &asked.question;
+    let reply = state.knowledge.reply(&state.store, &tenant.site.id, q, asked.conversation_id.clone(), generation).await.map_err(knowledge_error)?;
+    let answer = reply.finish().await;
     record(state, &tenant.site, &q.text, &answer).await?;
-    tracing::info!(site = %tenant.site.id, query = %answer.id, resolved = answer.resolved, sources = answer.sources.len(), latency_ms = answer.latency_ms, "query answered");
+    tracing::info!(
+        site = %tenant.site.id, query = %answer.id, resolved = answer.resolved, sources = answer.sources.len(),
+        latency_ms = answer.latency_ms, mode = %answer.mode, "query answered"
+    );
     let body = serde_json::to_string(&answer).map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Response::builder().content_type("application/json").body(body))
 }

@@ -2,8 +2,9 @@
 //!
 //! Validation and retrieval happen before the 200, so their errors are ordinary problem+json
 //! responses. Then the answer goes out as `token` events of one word each (with the whitespace that
-//! follows it, so the fragments concatenate to exactly the `/v1/query` answer), while the query is
-//! recorded concurrently; `done` carries the sources once the record is committed. If recording fails
+//! follows it, so the fragments concatenate to exactly the `/v1/query` answer); a generative answer's
+//! sentences go out as each is validated, the first while the model is still writing. The query is
+//! recorded once the answer is complete; `done` carries the sources once the record is committed. If recording fails
 //! the stream ends with one `error` event (problem JSON) instead of `done`. A `:` comment every 15 s
 //! keeps idle connections open; the response is never compressed or buffered by proxies
 //! (`X-Accel-Buffering: no`, `Cache-Control: no-cache`).
@@ -11,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use tokio::sync::mpsc;
 use poem::web::Data;
 use poem::web::sse::{Event, SSE};
 use poem::{IntoResponse, Request, Response, handler};
@@ -44,22 +45,32 @@ pub fn fragments(text: &str) -> Vec<String> {
 pub async fn ask(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
     let request_id = req.extensions().get::<Arc<RequestMeta>>().map(|m| m.request_id.clone()).unwrap_or_default();
     let asked = body.into_question(state, &tenant.site).await?;
-    let q = asked.question;
-    let answer = state.knowledge.ask(&state.store, &tenant.site.id, &q, asked.conversation_id).await.map_err(knowledge_error)?;
-    let (state, site) = (state.clone(), tenant.site.clone());
-    let recorded = {
-        let answer = answer.clone();
-        tokio::spawn(async move { record(&state, &site, &q.text, &answer).await })
-    };
-    let tokens = futures_util::stream::iter(fragments(&answer.answer).into_iter().map(|f| Event::message(f).event_type("token")));
-    let end = futures_util::stream::once(async move {
-        let failed = match recorded.await {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e),
-            Err(e) => Some(crate::http::error::ApiError::Internal(e.to_string())),
-        };
-        match failed {
-            None => {
+    let generation = asked.generation(state, &tenant.site);
+    let reply = state.knowledge.reply(&state.store, &tenant.site.id, &asked.question, asked.conversation_id.clone(), generation).await.map_err(knowledge_error)?;
+    let (tx, mut rx) = mpsc::channel::<Event>(64);
+    // The answer is driven to its end and recorded even when the visitor goes away mid-stream: a
+    // question once answered is always in the log and the counters.
+    let (state, site, question) = (state.clone(), tenant.site.clone(), asked.question.text);
+    tokio::spawn(async move {
+        let mut reply = reply;
+        let token = |f: String| Event::message(f).event_type("token");
+        // After the visitor has gone, sends fail at once and the answer is still finished and recorded.
+        for f in fragments(&reply.answer.answer) {
+            let _ = tx.send(token(f)).await;
+        }
+        while let Some(sentence) = reply.next_sentence().await {
+            // The space that joins two sentences goes with the next one's first word.
+            let mut words = fragments(&sentence);
+            if let Some(first) = words.first_mut() {
+                first.insert(0, ' ');
+            }
+            for f in words {
+                let _ = tx.send(token(f)).await;
+            }
+        }
+        let answer = reply.answer;
+        let event = match record(&state, &site, &question, &answer).await {
+            Ok(()) => {
                 let done = serde_json::json!({
                     "id": answer.id, "sources": answer.sources, "resolved": answer.resolved,
                     "lang": answer.lang, "latencyMs": answer.latency_ms,
@@ -67,13 +78,15 @@ pub async fn ask(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant):
                 });
                 Event::message(done.to_string()).event_type("done")
             }
-            Some(e) => {
+            Err(e) => {
                 tracing::error!(error = %e, "query stream failed after the 200");
                 Event::message(serde_json::to_string(&e.problem(&request_id)).unwrap_or_default()).event_type("error")
             }
-        }
+        };
+        let _ = tx.send(event).await;
     });
-    Ok(SSE::new(tokens.chain(end)).keep_alive(Duration::from_secs(15)).into_response())
+    let events = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
+    Ok(SSE::new(events).keep_alive(Duration::from_secs(15)).into_response())
 }
 
 #[cfg(test)]

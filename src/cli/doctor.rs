@@ -51,6 +51,14 @@ fn certificate_check(config: &Config, data_dir: &Path) -> Result<String, String>
     Ok(format!("{} readable", cert.display()))
 }
 
+/// A real streamed completion from the configured endpoint, through the same client and address checks
+/// the server uses.
+fn answer_generator_check(config: &Config) -> Result<String, String> {
+    let client = crate::knowledge::generate::client::ChatClient::new(&config.answer).map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    rt.block_on(client.probe()).map_err(|e| format!("{e}; questions get the quoted answer until it works"))
+}
+
 pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let mut checks = Checks { failed: 0 };
     let lib = runtime::ort_library(&config.knowledge);
@@ -94,6 +102,9 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
             Ok(s) => println!("stale embeddings: {} site(s) embedded by another model; serve re-embeds them at start: {}", s.len(), s.join(", ")),
             Err(e) => println!("stale embeddings: cannot tell ({e})"),
         }
+    }
+    if config.answer.generator == crate::config::GeneratorKind::Openai {
+        checks.report("answer generator", answer_generator_check(config));
     }
     if checks.failed > 0 {
         anyhow::bail!("{} check(s) failed", checks.failed);

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{JsonFlag, site_error};
 use crate::config::Config;
-use crate::domain::{Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, WebhookUrl, WidgetPosition};
+use crate::domain::{AnswerMode, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, WebhookUrl, WidgetPosition};
 use crate::store::{NewSite, Site, SiteCredentials, SiteUpdate, Store};
 
 #[derive(Debug, Subcommand)]
@@ -127,6 +127,10 @@ pub struct UpdateArgs {
     /// Whether the widget offers the contact form ("talk to a person")
     #[arg(long, value_enum, env = "SITEBOT_LEAD_FORM")]
     lead_form: Option<OnOff>,
+    /// Who writes the answers: the operator's language model, each sentence checked against the
+    /// sources it cites (`generative`, when `answer.generator` is configured), or quotes (`extractive`)
+    #[arg(long, value_enum, env = "SITEBOT_SITE_ANSWERS")]
+    answers: Option<AnswerMode>,
     #[command(flatten)]
     out: JsonFlag,
 }
@@ -171,6 +175,11 @@ fn print_site(site: &Site, json: bool) -> anyhow::Result<()> {
         if site.widget.lead_form { "on" } else { "off" },
         if greetings.is_empty() { "(default)".to_owned() } else { greetings }
     );
+    let answers = match site.answers {
+        AnswerMode::Generative => "generative (when answer.generator is configured; quoted otherwise)",
+        AnswerMode::Extractive => "extractive (quoted from the sources)",
+    };
+    println!("answers:        {answers}");
     println!("created:        {}", site.created_at);
     Ok(())
 }
@@ -247,6 +256,7 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 widget_position: a.widget_position,
                 widget_greetings: if a.widget_greetings.is_empty() { None } else { Some(a.widget_greetings) },
                 lead_form: a.lead_form.map(|o| o == OnOff::On),
+                answers: a.answers,
             };
             let (site, creds) = store.site(a.id).update(up).map_err(site_error(a.id))?;
             print_site(&site, a.out.json)?;

@@ -26,6 +26,7 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub webhooks: WebhooksConfig,
     pub knowledge: KnowledgeConfig,
+    pub answer: AnswerConfig,
     pub pricing: PricingConfig,
     pub secrets: SecretsConfig,
     pub log: LogConfig,
@@ -130,6 +131,19 @@ impl Config {
         }
         if self.knowledge.max_file_bytes == 0 {
             return Err(ConfigError::BadValue { key: "knowledge.max_file_bytes".into(), message: "must be at least 1".into() });
+        }
+        if self.answer.generator == GeneratorKind::Openai {
+            let base = self.answer.openai_base_url.as_deref().ok_or_else(|| {
+                ConfigError::Invalid("answer.generator = \"openai\" needs answer.openai_base_url".into())
+            })?;
+            crate::knowledge::generate::client::endpoint(base, &self.answer)
+                .map_err(|e| ConfigError::BadValue { key: "answer.openai_base_url".into(), message: e.to_string() })?;
+            if self.answer.model.trim().is_empty() {
+                return Err(ConfigError::Invalid("answer.generator = \"openai\" needs answer.model".into()));
+            }
+        }
+        if self.answer.timeout_secs == 0 || self.answer.max_concurrency == 0 {
+            return Err(ConfigError::Invalid("answer.timeout_secs and answer.max_concurrency must be at least 1".into()));
         }
         crate::domain::Currency::parse(&self.pricing.reference_currency)
             .map_err(|e| ConfigError::BadValue { key: "pricing.reference_currency".into(), message: e.to_string() })?;
@@ -257,6 +271,20 @@ mod tests {
         let err = Config::load(None, env(&[("SITEBOT_KNOWLEDGE__MIN_SCORE", "1.5")]), &Overrides::default()).unwrap_err().to_string();
         assert!(err.contains("knowledge.min_score"), "{err}");
         assert!(Config::load(None, env(&[("SITEBOT_KNOWLEDGE__MIN_SCORE", "0.4")]), &Overrides::default()).is_ok());
+    }
+
+    #[test]
+    fn the_answer_generator_needs_an_endpoint_that_meets_the_policy() {
+        let c = Config::load(None, env(&[]), &Overrides::default()).unwrap();
+        assert_eq!((c.answer.generator, c.answer.timeout_secs, c.answer.max_concurrency), (GeneratorKind::Extractive, 8, 4));
+        let err = Config::load(None, env(&[("SITEBOT_ANSWER__GENERATOR", "openai")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("answer.openai_base_url"), "{err}");
+        let local = [("SITEBOT_ANSWER__GENERATOR", "openai"), ("SITEBOT_ANSWER__OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"), ("SITEBOT_ANSWER__MODEL", "m")];
+        let err = Config::load(None, env(&local), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("answer.allow_private_networks"), "{err}");
+        let allowed = [local.as_slice(), &[("SITEBOT_ANSWER__ALLOW_PRIVATE_NETWORKS", "true"), ("SITEBOT_ANSWER__API_KEY", "sk-secret")]].concat();
+        let c = Config::load(None, env(&allowed), &Overrides::default()).unwrap();
+        assert!(!c.to_toml().contains("sk-secret") && !format!("{c:?}").contains("sk-secret"));
     }
 
     #[test]

@@ -177,6 +177,58 @@ impl Default for KnowledgeConfig {
     }
 }
 
+/// Which answers sitebot gives: quoted sentences (`extractive`), or sentences written by an
+/// OpenAI-compatible model and each checked against the passages it cites (`openai`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GeneratorKind {
+    #[default]
+    Extractive,
+    Openai,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AnswerConfig {
+    pub generator: GeneratorKind,
+    /// The API base, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    pub openai_base_url: Option<String>,
+    /// The model name sent with every request.
+    pub model: String,
+    /// Sent as `Authorization: Bearer ...`; local servers usually need none.
+    pub api_key: Option<Secret>,
+    /// The whole generation (connect, first token, last token) must end within this; then the
+    /// extractive answer is given instead.
+    pub timeout_secs: u64,
+    /// Generations in flight at once; further questions get the extractive answer.
+    pub max_concurrency: usize,
+    /// Accept an endpoint on loopback or a private network, over http too (a model served on the same
+    /// host or LAN).
+    pub allow_private_networks: bool,
+}
+
+impl Default for AnswerConfig {
+    fn default() -> Self {
+        Self {
+            generator: GeneratorKind::Extractive,
+            openai_base_url: None,
+            model: String::new(),
+            api_key: None,
+            timeout_secs: 8,
+            max_concurrency: 4,
+            allow_private_networks: false,
+        }
+    }
+}
+
+impl AnswerConfig {
+    /// The endpoint policy: the one webhooks follow, with http allowed exactly where private networks
+    /// are (a local model server rarely has a certificate).
+    pub fn policy(&self) -> crate::domain::NetworkPolicy {
+        crate::domain::NetworkPolicy { allow_http: self.allow_private_networks, allow_private_networks: self.allow_private_networks }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {

@@ -4,6 +4,7 @@
 //! `parse`, so a function that takes a `SiteId` or a `Lang` never re-validates it. The store gives them
 //! their column types (`store::columns`), so they go into and come out of SQLite typed.
 
+mod answer;
 mod endpoint;
 mod event;
 mod locale;
@@ -22,6 +23,7 @@ pub use price::{Interval, MAX_AMOUNT_MINOR, PriceTier, PricingSheet, Rate, TierT
 pub use site::{SiteId, Tier};
 pub use time::Timestamp;
 pub use web::{Email, Origin, Slug};
+pub use answer::AnswerMode;
 pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, is_link_local_or_metadata, is_public_ip};
 pub use webhook::WebhookUrl;
 pub use widget::{HexColor, WidgetPosition};

@@ -24,11 +24,13 @@ pub mod curated;
 pub mod demo;
 pub mod document;
 pub mod embed;
+pub mod generate;
 pub mod import;
 pub mod index;
 pub mod language;
 pub mod model;
 pub mod refresh;
+pub mod reply;
 pub mod retrieve;
 pub mod runtime;
 pub mod text;
@@ -40,7 +42,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::config::KnowledgeConfig;
-use crate::domain::{Lang, SiteId};
+use crate::domain::{AnswerMode, Lang, SiteId};
 use crate::store::Store;
 use embed::{EmbedError, Embedder};
 use index::{IndexError, Indexes};
@@ -107,8 +109,58 @@ pub struct Answer {
     pub latency_ms: u64,
     /// `cnv_...`: send it back with the next question to continue the conversation.
     pub conversation_id: String,
-    /// How the answer was made: `extractive` (sentences quoted from the sources).
-    pub mode: &'static str,
+    /// How the answer was made: `extractive` (sentences quoted from the sources) or `generative`
+    /// (sentences written by the operator's model, each supported by the sources it cites).
+    pub mode: AnswerMode,
+    /// The model's part, for the query log; never in the response.
+    #[serde(skip)]
+    pub generation: Option<crate::store::queries::GenerationLog>,
+}
+
+/// The passages as the API cites them: `[i + 1]` in the answer is `sources[i]`.
+pub fn sources(passages: Vec<retrieve::Passage>) -> Vec<Source> {
+    passages
+        .into_iter()
+        .map(|p| Source {
+            id: p.chunk.id,
+            document_id: p.chunk.document_id,
+            title: p.chunk.heading,
+            url: p.chunk.url,
+            snippet: p.chunk.text,
+            score: (p.score * 10_000.0).round() / 10_000.0,
+        })
+        .collect()
+}
+
+/// What retrieval found for a question.
+#[derive(Debug)]
+pub struct Found {
+    /// Empty when a curated answer matched.
+    pub passages: Vec<retrieve::Passage>,
+    pub curated: Option<curated::Match>,
+}
+
+/// The curated answer, else the quoted answer from the passages, else the localized fallback with no
+/// sources.
+pub fn extractive(q: &Question, found: Found, started: Instant, conversation_id: String) -> Answer {
+    let (text, sources) = match found.curated {
+        Some(m) => (m.text(), vec![m.source()]),
+        None => match answer::compose(&q.search_text(), &found.passages) {
+            Some(text) => (text, sources(found.passages)),
+            None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
+        },
+    };
+    Answer {
+        id: format!("qry_{}", ulid::Ulid::new()),
+        answer: text,
+        resolved: !sources.is_empty(),
+        sources,
+        lang: q.lang.as_str().to_owned(),
+        latency_ms: started.elapsed().as_millis() as u64,
+        conversation_id,
+        mode: AnswerMode::Extractive,
+        generation: None,
+    }
 }
 
 pub struct Knowledge {
@@ -147,9 +199,16 @@ impl Knowledge {
         }))
     }
 
-    /// Answers a question from the site's knowledge.
+    /// Answers a question from the site's knowledge with quoted sentences.
     pub async fn ask(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question, conversation_id: String) -> Result<Answer, KnowledgeError> {
         let started = Instant::now();
+        let passages = self.passages(store, site, q).await?;
+        Ok(extractive(q, passages, started, conversation_id))
+    }
+
+    /// What answers a question: the operator's curated answer when one matches it closely, else the site's
+    /// passages, best first, at most `top_k`, none below the threshold.
+    pub async fn passages(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Found, KnowledgeError> {
         let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
         // BM25 needs no embedding: it runs while the question is embedded.
         let search = q.search_text();
@@ -178,38 +237,7 @@ impl Knowledge {
         })
         .await
         .map_err(|e| KnowledgeError::Join(e.to_string()))??;
-        let composed = match &curated {
-            Some(m) => Some(m.text()),
-            None => answer::compose(&q.search_text(), &passages),
-        };
-        let (text, sources) = match composed {
-            Some(text) => {
-                let sources = passages
-                    .into_iter()
-                    .map(|p| Source {
-                        id: p.chunk.id,
-                        document_id: p.chunk.document_id,
-                        title: p.chunk.heading,
-                        url: p.chunk.url,
-                        snippet: p.chunk.text,
-                        score: (p.score * 10_000.0).round() / 10_000.0,
-                    })
-                    .chain(curated.as_ref().map(curated::Match::source))
-                    .collect();
-                (text, sources)
-            }
-            None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
-        };
-        Ok(Answer {
-            id: format!("qry_{}", ulid::Ulid::new()),
-            answer: text,
-            resolved: !sources.is_empty(),
-            sources,
-            lang: q.lang.as_str().to_owned(),
-            latency_ms: started.elapsed().as_millis() as u64,
-            conversation_id,
-            mode: "extractive",
-        })
+        Ok(Found { passages, curated })
     }
 
     /// Whether the site is searched by BM25 alone while its chunks are re-embedded.

@@ -5,7 +5,7 @@
 use rusqlite::ToSql;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 
-use crate::domain::{Currency, EventType, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
+use crate::domain::{AnswerMode, Currency, EventType, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
 
 fn text<'a>(v: ValueRef<'a>) -> FromSqlResult<&'a str> {
     v.as_str()
@@ -45,6 +45,7 @@ text_column!(PageType, |s| PageType::parse(s).ok_or_else(|| bad(format!("page ty
 text_column!(Interval, |s| Interval::parse(s).ok_or_else(|| bad(format!("interval `{s}`"))), |v| v.as_str());
 text_column!(Rate, |s| Rate::parse(s).map_err(bad), |v| v.to_string());
 text_column!(HexColor, |s| HexColor::parse(s).map_err(bad), |v| v.as_str().to_owned());
+text_column!(AnswerMode, |s| AnswerMode::parse(s).map_err(bad), |v| v.as_str());
 text_column!(WidgetPosition, |s| WidgetPosition::parse(s).map_err(bad), |v| v.as_str());
 
 /// Unix milliseconds, an INTEGER: ordered and compared as a number.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::outbox::{self, MessageId};
 use super::{Result, SiteStore};
-use crate::domain::{EventType, SiteId, Timestamp};
+use crate::domain::{AnswerMode, EventType, SiteId, Timestamp};
 
 /// One answered question, for the log, the public counters and the `query.completed` webhook.
 #[derive(Debug, Clone, Serialize)]
@@ -18,6 +18,11 @@ pub struct QueryRecord {
     pub resolved: bool,
     pub source_count: usize,
     pub latency_ms: u64,
+    /// How the answer was made (also in `query.completed`).
+    pub mode: AnswerMode,
+    /// The model's part in a generative answer; `None` for an extractive one.
+    #[serde(skip)]
+    pub generation: Option<GenerationLog>,
     #[serde(skip)]
     pub lang: String,
     /// The conversation this question continues or starts (`cnv_...`), with the answer for its turns.
@@ -38,6 +43,16 @@ pub struct Cited {
     pub score: f32,
 }
 
+/// What the query log keeps of a generation: which model, the tokens it reported, and how long the
+/// first validated sentence took from the moment the question arrived.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GenerationLog {
+    pub model: String,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub first_sentence_ms: u64,
+}
+
 /// One site's query log.
 pub struct QueryLog<'s> {
     site: SiteStore<'s>,
@@ -56,9 +71,11 @@ impl<'s> QueryLog<'s> {
         self.site.store().write(|tx| {
             let now = Timestamp::now();
             let conversation = q.conversation.as_ref().map(|(id, _)| id.as_str());
+            let g = q.generation.as_ref();
             tx.prepare_cached(
-                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id, top_score)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id,
+                                        mode, model, prompt_tokens, completion_tokens, first_sentence_ms, top_score)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             )?
             .execute(params![
                 q.query_id,
@@ -70,7 +87,12 @@ impl<'s> QueryLog<'s> {
                 q.latency_ms as i64,
                 now,
                 conversation,
-                q.cited.first().map(|c| c.score as f64)
+                q.mode,
+                g.map(|g| g.model.as_str()),
+                g.and_then(|g| g.prompt_tokens).map(|n| n as i64),
+                g.and_then(|g| g.completion_tokens).map(|n| n as i64),
+                g.map(|g| g.first_sentence_ms as i64),
+                q.cited.first().map(|c| c.score as f64),
             ])?;
             let mut cite = tx.prepare_cached(
                 "INSERT INTO query_sources (site_id, query_id, rank, document_id, title, url, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -5,7 +5,7 @@ use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
 use super::{OptionalRow, Result, Store, StoreError};
-use crate::domain::{Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
+use crate::domain::{AnswerMode, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
 use crate::secrets;
 
 /// How long the previous signing secret keeps signing after a rotation.
@@ -28,6 +28,8 @@ pub struct Site {
     pub webhook_disabled_at: Option<Timestamp>,
     pub has_bearer_token: bool,
     pub widget: WidgetSettings,
+    /// Whether the operator's language model writes this site's answers (when one is configured).
+    pub answers: AnswerMode,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -107,6 +109,7 @@ pub struct SiteUpdate {
     /// Greetings to set (language tag → text); an empty text removes that language's greeting.
     pub widget_greetings: Option<Vec<(Lang, String)>>,
     pub lead_form: Option<bool>,
+    pub answers: Option<AnswerMode>,
 }
 
 pub(super) fn validate_name(name: &str) -> Result<String> {
@@ -134,7 +137,7 @@ fn parse_events(stored: &str) -> Result<Vec<EventType>> {
 
 const COLUMNS: &str = "id, name, vertical, tier, currency, lang, enabled, webhook_url, webhook_events, \
                        webhook_disabled_at, token_hash IS NOT NULL, created_at, updated_at, \
-                       widget_color, widget_position, widget_greetings, lead_form";
+                       widget_color, widget_position, widget_greetings, lead_form, answers";
 
 pub(super) fn get(conn: &Connection, id: &SiteId) -> Result<Option<Site>> {
     let row = conn.query_row(&format!("SELECT {COLUMNS} FROM sites WHERE id = ?1"), [id], site_row).optional_row()?;
@@ -158,6 +161,7 @@ fn site_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Site, String, String)> {
             webhook_disabled_at: r.get(9)?,
             has_bearer_token: r.get(10)?,
             widget: WidgetSettings { primary_color: r.get(13)?, position: r.get(14)?, greeting: Default::default(), lead_form: r.get(16)? },
+            answers: r.get(17)?,
             created_at: r.get(11)?,
             updated_at: r.get(12)?,
         },

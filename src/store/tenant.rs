@@ -85,6 +85,9 @@ impl<'s> SiteStore<'s> {
             if let Some(on) = up.lead_form {
                 tx.execute("UPDATE sites SET lead_form = ?2 WHERE id = ?1", params![id, on])?;
             }
+            if let Some(mode) = up.answers {
+                tx.execute("UPDATE sites SET answers = ?2 WHERE id = ?1", params![id, mode])?;
+            }
             let mut creds = None;
             if let Some(tier) = up.tier {
                 tx.execute("UPDATE sites SET tier = ?2 WHERE id = ?1", params![id, tier])?;

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per resource, each test against the real server over TLS.
 
 mod helpers;
+mod model;
 mod receiver;
 mod wire;
 
@@ -10,6 +11,7 @@ mod connections;
 mod conversations;
 mod curated;
 mod early_answers;
+mod generative;
 mod edge;
 mod insights;
 mod knowledge;

@@ -2,7 +2,7 @@
 //! leads route), read back per site.
 
 use serde_json::{Value, json};
-use sitebot::domain::{SiteId, Tier};
+use sitebot::domain::{AnswerMode, SiteId, Tier};
 use sitebot::store::queries::QueryRecord;
 
 use crate::helpers::{TestApp, problem, spawn_app};
@@ -17,6 +17,8 @@ pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
             resolved: i < resolved,
             source_count: 0,
             latency_ms: 1,
+            mode: AnswerMode::Extractive,
+            generation: None,
             lang: "en".into(),
             conversation: None,
             cited: Vec::new(),

@@ -8,7 +8,7 @@ use crate::helpers::{problem, spawn_app};
 use crate::knowledge::{ask, clinic, import_files};
 
 /// (event, data) pairs of an SSE body; multi-line data joined with `\n`, comments skipped.
-fn parse_sse(body: &str) -> Vec<(String, String)> {
+pub fn parse_sse(body: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for block in body.split("\n\n") {
         let mut event = "message".to_owned();

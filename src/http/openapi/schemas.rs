@@ -130,7 +130,7 @@ pub(super) fn components() -> Value {
                     "id": {"type": "string"},
                     "answer": {"type": "string"},
                     "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
-                    "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made"},
+                    "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made: `extractive`, sentences quoted from the sources; `generative`, sentences written by the operator's language model, each shown only because the sources it cites (`[n]` into `sources`) support it. A generative attempt that fails, times out or produces no supported sentence gives the extractive answer, still 200."},
                     "sources": {"type": "array", "description": "One per document, best first", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
                         "id": {"type": "string", "description": "The passage (`chk_...`), or the curated answer (`ans_...`)"},
                         "documentId": {"type": "string", "description": "The document (`doc_...`), or the curated answer (`ans_...`)"},
@@ -194,7 +194,7 @@ pub(super) fn components() -> Value {
                 "properties": {
                     "id": {"type": "string"},
                     "conversationId": {"type": "string", "pattern": "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
-                    "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made"},
+                    "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made: `extractive`, sentences quoted from the sources; `generative`, sentences written by the operator's language model, each shown only because the sources it cites (`[n]` into `sources`) support it. A generative attempt that fails, times out or produces no supported sentence gives the extractive answer, still 200."},
                     "sources": {"type": "array", "items": {"type": "object"}},
                     "resolved": {"type": "boolean"},
                     "lang": {"type": "string"},
@@ -252,10 +252,11 @@ pub(super) fn webhook_schemas(mut c: Value) -> Value {
         }
     });
     schemas["QueryCompletedData"] = json!({
-        "type": "object", "required": ["queryId", "siteId", "question", "resolved", "sourceCount", "latencyMs"],
+        "type": "object", "required": ["queryId", "siteId", "question", "resolved", "sourceCount", "latencyMs", "mode"],
         "properties": {
             "queryId": {"type": "string"}, "siteId": {"type": "string", "format": "uuid"}, "question": {"type": "string"},
-            "resolved": {"type": "boolean"}, "sourceCount": {"type": "integer", "minimum": 0}, "latencyMs": {"type": "integer", "minimum": 0}
+            "resolved": {"type": "boolean"}, "sourceCount": {"type": "integer", "minimum": 0}, "latencyMs": {"type": "integer", "minimum": 0},
+            "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made"}
         }
     });
     c
