@@ -6,8 +6,15 @@
 //! cargo run --release --example scifact                       # report on test (qrels/test.tsv)
 //! cargo run --release --example scifact -- --fit              # also fit the fusion on train, report both
 //! cargo run --release --example scifact -- --max-term-share 1  # BM25 with every question term
+//! cargo run --release --example scifact -- --depth 80          # candidates per list (default 200)
+//! cargo run --release --example scifact -- --heading-weight 1   # BM25 weight of headings (titles)
 //! cargo run --release --example scifact -- --eval DIR --data-dir DIR
+//! cargo run --release --example scifact -- --route            # through POST /v1/query of a server
 //! ```
+//! `--route` starts the real server (TLS, default configuration) on the data directory and asks each
+//! test claim through `POST /v1/query` with `topK: 10`, once with `scoreThreshold: 0` and once without
+//! (the operator's `knowledge.min_score` applies), scoring the documents of the returned sources in
+//! order.
 //! The data directory (default `target/scifact-data`) keeps the imported corpus between runs; the
 //! import is skipped for unchanged documents, so later runs start in seconds.
 
@@ -104,7 +111,8 @@ fn evaluate(
     let (mut ndcg, mut recall) = (0.0, 0.0);
     for q in queries {
         let rel = &rels[&q.id];
-        let ranked = retrieve::rank(store, &k.indexes, &k.term_stats, site, &q.text, &q.vector, DEPTH, fusion, mode)?;
+        let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
+        let ranked = retrieve::rank(store, &k.indexes, &k.term_stats, site, &q.text, &q.vector, depth, fusion, mode)?;
         if let Some(s) = samples.as_deref_mut() {
             for c in &ranked {
                 let label = doc_of.get(&c.key).is_some_and(|d| rel.get(d).copied().unwrap_or(0.0) > 0.0);
@@ -187,6 +195,10 @@ fn main() -> anyhow::Result<()> {
     if let Some(share) = arg("--max-term-share") {
         fusion.max_term_share = share.parse()?;
     }
+    // `--heading-weight W`: BM25 weight of the heading column relative to the text.
+    if let Some(w) = arg("--heading-weight") {
+        fusion.heading_weight = w.parse()?;
+    }
     if fitting {
         let (train, train_rels) = load("train")?;
         let mut samples = Vec::new();
@@ -200,6 +212,9 @@ fn main() -> anyhow::Result<()> {
     }
 
     let (test, rels) = load("test")?;
+    if std::env::args().any(|a| a == "--route") {
+        return tokio::runtime::Runtime::new()?.block_on(through_route(&config, &data_dir, &store, &site, &test, &rels));
+    }
     println!("{} test queries, {} documents", test.len(), doc_of.values().collect::<HashSet<_>>().len());
     println!("{:<8} {:>9} {:>11}", "method", "nDCG@10", "Recall@100");
     for (name, mode) in [("bm25", Mode::Bm25), ("dense", Mode::Dense), ("hybrid", Mode::Hybrid)] {
@@ -207,5 +222,59 @@ fn main() -> anyhow::Result<()> {
         let (ndcg, recall) = evaluate(&store, &knowledge, &site, &test, &rels, &doc_of, &fusion, mode, None)?;
         println!("{name:<8} {ndcg:>9.4} {recall:>11.4}   ({:.2} ms/query)", t.elapsed().as_secs_f64() * 1000.0 / test.len() as f64);
     }
+    Ok(())
+}
+
+/// nDCG@10 of the documents `POST /v1/query` cites, in order, asked of the real server.
+async fn through_route(config: &Config, data_dir: &std::path::Path, store: &Store, site: &SiteId, queries: &[Query], rels: &Qrels) -> anyhow::Result<()> {
+    let source_of: HashMap<String, String> =
+        store.site(*site).knowledge().list_documents()?.into_iter().map(|d| (d.id, d.source.rsplit('#').next().unwrap_or("").to_owned())).collect();
+    let min_score = config.knowledge.min_score;
+    let mut config = config.clone();
+    config.server.listen = "127.0.0.1:0".parse()?;
+    let identity = sitebot::http::tls::load_identity(data_dir, &config.server.hostnames, None)?;
+    let listener = tokio::net::TcpListener::bind(config.server.listen).await?;
+    let base = format!("https://127.0.0.1:{}", listener.local_addr()?.port());
+    let state = sitebot::app::AppState::build(config, data_dir.to_owned())?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        sitebot::http::serve(listener, None, &identity, state, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    let cert = std::fs::read(sitebot::http::tls::self_signed_paths(data_dir).0)?;
+    let client =
+        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&cert)?).build()?;
+    println!("{} test queries through POST /v1/query, topK 10", queries.len());
+    println!("{:<26} {:>9} {:>9} {:>10}", "scoreThreshold", "nDCG@10", "sources", "documents");
+    for threshold in [Some(0.0), None] {
+        let (mut ndcg, mut sources, mut distinct) = (0.0, 0usize, 0usize);
+        let started = Instant::now();
+        for q in queries {
+            let mut body = serde_json::json!({"question": q.text, "topK": 10});
+            if let Some(t) = threshold {
+                body["scoreThreshold"] = serde_json::json!(t);
+            }
+            let answer: serde_json::Value =
+                client.post(format!("{base}/v1/query")).header("X-Site-Id", site.to_string()).json(&body).send().await?.error_for_status()?.json().await?;
+            let docs: Vec<String> =
+                answer["sources"].as_array().map(|a| a.iter().filter_map(|s| source_of.get(s["documentId"].as_str()?).cloned()).collect()).unwrap_or_default();
+            sources += docs.len();
+            distinct += docs.iter().collect::<HashSet<_>>().len();
+            ndcg += ndcg_at(&docs, &rels[&q.id], 10);
+        }
+        let n = queries.len() as f64;
+        let label = threshold.map_or(format!("none (min_score {min_score})"), |t| format!("{t}"));
+        println!(
+            "{label:<26} {:>9.4} {:>9.2} {:>10.2}   ({:.1} ms/query)",
+            ndcg / n,
+            sources as f64 / n,
+            distinct as f64 / n,
+            started.elapsed().as_secs_f64() * 1000.0 / n
+        );
+    }
+    let _ = stop.send(());
+    server.await??;
     Ok(())
 }

@@ -21,6 +21,8 @@
 //!   YAML) with field-level errors, Accept-Language negotiation, exact money conversion and formatting.
 //! - [`domain`]: values parsed once at the boundary (`SiteId`, `Tier`, `Lang`, `Email`, `Timestamp`, ...)
 //!   and the content model the store keeps.
+//! - [`insights`]: the operator's report of unanswered questions (grouped by meaning), weak answers,
+//!   thumbs-down ratings, most cited sources and resolution by day.
 //! - [`net`]: the checked resolver every outbound client uses (webhooks, crawler, generator).
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
 
@@ -31,6 +33,7 @@ pub mod config;
 pub mod content;
 pub mod domain;
 pub mod http;
+pub mod insights;
 pub mod knowledge;
 pub mod net;
 pub mod outbox;

@@ -225,6 +225,67 @@ fn the_optional_plain_port_refuses_everything() {
     let _ = child.wait();
 }
 
+#[test]
+fn curated_answers_are_added_listed_served_and_deleted_and_insights_report_the_gaps() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = create_site(dir.path(), "pro")["siteId"].as_str().unwrap().to_owned();
+    let faq = dir.path().join("faq.csv");
+    std::fs::write(&faq, "question,answer,url\n\"Do you treat children?\",\"Yes, children are welcome from their first tooth.\",https://clinic.example/faq\n")
+        .unwrap();
+    run_ok(sitebot(dir.path()).args(["knowledge", "import", "--site", &site]).arg(&faq));
+    let answer = "We accept Visa, Mastercard and cash.";
+    let added: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args([
+        "knowledge",
+        "answer",
+        "add",
+        "--site",
+        &site,
+        "--question",
+        "Which payment methods do you accept?",
+        "--answer",
+        answer,
+        "--url",
+        "https://clinic.example/payment",
+        "--json",
+    ])))
+    .unwrap();
+    let id = added["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("ans_"), "{added}");
+    let bad = run(sitebot(dir.path()).args(["knowledge", "answer", "add", "--site", &site, "--question", "q", "--answer", "a", "--url", "ftp://x.example/"]));
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("http or https"));
+    let listed: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["knowledge", "answer", "list", "--site", &site, "--json"]))).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["answer"], answer);
+
+    let server = serve(dir.path());
+    let c = client(dir.path());
+    let ask = |q: &str| -> Value {
+        c.post(format!("https://127.0.0.1:{}/v1/query", server.port)).header("X-Site-Id", &site).json(&json!({"question": q})).send().unwrap().json().unwrap()
+    };
+    let a = ask("What payment methods do you accept?");
+    assert_eq!(a["answer"], format!("{answer} [1]"), "{a}");
+    assert_eq!(a["sources"][0]["url"], "https://clinic.example/payment");
+    for q in ["Do you offer dental implants?", "Do you do dental implants?", "What is the capital of France?"] {
+        assert_eq!(ask(q)["resolved"], false, "{q}");
+    }
+
+    let report: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["insights", "--site", &site, "--json"]))).unwrap();
+    assert_eq!(report["questions"], 4, "{report}");
+    assert_eq!(report["resolved"], 1, "{report}");
+    assert_eq!(report["unanswered"][0]["count"], 2, "{report}");
+    assert_eq!(report["unanswered"][1]["count"], 1, "{report}");
+    assert_eq!(report["topSources"][0]["documentId"], id.as_str(), "{report}");
+    let text = run_ok(sitebot(dir.path()).args(["insights", "--site", &site]));
+    assert!(text.contains("2x  Do you do dental implants?  |  Do you offer dental implants?"), "{text}");
+
+    run_ok(sitebot(dir.path()).args(["knowledge", "answer", "delete", "--site", &site, &id]));
+    assert_eq!(ask("What payment methods do you accept?")["resolved"], false);
+    let again = run(sitebot(dir.path()).args(["knowledge", "answer", "delete", "--site", &site, &id]));
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("no curated answer"));
+}
+
 /// A one-shot OpenAI-compatible endpoint on loopback: answers one streamed completion with `OK`.
 fn completion_endpoint() -> String {
     use std::io::{Read, Write};

@@ -18,7 +18,7 @@ use crate::knowledge::generate::client::Turn;
 use crate::knowledge::reply::Generation;
 use crate::knowledge::{Answer, KnowledgeError, Question};
 use crate::store::conversations::{self, Role};
-use crate::store::queries::QueryRecord;
+use crate::store::queries::{Cited, QueryRecord};
 use crate::store::{Site, StoreError};
 
 #[derive(Debug, Deserialize)]
@@ -27,8 +27,9 @@ pub struct QueryRequest {
     pub question: String,
     #[serde(default = "default_top_k", deserialize_with = "crate::http::json::integer")]
     pub top_k: i64,
+    /// Honoured exactly when sent; the operator's `knowledge.min_score` applies when it is not.
     #[serde(default)]
-    pub score_threshold: f64,
+    pub score_threshold: Option<f64>,
     #[serde(default)]
     pub lang: Option<String>,
     /// Continues this conversation (`cnv_...`); a new one starts without it.
@@ -51,7 +52,7 @@ impl Validate for QueryRequest {
         if !(1..=20).contains(&self.top_k) {
             errors.push(FieldError::new("topK", "must be an integer from 1 to 20"));
         }
-        if !(0.0..=1.0).contains(&self.score_threshold) {
+        if self.score_threshold.is_some_and(|t| !(0.0..=1.0).contains(&t)) {
             errors.push(FieldError::new("scoreThreshold", "must be a number from 0 to 1"));
         }
         if let Some(Err(e)) = self.lang.as_deref().map(Lang::parse) {
@@ -125,7 +126,8 @@ impl QueryRequest {
             }
             None => (conversations::new_id(), None, Vec::new()),
         };
-        let question = Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold as f32, lang, context };
+        let question =
+            Question { text: self.question.trim().to_owned(), top_k: self.top_k as usize, threshold: self.score_threshold.map(|t| t as f32), lang, context };
         Ok(Asked { question, conversation_id, history })
     }
 }
@@ -149,6 +151,11 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
         generation: answer.generation.clone(),
         lang: answer.lang.clone(),
         conversation,
+        cited: answer
+            .sources
+            .iter()
+            .map(|s| Cited { document_id: s.document_id.clone(), title: s.title.clone(), url: s.url.clone(), score: s.score })
+            .collect(),
     };
     let message = state.store.run(move |s| s.site(rec.site_id).queries().record(&rec)).await?;
     if message.is_some() {

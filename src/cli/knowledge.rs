@@ -1,4 +1,5 @@
-//! `sitebot knowledge ...`: import, list, delete and reindex a site's documents. Imports go straight to
+//! `sitebot knowledge ...`: import, list, delete and reindex a site's documents (and curated answers,
+//! in `cli::answers`). Imports go straight to
 //! the database the server reads; a running server picks them up on its next query for that site (the
 //! site's generation moved), no restart needed.
 
@@ -53,10 +54,15 @@ pub enum KnowledgeCommand {
         #[command(flatten)]
         site: SiteArg,
     },
+    /// Curated answers: an operator's answer to a question, preferred when a question matches it closely
+    Answer {
+        #[command(subcommand)]
+        command: super::answers::AnswerCommand,
+    },
 }
 
 /// The named site, which must exist.
-fn existing(store: &Store, site: SiteArg) -> anyhow::Result<SiteId> {
+pub(super) fn existing(store: &Store, site: SiteArg) -> anyhow::Result<SiteId> {
     store.site(site.site).get()?.with_context(|| format!("no site {}", site.site))?;
     Ok(site.site)
 }
@@ -145,6 +151,7 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             }
             Ok(())
         }
+        KnowledgeCommand::Answer { command } => super::answers::run(command, config, data_dir, &store),
         KnowledgeCommand::Reindex { site } => {
             let site = existing(&store, site)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;

@@ -2,8 +2,10 @@
 //! settable through a `SITEBOT_*` environment variable. Each command group has its own module.
 
 mod analytics;
+mod answers;
 mod content;
 mod doctor;
+mod insights;
 pub mod knowledge;
 mod leads;
 mod serve;
@@ -85,7 +87,7 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Create a demo site once, then serve it
     Demo(serve::ServeArgs),
-    /// Import, list, delete and reindex a site's knowledge (documents the answers cite)
+    /// Import, list, delete and reindex a site's knowledge (documents the answers cite), and curated answers
     Knowledge {
         #[command(subcommand)]
         command: knowledge::KnowledgeCommand,
@@ -104,6 +106,8 @@ pub enum Command {
     },
     /// Widget events, questions, answer rate, feedback and clicked sources of one site
     Analytics(analytics::AnalyticsArgs),
+    /// Unanswered questions grouped by meaning, weak answers, thumbs down, most cited sources, resolution by day
+    Insights(insights::InsightsArgs),
     /// Export captured leads
     Leads {
         #[command(subcommand)]
@@ -197,6 +201,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Webhooks { command } => webhooks::run(command, &config, &data_dir),
         Command::Leads { command } => leads::run(command, &config, &data_dir),
         Command::Analytics(a) => analytics::run(a, &config, &data_dir),
+        Command::Insights(a) => insights::run(a, &config, &data_dir),
         Command::Vertical { command } => content::run_vertical(command, &config, &data_dir),
         Command::Landing { command } => content::run_landing(command, &config, &data_dir),
         Command::Pricing { command } => content::run_pricing(command, &config, &data_dir),

@@ -126,6 +126,9 @@ impl Config {
         if !(0.0..=1.0).contains(&self.knowledge.min_score) {
             return Err(ConfigError::BadValue { key: "knowledge.min_score".into(), message: "must be between 0 and 1".into() });
         }
+        if !(0.0..=1.0).contains(&self.knowledge.curated_min_similarity) {
+            return Err(ConfigError::BadValue { key: "knowledge.curated_min_similarity".into(), message: "must be between 0 and 1".into() });
+        }
         if self.knowledge.max_file_bytes == 0 {
             return Err(ConfigError::BadValue { key: "knowledge.max_file_bytes".into(), message: "must be at least 1".into() });
         }

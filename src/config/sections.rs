@@ -140,6 +140,13 @@ impl WebhooksConfig {
     }
 }
 
+/// The default `knowledge.curated_min_similarity`. With multilingual-e5-small, rewordings of a question
+/// score 0.97-0.99 against it, while a different question of the same site can reach 0.93-0.94 ("How much
+/// does a take-home whitening kit cost?" against "How much does teeth whitening cost?", "Do you accept
+/// cash?" against "Do you accept credit cards?"): a wrong capture costs more than a missed rewording
+/// (which the passages still answer), so the bar sits above those (`tests/api/curated.rs`).
+pub const CURATED_MIN_SIMILARITY: f32 = 0.95;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KnowledgeConfig {
@@ -147,16 +154,26 @@ pub struct KnowledgeConfig {
     pub ort_library: Option<PathBuf>,
     /// Directory with `model.onnx` and its tokenizer files; found next to the installed binary when unset.
     pub model_dir: Option<PathBuf>,
-    /// Passages scoring below this (0..1) never count as sources, whatever a request's `scoreThreshold`;
-    /// a question with none above it gets the "not in my knowledge" answer.
+    /// The threshold (0..1) of a question that sends no `scoreThreshold`: passages scoring below it do
+    /// not count as sources, and a question with none above it gets the "not in my knowledge" answer.
+    /// A `scoreThreshold` the client sends replaces it.
     pub min_score: f32,
+    /// A question at least this similar (cosine of the embeddings, 0..1) to a curated answer's question
+    /// gets that answer (`sitebot knowledge answer add`).
+    pub curated_min_similarity: f32,
     /// A file larger than this is not imported (reported as a failure): it is never read whole.
     pub max_file_bytes: u64,
 }
 
 impl Default for KnowledgeConfig {
     fn default() -> Self {
-        Self { ort_library: None, model_dir: None, min_score: 0.25, max_file_bytes: crate::knowledge::import::DEFAULT_MAX_FILE_BYTES }
+        Self {
+            ort_library: None,
+            model_dir: None,
+            min_score: 0.25,
+            curated_min_similarity: CURATED_MIN_SIMILARITY,
+            max_file_bytes: crate::knowledge::import::DEFAULT_MAX_FILE_BYTES,
+        }
     }
 }
 

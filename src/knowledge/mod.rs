@@ -9,14 +9,18 @@
 //! - [`index`]: a usearch index per site, derived from SQLite, persisted and synced by generation.
 //! - [`retrieve`]: hybrid BM25 + dense retrieval fused into a calibrated score.
 //! - [`answer`]: extractive answer composition with `[n]` markers, and the localized fallback.
+//! - [`curated`]: operator-written answers, preferred when a question matches one closely.
 //! - [`demo`]: the demo site's knowledge, embedded in the binary.
 //!
 //! Request path: the question is embedded (pool) while nothing else waits on the runtime; retrieval
 //! (FTS5 query, index sync if the generation moved, vector search, fusion, chunk fetch) runs in one
-//! blocking task, at most `index::SEARCH_THREADS` at a time; the answer is composed from the passages.
+//! blocking task, at most `index::SEARCH_THREADS` at a time, after the site's curated answers are
+//! matched against the question ([`curated`]: a close one is the answer); the answer is composed from
+//! the passages, one per document.
 
 pub mod answer;
 pub mod chunk;
+pub mod curated;
 pub mod demo;
 pub mod document;
 pub mod embed;
@@ -58,8 +62,10 @@ pub enum KnowledgeError {
 #[derive(Debug, Clone)]
 pub struct Question {
     pub text: String,
+    /// Documents to cite at most.
     pub top_k: usize,
-    pub threshold: f32,
+    /// The client's `scoreThreshold`, honoured exactly; `None` applies the operator's `min_score`.
+    pub threshold: Option<f32>,
     pub lang: Lang,
     /// The conversation's previous question, when this one continues a conversation.
     pub context: Option<String>,
@@ -126,11 +132,23 @@ pub fn sources(passages: Vec<retrieve::Passage>) -> Vec<Source> {
         .collect()
 }
 
-/// The quoted answer from `passages`, or the localized fallback with no sources when none answers.
-pub fn extractive(q: &Question, passages: Vec<retrieve::Passage>, started: Instant, conversation_id: String) -> Answer {
-    let (text, sources) = match answer::compose(&q.search_text(), &passages) {
-        Some(text) => (text, sources(passages)),
-        None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
+/// What retrieval found for a question.
+#[derive(Debug)]
+pub struct Found {
+    /// Empty when a curated answer matched.
+    pub passages: Vec<retrieve::Passage>,
+    pub curated: Option<curated::Match>,
+}
+
+/// The curated answer, else the quoted answer from the passages, else the localized fallback with no
+/// sources.
+pub fn extractive(q: &Question, found: Found, started: Instant, conversation_id: String) -> Answer {
+    let (text, sources) = match found.curated {
+        Some(m) => (m.text(), vec![m.source()]),
+        None => match answer::compose(&q.search_text(), &found.passages) {
+            Some(text) => (text, sources(found.passages)),
+            None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
+        },
     };
     Answer {
         id: format!("qry_{}", ulid::Ulid::new()),
@@ -151,8 +169,10 @@ pub struct Knowledge {
     pub term_stats: retrieve::TermStats,
     /// Bounds concurrent retrievals (index searches need a reserved usearch context each).
     searches: tokio::sync::Semaphore,
-    /// Passages scoring below this never count, whatever `scoreThreshold` says.
+    /// The threshold of a question that sends none (`knowledge.min_score`).
     pub min_score: f32,
+    /// How close a question must be to a curated answer's question to get it.
+    pub curated_min_similarity: f32,
     /// Sites whose chunks are (partly) embedded by another model and being re-embedded: they are
     /// searched by BM25 alone until `refresh` is done, so the dense side never sees half a site.
     stale: std::sync::Mutex<std::collections::HashSet<SiteId>>,
@@ -175,6 +195,7 @@ impl Knowledge {
             term_stats: retrieve::TermStats::default(),
             searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),
             min_score: config.min_score,
+            curated_min_similarity: config.curated_min_similarity,
         }))
     }
 
@@ -185,8 +206,9 @@ impl Knowledge {
         Ok(extractive(q, passages, started, conversation_id))
     }
 
-    /// The site's passages for a question, best first, at most `top_k`, none below the threshold.
-    pub async fn passages(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Vec<retrieve::Passage>, KnowledgeError> {
+    /// What answers a question: the operator's curated answer when one matches it closely, else the site's
+    /// passages, best first, at most `top_k`, none below the threshold.
+    pub async fn passages(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Found, KnowledgeError> {
         let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
         // BM25 needs no embedding: it runs while the question is embedded.
         let search = q.search_text();
@@ -201,12 +223,21 @@ impl Knowledge {
             _ => self.embedder.embed(vec![search], model::Role::Query).await?.pop().unwrap_or_default(),
         };
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        let threshold = q.threshold.unwrap_or(self.min_score);
         let (this, store) = (self.clone(), store.clone());
-        let threshold = q.threshold.max(self.min_score);
-        tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode))
-            .await
-            .map_err(|e| KnowledgeError::Join(e.to_string()))?
-            .map_err(KnowledgeError::from)
+        // A curated answer close enough to the question is preferred over the passages.
+        let (passages, curated) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
+            let min = this.curated_min_similarity.max(threshold);
+            let curated = curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
+            let passages = match curated {
+                Some(_) => Vec::new(),
+                None => retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode)?,
+            };
+            Ok((passages, curated))
+        })
+        .await
+        .map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        Ok(Found { passages, curated })
     }
 
     /// Whether the site is searched by BM25 alone while its chunks are re-embedded.

@@ -7,7 +7,9 @@
 //! task (on the embedder's pool, so a question waits at most one batch's share of a core for its
 //! session); each batch is one transaction that bumps the site's generation, so a crash loses at most
 //! a batch and the next start resumes where this one stopped. A site's mark is lifted once it has no
-//! stale chunk left; its index then syncs the re-embedded chunks like any new ones.
+//! stale chunk left; its index then syncs the re-embedded chunks like any new ones. Curated answers'
+//! questions another model embedded are re-embedded first (they are few); until then they only go
+//! unmatched.
 
 use std::sync::Arc;
 
@@ -53,6 +55,13 @@ pub async fn start(knowledge: Arc<Knowledge>, store: Store, stop: CancellationTo
 
 async fn run(knowledge: Arc<Knowledge>, store: Store, sites: Vec<SiteId>, stop: CancellationToken) -> Report {
     let mut report = Report::default();
+    let (k, s) = (knowledge.clone(), store.clone());
+    match tokio::task::spawn_blocking(move || curated(&k, &s)).await {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => tracing::info!(answers = n, "curated answers re-embedded"),
+        Ok(Err(e)) => tracing::error!(error = %e, "re-embedding curated answers failed"),
+        Err(e) => tracing::error!(error = %e, "re-embedding curated answers failed"),
+    }
     for site in sites {
         loop {
             if stop.is_cancelled() {
@@ -90,6 +99,28 @@ async fn run(knowledge: Arc<Knowledge>, store: Store, sites: Vec<SiteId>, stop: 
         }
     }
     report
+}
+
+/// Re-embeds the questions of curated answers another model embedded, every site's (blocking). They
+/// are few (tens per site) and until then they only go unmatched (`knowledge::curated`), so there is
+/// no mark to lift.
+fn curated(knowledge: &Knowledge, store: &Store) -> Result<usize, String> {
+    let model = &knowledge.embedder.fingerprint;
+    let mut n = 0;
+    for site in store.sites().list().map_err(|e| e.to_string())? {
+        let answers = store.site(site.id).curated();
+        let stale = answers.stale(model).map_err(|e| e.to_string())?;
+        if stale.is_empty() {
+            continue;
+        }
+        let questions: Vec<String> = stale.iter().map(|(_, q)| q.clone()).collect();
+        let vectors = knowledge.embedder.embed_parallel_blocking(&questions, Role::Query).map_err(|e| e.to_string())?;
+        for ((id, _), v) in stale.iter().zip(vectors) {
+            answers.set_embedding(id, model, &v).map_err(|e| e.to_string())?;
+        }
+        n += stale.len();
+    }
+    Ok(n)
 }
 
 /// Re-embeds one batch of the site's stale chunks (blocking); returns how many were stored.

@@ -92,15 +92,19 @@ impl Knowledge {
         generation: Option<Generation<'_>>,
     ) -> Result<Reply, KnowledgeError> {
         let started = Instant::now();
-        let passages = self.passages(store, site, q).await?;
+        let found = self.passages(store, site, q).await?;
         let generated = match generation {
-            // No passage, nothing to ground an answer in: the fallback, without asking the model.
-            Some(g) if !passages.is_empty() => g.generator.start(&q.text, &numbered(&passages), g.history).await.map(|started| (g.generator, started)),
+            // The operator's own curated answer is given as written; with no passage there is nothing to
+            // ground an answer in: the fallback, without asking the model.
+            Some(g) if found.curated.is_none() && !found.passages.is_empty() => {
+                g.generator.start(&q.text, &numbered(&found.passages), g.history).await.map(|started| (g.generator, started))
+            }
             _ => None,
         };
         let Some((generator, generated)) = generated else {
-            return Ok(Reply { answer: extractive(q, passages, started, conversation_id), more: None, started });
+            return Ok(Reply { answer: extractive(q, found, started, conversation_id), more: None, started });
         };
+        let passages = found.passages;
         let first_sentence_ms = started.elapsed().as_millis() as u64;
         let answer = Answer {
             id: format!("qry_{}", ulid::Ulid::new()),

@@ -319,6 +319,20 @@ impl<'s> Knowledge<'s> {
         })
     }
 
+    /// The document of each of these chunks that belongs to the site.
+    pub fn document_ids(&self, keys: &[u64]) -> Result<std::collections::HashMap<u64, String>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached("SELECT document_id FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2")?;
+            let mut out = std::collections::HashMap::with_capacity(keys.len());
+            for &key in keys {
+                if let Some(doc) = stmt.query_row(params![site, key as i64], |r| r.get::<_, String>(0)).optional_row()? {
+                    out.insert(key, doc);
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The chunks with these keys that belong to the site, in the order of `keys`.
     pub fn chunks(&self, keys: &[u64]) -> Result<Vec<ChunkRow>> {
         self.read(|conn, site| {
@@ -396,10 +410,10 @@ fn fts_statement<'c>(conn: &'c Connection, sql: &str) -> Result<Option<rusqlite:
     }
 }
 
-fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+pub(super) fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+pub(super) fn blob_to_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }

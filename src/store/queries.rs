@@ -28,6 +28,19 @@ pub struct QueryRecord {
     /// The conversation this question continues or starts (`cnv_...`), with the answer for its turns.
     #[serde(skip)]
     pub conversation: Option<(String, String)>,
+    /// The documents the answer cited, best first (for the operator's insights).
+    #[serde(skip)]
+    pub cited: Vec<Cited>,
+}
+
+/// A document an answer cited.
+#[derive(Debug, Clone)]
+pub struct Cited {
+    /// `doc_...`, or `ans_...` for a curated answer.
+    pub document_id: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub score: f32,
 }
 
 /// What the query log keeps of a generation: which model, the tokens it reported, and how long the
@@ -61,8 +74,8 @@ impl<'s> QueryLog<'s> {
             let g = q.generation.as_ref();
             tx.prepare_cached(
                 "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id,
-                                        mode, model, prompt_tokens, completion_tokens, first_sentence_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                        mode, model, prompt_tokens, completion_tokens, first_sentence_ms, top_score)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             )?
             .execute(params![
                 q.query_id,
@@ -79,7 +92,14 @@ impl<'s> QueryLog<'s> {
                 g.and_then(|g| g.prompt_tokens).map(|n| n as i64),
                 g.and_then(|g| g.completion_tokens).map(|n| n as i64),
                 g.map(|g| g.first_sentence_ms as i64),
+                q.cited.first().map(|c| c.score as f64),
             ])?;
+            let mut cite = tx.prepare_cached(
+                "INSERT INTO query_sources (site_id, query_id, rank, document_id, title, url, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for (i, c) in q.cited.iter().enumerate() {
+                cite.execute(params![site, q.query_id, i as i64 + 1, c.document_id, c.title, c.url, c.score as f64, now])?;
+            }
             if let Some((id, answer)) = &q.conversation {
                 super::conversations::append(tx, &site, id, &q.question, answer, &q.query_id, now)?;
             }

@@ -181,6 +181,14 @@ impl<'s> SiteStore<'s> {
         super::analytics::Analytics::new(*self)
     }
 
+    pub fn curated(&self) -> super::curated::Curated<'s> {
+        super::curated::Curated::new(*self)
+    }
+
+    pub fn insights(&self) -> super::insights::Insights<'s> {
+        super::insights::Insights::new(*self)
+    }
+
     pub fn queries(&self) -> super::queries::QueryLog<'s> {
         super::queries::QueryLog::new(*self)
     }

@@ -76,6 +76,41 @@ async fn top_k_and_score_threshold_bound_the_sources() {
 }
 
 #[tokio::test]
+async fn sources_are_distinct_documents_and_a_sent_threshold_is_honoured_exactly() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    // Four documents, six chunks (hours and prices have two sections each).
+    import_files(&app, site.id, &clinic()).await;
+    let documents = |a: &Value| -> Vec<String> { a["sources"].as_array().unwrap().iter().map(|s| s["documentId"].as_str().unwrap().to_owned()).collect() };
+    let q = "When are you open and what does whitening cost?";
+    // scoreThreshold 0: every document, each once, best first.
+    let all: Value = ask(&app, site.id, json!({"question": q, "topK": 20, "scoreThreshold": 0})).await.json().await.unwrap();
+    let docs = documents(&all);
+    assert_eq!(docs.len(), 4, "{all}");
+    assert_eq!(docs.iter().collect::<std::collections::HashSet<_>>().len(), 4, "one source per document: {all}");
+    let scores: Vec<f64> = all["sources"].as_array().unwrap().iter().map(|s| s["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    markers_index_sources(&all);
+    // topK counts documents.
+    let two: Value = ask(&app, site.id, json!({"question": q, "topK": 2, "scoreThreshold": 0})).await.json().await.unwrap();
+    assert_eq!(documents(&two), docs[..2].to_vec(), "{two}");
+
+    // The operator's knowledge.min_score (0.25) applies only when the client sends no threshold: an
+    // off-topic question gets the fallback without one, and every document with 0.
+    let off = "What is the capital of France?";
+    let default = ask_ok(&app, site.id, off).await;
+    assert_eq!(default["resolved"], false, "{default}");
+    let zero: Value = ask(&app, site.id, json!({"question": off, "topK": 10, "scoreThreshold": 0})).await.json().await.unwrap();
+    assert_eq!(zero["resolved"], true, "{zero}");
+    assert_eq!(documents(&zero).len(), 4, "{zero}");
+    assert!(zero["sources"].as_array().unwrap().iter().any(|s| s["score"].as_f64().unwrap() < 0.25), "{zero}");
+    // A high threshold returns none.
+    let high: Value = ask(&app, site.id, json!({"question": q, "topK": 20, "scoreThreshold": 0.999})).await.json().await.unwrap();
+    assert_eq!(high["sources"], json!([]), "{high}");
+    assert_eq!(high["resolved"], false);
+}
+
+#[tokio::test]
 async fn an_off_topic_question_gets_the_localized_fallback() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;

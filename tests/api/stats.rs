@@ -21,6 +21,7 @@ pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
             generation: None,
             lang: "en".into(),
             conversation: None,
+            cited: Vec::new(),
         };
         app.state.store.run(move |s| s.site(site).queries().record(&rec)).await.unwrap();
     }

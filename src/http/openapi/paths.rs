@@ -107,9 +107,11 @@ fn query_paths(p: &mut Map<String, Value>) {
         "/v1/query".into(),
         json!({"post": operation("query", "query", "Ask a question",
             "A grounded answer composed only of sentences from the site's own documents, each run followed by an `[n]` marker \
-             into `sources` (1-based). Sources are hybrid-ranked (BM25 and MiniLM embeddings), each with a calibrated `score` in \
-             [0, 1] that is comparable across queries; those below `scoreThreshold` (or the server's `knowledge.min_score`) are \
-             dropped and at most `topK` are returned. When none remains, `answer` is a localized fallback that offers contact, \
+             into `sources` (1-based). Sources are documents, one per document (its best passage as `snippet`), hybrid-ranked \
+             (BM25 and embeddings), each with a calibrated `score` in [0, 1] that is comparable across queries; those below \
+             `scoreThreshold` are dropped (exactly as sent; when it is absent, the server's `knowledge.min_score`) and at most \
+             `topK` documents are returned. A question that closely matches one of the site's curated answers (written by its \
+             operator) gets that answer's text, citing it as the one source (`ans_...`). When none remains, `answer` is a localized fallback that offers contact, \
              `sources` is empty and `resolved` is false. Every query is logged for the site's public stats and, for sites that \
              opted in, announced as a `query.completed` webhook.",
             json!({"200": ok("The answer", "application/json", schema_ref("QueryResponse"))}),

@@ -130,8 +130,10 @@ pub(super) fn components() -> Value {
                     "answer": {"type": "string"},
                     "conversationId": {"type": "string", "pattern": prefixed_ulid_pattern("cnv_"), "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
                     "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made: `extractive`, sentences quoted from the sources; `generative`, sentences written by the operator's language model, each shown only because the sources it cites (`[n]` into `sources`) support it. A generative attempt that fails, times out or produces no supported sentence gives the extractive answer, still 200."},
-                    "sources": {"type": "array", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
-                        "id": {"type": "string"}, "documentId": {"type": "string"}, "title": {"type": "string"},
+                    "sources": {"type": "array", "description": "One per document, best first", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
+                        "id": {"type": "string", "description": "The passage (`chk_...`), or the curated answer (`ans_...`)"},
+                        "documentId": {"type": "string", "description": "The document (`doc_...`), or the curated answer (`ans_...`)"},
+                        "title": {"type": "string"},
                         "url": {"type": ["string", "null"]}, "snippet": {"type": "string"}, "score": {"type": "number", "minimum": 0, "maximum": 1}
                     }}},
                     "resolved": {"type": "boolean"},
@@ -143,8 +145,8 @@ pub(super) fn components() -> Value {
                 "type": "object", "required": ["question"],
                 "properties": {
                     "question": {"type": "string", "pattern": "^\\s*\\S([\\s\\S]{0,1998}\\S)?\\s*$", "description": "1 to 2000 characters after trimming whitespace"},
-                    "topK": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "At most this many sources"},
-                    "scoreThreshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0, "description": "Drop sources scoring below this"},
+                    "topK": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "At most this many sources (documents)"},
+                    "scoreThreshold": {"type": ["number", "null"], "minimum": 0, "maximum": 1, "description": "Drop sources scoring below this, exactly; when absent, the server's `knowledge.min_score` (0.25 by default) applies"},
                     "lang": {"anyOf": [lang_schema("BCP 47 tag for the answer's language; default: the question's language when detected confidently, else the site's"), {"type": "null"}]},
                     "conversationId": {"type": ["string", "null"], "pattern": prefixed_ulid_pattern("cnv_"),
                         "description": "Continue this conversation: a short question is understood with its previous one. Another site's conversation is 404 `conversation_not_found`; without it a new conversation starts."}
