@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_conversations.sql"),
     include_str!("migrations/0007_idempotency_body.sql"),
     include_str!("migrations/0008_multilingual.sql"),
+    include_str!("migrations/0009_crawl.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {
