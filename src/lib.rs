@@ -29,6 +29,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod content;
+pub mod crawl;
 pub mod domain;
 pub mod http;
 pub mod knowledge;

@@ -3,6 +3,7 @@
 
 mod analytics;
 mod content;
+mod crawl;
 mod doctor;
 pub mod knowledge;
 mod leads;

@@ -26,6 +26,7 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub webhooks: WebhooksConfig,
     pub knowledge: KnowledgeConfig,
+    pub crawl: CrawlConfig,
     pub pricing: PricingConfig,
     pub secrets: SecretsConfig,
     pub log: LogConfig,
@@ -127,6 +128,13 @@ impl Config {
         }
         if self.knowledge.max_file_bytes == 0 {
             return Err(ConfigError::BadValue { key: "knowledge.max_file_bytes".into(), message: "must be at least 1".into() });
+        }
+        let c = &self.crawl;
+        if c.timeout_secs == 0 || c.max_page_bytes == 0 || c.connections == 0 || c.max_pages == 0 {
+            return Err(ConfigError::Invalid("crawl.timeout_secs, crawl.max_page_bytes, crawl.connections and crawl.max_pages must be at least 1".into()));
+        }
+        if c.connections > 16 {
+            return Err(ConfigError::BadValue { key: "crawl.connections".into(), message: "must be at most 16: a crawl is a guest on the site".into() });
         }
         crate::domain::Currency::parse(&self.pricing.reference_currency)
             .map_err(|e| ConfigError::BadValue { key: "pricing.reference_currency".into(), message: e.to_string() })?;

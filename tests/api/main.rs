@@ -3,11 +3,14 @@
 mod helpers;
 mod receiver;
 mod wire;
+#[path = "../common/website.rs"]
+mod website;
 
 mod abuse;
 mod browser;
 mod connections;
 mod conversations;
+mod crawl;
 mod early_answers;
 mod edge;
 mod knowledge;
