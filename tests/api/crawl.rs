@@ -73,3 +73,49 @@ async fn a_registered_source_is_resynced_by_the_running_server_when_due() {
     stop.cancel();
     scheduler.await.unwrap();
 }
+
+fn small_site() -> Website {
+    let web = Website::start();
+    // Our group lets sitebot in (everyone else is kept out) and asks for a second between requests.
+    web.set("/robots.txt", "text/plain", "User-agent: *\nDisallow: /\n\nUser-agent: sitebot\nCrawl-delay: 1\nDisallow: /nope\n");
+    web.set_html("/", "<html><head><title>Home</title></head><body><p>The bakery opens at seven.</p><a href=\"/a\">A</a> <a href=\"/b\">B</a> <a href=\"/nope\">No</a></body></html>".into());
+    web.set_html("/a", "<html><head><title>Bread</title></head><body><p>Sourdough is baked every morning.</p></body></html>".into());
+    web.set_html("/b", "<html><head><title>Cakes</title></head><body><p>Cakes are made to order with two days notice.</p></body></html>".into());
+    web.set_html("/nope", "<html><body><p>Not for robots.</p></body></html>".into());
+    web.fail("/a", 503, 1);
+    web.fail("/b", 429, 1);
+    web
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_retries_throttled_pages_paces_by_crawl_delay_and_obeys_its_robots_group() {
+    let web = tokio::task::spawn_blocking(small_site).await.unwrap();
+    let app = crate::helpers::spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let mut config = test_config().crawl;
+    config.allow_http = true;
+    config.allow_private_networks = true;
+    let options = SourceOptions { max_pages: 100, max_depth: None, include: vec![], exclude: vec![] };
+    let start = url::Url::parse(&web.url("/")).unwrap();
+    app.state.store.site(site.id).crawl().register(start.as_str(), &options, None).unwrap();
+    let summary = sitebot::crawl::crawl(&app.state.store, &app.state.knowledge, &config, site.id, &start, &options, &|_| {}).await.unwrap();
+    assert_eq!((summary.imported, summary.failed.len()), (3, 0), "{summary:?}");
+    assert_eq!(web.requests_to("/nope"), 0);
+    let statuses = |path: &str| web.log().iter().filter(|l| l.path == path).map(|l| l.status).collect::<Vec<_>>();
+    assert_eq!(statuses("/a"), [503, 200]);
+    assert_eq!(statuses("/b"), [429, 200]);
+    // After robots.txt, one request at a time, a second apart.
+    let log = web.log();
+    for pair in log[1..].windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        assert!(gap >= Duration::from_millis(950), "{} then {} after {gap:?}", pair[0].path, pair[1].path);
+    }
+
+    // The webhooks' network rules: plain http, then loopback, each refused unless allowed.
+    let strict = test_config().crawl;
+    let err = sitebot::crawl::crawl(&app.state.store, &app.state.knowledge, &strict, site.id, &start, &options, &|_| {}).await.unwrap_err();
+    assert!(err.to_string().contains("crawl.allow_http"), "{err}");
+    let http_allowed = sitebot::config::CrawlConfig { allow_http: true, ..test_config().crawl };
+    let err = sitebot::crawl::crawl(&app.state.store, &app.state.knowledge, &http_allowed, site.id, &start, &options, &|_| {}).await.unwrap_err();
+    assert!(err.to_string().contains("crawl.allow_private_networks"), "{err}");
+}

@@ -26,6 +26,7 @@ pub struct Logged {
     pub path: String,
     pub status: u16,
     pub user_agent: String,
+    pub at: std::time::Instant,
 }
 
 #[derive(Debug, Clone)]
@@ -37,6 +38,8 @@ enum Resource {
 #[derive(Default)]
 struct State {
     resources: BTreeMap<String, Resource>,
+    /// Path → (status, times left): answered instead of the resource (429s with `Retry-After: 1`).
+    failures: BTreeMap<String, (u16, usize)>,
     log: Vec<Logged>,
 }
 
@@ -168,6 +171,16 @@ impl Website {
         self.state.lock().unwrap().resources.insert(path.to_owned(), html(body));
     }
 
+    /// Serves `body` as `content_type` at `path`.
+    pub fn set(&self, path: &str, content_type: &'static str, body: &str) {
+        self.state.lock().unwrap().resources.insert(path.to_owned(), Resource::Page { content_type, body: body.as_bytes().to_vec() });
+    }
+
+    /// `path` answers `status` the next `times` requests.
+    pub fn fail(&self, path: &str, status: u16, times: usize) {
+        self.state.lock().unwrap().failures.insert(path.to_owned(), (status, times));
+    }
+
     /// The page answers 404 from now on.
     pub fn remove(&self, path: &str) {
         self.state.lock().unwrap().resources.remove(path);
@@ -204,7 +217,14 @@ fn answer(state: &Mutex<State>, req: Request<hyper::body::Incoming>) -> Response
     let mut st = state.lock().unwrap();
     // Query strings do not select another resource here (as on most sites).
     let resource = st.resources.get(req.uri().path()).cloned();
+    let failure = st.failures.get_mut(req.uri().path()).filter(|(_, left)| *left > 0).map(|(status, left)| {
+        *left -= 1;
+        *status
+    });
     let response = match resource {
+        _ if failure.is_some() => {
+            Response::builder().status(failure.unwrap_or(500)).header("retry-after", "1").body(Full::new(Bytes::from_static(b"try again"))).unwrap()
+        }
         None => Response::builder().status(404).body(Full::new(Bytes::from_static(b"not found"))).unwrap(),
         Some(Resource::Redirect(to)) => Response::builder().status(301).header("location", to).body(Full::new(Bytes::new())).unwrap(),
         Some(Resource::Page { content_type, body }) => {
@@ -216,6 +236,6 @@ fn answer(state: &Mutex<State>, req: Request<hyper::body::Incoming>) -> Response
             }
         }
     };
-    st.log.push(Logged { path, status: response.status().as_u16(), user_agent: header("user-agent") });
+    st.log.push(Logged { path, status: response.status().as_u16(), user_agent: header("user-agent"), at: std::time::Instant::now() });
     response
 }
