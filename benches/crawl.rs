@@ -23,16 +23,32 @@ fn main() {
     let pages: usize = std::env::var("SITEBOT_BENCH_PAGES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let web = Website::generated(pages);
     let dir = tempfile::tempdir().unwrap();
-    let created = run_ok(sitebot(dir.path()).args(["site", "create", "--name", "Bench", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--json"]));
+    let created = run_ok(sitebot(dir.path()).args([
+        "site",
+        "create",
+        "--name",
+        "Bench",
+        "--vertical",
+        "dental",
+        "--tier",
+        "pro",
+        "--currency",
+        "EUR",
+        "--lang",
+        "en",
+        "--json",
+    ]));
     let site = serde_json::from_str::<Value>(&created).unwrap()["siteId"].as_str().unwrap().to_owned();
     let crawl = || {
         let started = Instant::now();
-        let out = run_ok(
-            sitebot(dir.path())
-                .env("SITEBOT_CRAWL__ALLOW_HTTP", "true")
-                .env("SITEBOT_CRAWL__ALLOW_PRIVATE_NETWORKS", "true")
-                .args(["knowledge", "crawl", "--json", "--site", &site, &web.url("/")]),
-        );
+        let out = run_ok(sitebot(dir.path()).env("SITEBOT_CRAWL__ALLOW_HTTP", "true").env("SITEBOT_CRAWL__ALLOW_PRIVATE_NETWORKS", "true").args([
+            "knowledge",
+            "crawl",
+            "--json",
+            "--site",
+            &site,
+            &web.url("/"),
+        ]));
         let summary: Value = serde_json::from_str(&out).unwrap();
         (started.elapsed(), summary)
     };

@@ -20,7 +20,21 @@ fn crawler(dir: &Path) -> Command {
 }
 
 fn create_site(dir: &Path) -> String {
-    let out = run_ok(sitebot(dir).args(["site", "create", "--name", "Handbook", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--json"]));
+    let out = run_ok(sitebot(dir).args([
+        "site",
+        "create",
+        "--name",
+        "Handbook",
+        "--vertical",
+        "dental",
+        "--tier",
+        "pro",
+        "--currency",
+        "EUR",
+        "--lang",
+        "en",
+        "--json",
+    ]));
     serde_json::from_str::<Value>(&out).unwrap()["siteId"].as_str().unwrap().to_owned()
 }
 
@@ -141,12 +155,8 @@ fn a_crawl_killed_midway_and_run_again_completes_without_duplicates() {
     let web = Website::generated(pages);
     let dir = tempfile::tempdir().unwrap();
     let site = create_site(dir.path());
-    let mut child = crawler(dir.path())
-        .args(["knowledge", "crawl", "--json", "--site", &site, &web.url("/")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        crawler(dir.path()).args(["knowledge", "crawl", "--json", "--site", &site, &web.url("/")]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     while web.requests_to("/page/") < 60 {
         assert!(Instant::now() < deadline, "the crawl did not get going");

@@ -69,12 +69,8 @@ pub fn crawl(store: &Store, config: &Config, data_dir: &Path, site: SiteId, args
             crawl::link::clean(checked).with_context(|| format!("`{u}` is not an http(s) URL"))
         })
         .collect::<anyhow::Result<_>>()?;
-    let options = SourceOptions {
-        max_pages: args.max_pages.unwrap_or(config.crawl.max_pages),
-        max_depth: args.max_depth,
-        include: args.include,
-        exclude: args.exclude,
-    };
+    let options =
+        SourceOptions { max_pages: args.max_pages.unwrap_or(config.crawl.max_pages), max_depth: args.max_depth, include: args.include, exclude: args.exclude };
     anyhow::ensure!(options.max_pages > 0, "--max-pages must be at least 1");
     let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
     let bar = !json && std::io::stderr().is_terminal();

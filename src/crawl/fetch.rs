@@ -36,7 +36,12 @@ pub struct Validators {
 #[derive(Debug)]
 pub enum Answer {
     /// 200: the final URL (after redirects), its media type and body, and its validators.
-    Page { url: Url, content_type: String, body: Vec<u8>, validators: Validators },
+    Page {
+        url: Url,
+        content_type: String,
+        body: Vec<u8>,
+        validators: Validators,
+    },
     /// 304 to a conditional request.
     NotModified,
     /// 404 or 410.

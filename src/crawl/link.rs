@@ -6,8 +6,10 @@ use url::Url;
 use wildmatch::WildMatch;
 
 /// Query parameters that only tell analytics where a visitor came from.
-const TRACKING: &[&str] =
-    &["gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "mc_cid", "mc_eid", "yclid", "igshid", "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "ref_src"];
+const TRACKING: &[&str] = &[
+    "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "mc_cid", "mc_eid", "yclid", "igshid", "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok",
+    "ref_src",
+];
 
 fn is_tracking(name: &str) -> bool {
     let n = name.to_ascii_lowercase();

@@ -403,7 +403,11 @@ impl Crawler<'_> {
         if !same_site(&self.scope.root, &url) || !self.seen.insert(url.to_string()) {
             return;
         }
-        let refusal = if start { self.scope.robot.as_ref().filter(|r| !r.allowed(url.as_str())).map(|_| "disallowed by robots.txt".to_owned()) } else { self.scope.refuses(&url) };
+        let refusal = if start {
+            self.scope.robot.as_ref().filter(|r| !r.allowed(url.as_str())).map(|_| "disallowed by robots.txt".to_owned())
+        } else {
+            self.scope.refuses(&url)
+        };
         let refusal = refusal.or_else(|| self.options.max_depth.filter(|max| depth > *max).map(|max| format!("deeper than --max-depth {max}")));
         match refusal {
             Some(reason) => self.summary.skipped.push(Note { url: url.to_string(), reason }),

@@ -101,7 +101,8 @@ mod tests {
               <url><loc><![CDATA[https://e.com/b]]></loc></url>
             </urlset>"#;
         assert_eq!(parse(set).unwrap(), Sitemap { pages: vec!["https://e.com/a?x=1&y=2".into(), "https://e.com/b".into()], sitemaps: vec![] });
-        let index = br#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://e.com/s1.xml.gz</loc></sitemap></sitemapindex>"#;
+        let index =
+            br#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://e.com/s1.xml.gz</loc></sitemap></sitemapindex>"#;
         assert_eq!(parse(index).unwrap().sitemaps, ["https://e.com/s1.xml.gz"]);
     }
 

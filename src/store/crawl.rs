@@ -62,7 +62,10 @@ pub struct PageRecord {
 pub enum Claim {
     Claimed,
     /// Another process crawls it until then.
-    Held { owner: String, until: Timestamp },
+    Held {
+        owner: String,
+        until: Timestamp,
+    },
 }
 
 fn source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Source, String)> {
@@ -186,11 +189,9 @@ impl<'s> Crawl<'s> {
         let now = Timestamp::now();
         self.site.store().read(|conn| {
             Ok(conn
-                .query_row(
-                    "SELECT lease_owner FROM crawl_sources WHERE site_id = ?1 AND url = ?2 AND lease_until > ?3",
-                    params![site, url, now],
-                    |r| r.get::<_, Option<String>>(0),
-                )
+                .query_row("SELECT lease_owner FROM crawl_sources WHERE site_id = ?1 AND url = ?2 AND lease_until > ?3", params![site, url, now], |r| {
+                    r.get::<_, Option<String>>(0)
+                })
                 .optional_row()?
                 .flatten())
         })
@@ -200,7 +201,8 @@ impl<'s> Crawl<'s> {
     pub fn renew(&self, url: &str, owner: &str, until: Timestamp) -> Result<bool> {
         let site = self.site.id();
         self.site.store().write(|tx| {
-            Ok(tx.execute("UPDATE crawl_sources SET lease_until = ?3 WHERE site_id = ?1 AND url = ?2 AND lease_owner = ?4", params![site, url, until, owner])?
+            Ok(tx
+                .execute("UPDATE crawl_sources SET lease_until = ?3 WHERE site_id = ?1 AND url = ?2 AND lease_owner = ?4", params![site, url, until, owner])?
                 == 1)
         })
     }
@@ -293,16 +295,15 @@ impl<'s> CrawlSchedule<'s> {
     /// Leases the scheduled source most overdue at `now` to `owner` until `until`.
     pub fn claim_due(&self, now: Timestamp, until: Timestamp, owner: &str) -> Result<Option<(SiteId, String)>> {
         self.store.write(|tx| {
-            Ok(tx
-                .query_row(
-                    "UPDATE crawl_sources SET lease_until = ?2, lease_owner = ?3
+            tx.query_row(
+                "UPDATE crawl_sources SET lease_until = ?2, lease_owner = ?3
                      WHERE rowid = (SELECT rowid FROM crawl_sources WHERE every_ms IS NOT NULL AND next_sync_at <= ?1
                                       AND (lease_until IS NULL OR lease_until <= ?1) ORDER BY next_sync_at LIMIT 1)
                      RETURNING site_id, url",
-                    params![now, until, owner],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional_row()?)
+                params![now, until, owner],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional_row()
         })
     }
 

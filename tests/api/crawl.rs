@@ -10,7 +10,12 @@ use crate::helpers::{spawn_app_with, test_config};
 use crate::website::{Website, page_html};
 
 /// Waits until the source has synced `n` times (as its last sync time moves), at most 60 s.
-async fn synced_after(app: &crate::helpers::TestApp, site: sitebot::domain::SiteId, url: &str, after: Option<sitebot::domain::Timestamp>) -> sitebot::store::crawl::Source {
+async fn synced_after(
+    app: &crate::helpers::TestApp,
+    site: sitebot::domain::SiteId,
+    url: &str,
+    after: Option<sitebot::domain::Timestamp>,
+) -> sitebot::store::crawl::Source {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         let (s, u) = (app.state.store.clone(), url.to_owned());
@@ -57,7 +62,11 @@ async fn a_registered_source_is_resynced_by_the_running_server_when_due() {
     app.db().execute("UPDATE crawl_sources SET next_sync_at = next_sync_at - 60000", []).unwrap();
     let second = synced_after(&app, site, &url, first.last_sync_at).await;
     let summary = second.last_summary.unwrap();
-    assert_eq!((summary["updated"].as_u64(), summary["unchanged"].as_u64(), summary["imported"].as_u64()), (Some(1), Some(pages as u64 + 2), Some(0)), "{summary}");
+    assert_eq!(
+        (summary["updated"].as_u64(), summary["unchanged"].as_u64(), summary["imported"].as_u64()),
+        (Some(1), Some(pages as u64 + 2), Some(0)),
+        "{summary}"
+    );
     // And the server answers from the new text at once.
     let resp = app
         .client

@@ -2,9 +2,9 @@
 
 mod helpers;
 mod receiver;
-mod wire;
 #[path = "../common/website.rs"]
 mod website;
+mod wire;
 
 mod abuse;
 mod browser;

@@ -100,7 +100,8 @@ impl Website {
             },
         );
         let sitemap: String = (0..n).step_by(2).map(|i| format!("<url><loc>{base}/page/{i}</loc></url>")).collect();
-        let urlset = format!("<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>{base}/</loc></url>{sitemap}</urlset>");
+        let urlset =
+            format!("<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>{base}/</loc></url>{sitemap}</urlset>");
         r.insert("/sitemap-pages.xml.gz".into(), Resource::Page { content_type: "application/gzip", body: gzip(urlset.as_bytes()) });
         r.insert(
             "/sitemap_index.xml".into(),
@@ -120,18 +121,21 @@ impl Website {
                     .into(),
             ),
         );
-        r.insert("/about".into(), html("<html><head><title>About us</title></head><body><p>We write the generated handbook for our readers.</p></body></html>".into()));
+        r.insert(
+            "/about".into(),
+            html("<html><head><title>About us</title></head><body><p>We write the generated handbook for our readers.</p></body></html>".into()),
+        );
         r.insert("/private/secret".into(), html("<html><body><p>Staff only.</p></body></html>".into()));
         r.insert("/old-page".into(), Resource::Redirect("/page/7".into()));
         r.insert("/files/data.csv".into(), Resource::Page { content_type: "text/csv", body: b"a,b\n1,2\n".to_vec() });
         r.insert(
             "/hidden/only-linked".into(),
-            html("<html><head><title>Hidden page</title></head><body><p>Only one link leads to this hidden page about the secret garden.</p></body></html>".into()),
+            html(
+                "<html><head><title>Hidden page</title></head><body><p>Only one link leads to this hidden page about the secret garden.</p></body></html>"
+                    .into(),
+            ),
         );
-        r.insert(
-            "/print/page/10".into(),
-            html(page_html(10, n, "").replace("<head>", &format!("<head><link rel=\"canonical\" href=\"{base}/page/10\">"))),
-        );
+        r.insert("/print/page/10".into(), html(page_html(10, n, "").replace("<head>", &format!("<head><link rel=\"canonical\" href=\"{base}/page/10\">"))));
         for i in 0..n {
             r.insert(format!("/page/{i}"), html(page_html(i, n, "")));
         }
