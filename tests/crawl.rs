@@ -83,6 +83,8 @@ fn a_site_is_imported_once_per_page_and_a_second_crawl_only_touches_what_changed
     assert_eq!(web.requests_to("/private/"), 0);
     assert_eq!(web.requests_to("/page/8?"), 0);
     assert_eq!(web.requests_to("/robots.txt"), 1);
+    // The redirect was followed (its target is page 7's one document, in the set above).
+    assert_eq!(web.requests_to("/old-page"), 1);
     assert!(web.log().iter().all(|l| l.user_agent.starts_with("sitebot/")), "every request names sitebot");
     // Each page requested once (but page 7, which `/old-page` also redirects to).
     let mut paths: Vec<String> = web.log().iter().map(|l| l.path.clone()).filter(|p| p.starts_with("/page/") && p != "/page/7").collect();

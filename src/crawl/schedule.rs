@@ -162,3 +162,19 @@ impl Scheduler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_owner_is_dead_only_when_its_process_on_this_host_has_ended() {
+        let me = owner();
+        assert!(!is_dead(&me));
+        let host = me.rsplit_once(':').unwrap().0;
+        // Above Linux's largest pid (2^22): never a running process.
+        assert!(is_dead(&format!("{host}:999999999")));
+        // Another host's process cannot be checked from here: it holds its lease until it expires.
+        assert!(!is_dead("another-host:999999999"));
+    }
+}

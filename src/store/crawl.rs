@@ -313,3 +313,57 @@ impl<'s> CrawlSchedule<'s> {
         self.store.write(|tx| Ok(tx.execute("UPDATE crawl_sources SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ?1", [owner])?))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Tier;
+    use crate::store::sites::tests::{new_site, store};
+
+    fn options() -> SourceOptions {
+        SourceOptions { max_pages: 10, max_depth: None, include: vec![], exclude: vec![] }
+    }
+
+    #[test]
+    fn one_lease_holder_at_a_time_and_a_dead_one_is_replaced() {
+        let (_d, store) = store();
+        let (site, _) = store.sites().create(new_site("A", Tier::Pro, &[])).unwrap();
+        let crawl = store.site(site.id).crawl();
+        let url = "https://a.example/";
+        crawl.register(url, &options(), None).unwrap();
+        let until = Timestamp::now() + Duration::from_secs(60);
+        assert_eq!(crawl.claim(url, "h:1", until, None).unwrap(), Claim::Claimed);
+        assert_eq!(crawl.claim(url, "h:2", until, None).unwrap(), Claim::Held { owner: "h:1".into(), until });
+        // Renewal is the holder's only.
+        assert!(!crawl.renew(url, "h:2", until).unwrap());
+        assert!(crawl.renew(url, "h:1", until).unwrap());
+        // A caller that knows h:1 has ended takes it over at once.
+        assert_eq!(crawl.claim(url, "h:2", until, Some("h:1")).unwrap(), Claim::Claimed);
+        assert_eq!(crawl.lease_owner(url).unwrap().as_deref(), Some("h:2"));
+        crawl.finish(url, "h:2", &serde_json::json!({}), None).unwrap();
+        assert_eq!(crawl.lease_owner(url).unwrap(), None);
+    }
+
+    #[test]
+    fn a_scheduled_source_is_due_once_claimed_and_again_after_its_interval() {
+        let (_d, store) = store();
+        let (site, _) = store.sites().create(new_site("A", Tier::Pro, &[])).unwrap();
+        let crawl = store.site(site.id).crawl();
+        crawl.register("https://a.example/", &options(), Some(Duration::from_secs(60))).unwrap();
+        crawl.register("https://b.example/", &options(), None).unwrap();
+        let now = Timestamp::now();
+        let lease = now + Duration::from_secs(60);
+        let claimed = store.crawl_schedule().claim_due(now, lease, "h:1").unwrap();
+        assert_eq!(claimed, Some((site.id, "https://a.example/".to_owned())));
+        // Leased, and the other source is not scheduled: nothing else is due.
+        assert_eq!(store.crawl_schedule().claim_due(now, lease, "h:2").unwrap(), None);
+        crawl.finish("https://a.example/", "h:1", &serde_json::json!({"fetched": 1}), None).unwrap();
+        let source = crawl.source("https://a.example/").unwrap().unwrap();
+        assert_eq!(source.next_sync_at.unwrap().as_millis() - source.last_sync_at.unwrap().as_millis(), 60_000);
+        assert_eq!(store.crawl_schedule().claim_due(now + Duration::from_secs(30), lease, "h:2").unwrap(), None);
+        assert!(store.crawl_schedule().claim_due(now + Duration::from_secs(61), lease, "h:2").unwrap().is_some());
+        // Registering again without a schedule keeps it.
+        crawl.register("https://a.example/", &options(), None).unwrap();
+        assert_eq!(crawl.source("https://a.example/").unwrap().unwrap().every_secs, Some(60));
+    }
+}
