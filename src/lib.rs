@@ -31,6 +31,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod content;
+pub mod crawl;
 pub mod domain;
 pub mod http;
 pub mod insights;

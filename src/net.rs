@@ -39,3 +39,18 @@ impl Resolve for CheckedResolver {
         })
     }
 }
+
+/// An error and its causes, `: `-joined (reqwest's own message hides the useful part in the sources).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}

@@ -1,4 +1,4 @@
-//! `sitebot knowledge ...`: import, list, delete and reindex a site's documents (and curated answers,
+//! `sitebot knowledge ...`: import, crawl, list, delete and reindex a site's documents (and curated answers,
 //! in `cli::answers`). Imports go straight to
 //! the database the server reads; a running server picks them up on its next query for that site (the
 //! site's generation moved), no restart needed.
@@ -48,6 +48,27 @@ pub enum KnowledgeCommand {
         /// Delete every document of the site
         #[arg(long, env = "SITEBOT_KNOWLEDGE_DELETE_ALL", conflicts_with = "document")]
         all: bool,
+    },
+    /// Crawl websites into the site's knowledge: robots.txt, sitemaps, then links on the same host.
+    /// Crawling again updates changed pages, removes gone ones and skips unchanged ones.
+    Crawl {
+        #[command(flatten)]
+        site: SiteArg,
+        #[command(flatten)]
+        args: super::crawl::CrawlArgs,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// List the site's crawl sources (last and next sync, pages, last errors), or remove one
+    #[command(args_conflicts_with_subcommands = true)]
+    Sources {
+        /// The site's id (a GUID, as `site create` printed it)
+        #[arg(long = "site", env = "SITEBOT_SITE", value_name = "ID")]
+        site: Option<SiteId>,
+        #[command(flatten)]
+        out: JsonFlag,
+        #[command(subcommand)]
+        action: Option<super::crawl::SourcesAction>,
     },
     /// Rebuild the site's full-text index and vector index file from the stored chunks
     Reindex {
@@ -152,6 +173,17 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             Ok(())
         }
         KnowledgeCommand::Answer { command } => super::answers::run(command, config, data_dir, &store),
+        KnowledgeCommand::Crawl { site, args, out } => {
+            let site = existing(&store, site)?;
+            super::crawl::crawl(&store, config, data_dir, site, args, out.json)
+        }
+        KnowledgeCommand::Sources { site, out, action } => match action {
+            Some(super::crawl::SourcesAction::Remove { site, url }) => super::crawl::remove(&store, existing(&store, site)?, &url),
+            None => {
+                let site = site.context("--site is required (or SITEBOT_SITE)")?;
+                super::crawl::sources(&store, existing(&store, SiteArg { site })?, out.json)
+            }
+        },
         KnowledgeCommand::Reindex { site } => {
             let site = existing(&store, site)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;

@@ -4,6 +4,7 @@
 mod analytics;
 mod answers;
 mod content;
+mod crawl;
 mod doctor;
 mod insights;
 pub mod knowledge;

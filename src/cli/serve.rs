@@ -62,12 +62,15 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
     let worker_stop = tokio_util::sync::CancellationToken::new();
     let worker = crate::outbox::Worker::new(state.clone())?;
     let worker = tokio::spawn(worker.run_until_stopped(worker_stop.clone()));
+    // So does the crawl scheduler: it re-syncs registered sources when they fall due.
+    let crawler = tokio::spawn(crate::crawl::schedule::Scheduler::new(state.clone()).run_until_stopped(worker_stop.clone()));
     // Chunks an earlier model embedded are re-embedded beside the server (BM25 alone for those sites
     // meanwhile); the stale sites are marked before the first query is accepted.
     let refresh = crate::knowledge::refresh::start(state.knowledge.clone(), state.store.clone(), worker_stop.clone()).await?;
     let served = http::serve(listener, plain, &identity, state, shutdown).await;
     worker_stop.cancel();
     let _ = worker.await;
+    let _ = crawler.await;
     let _ = refresh.await;
     served.context("server failed")?;
     tracing::info!("stopped");

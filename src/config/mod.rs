@@ -27,6 +27,7 @@ pub struct Config {
     pub webhooks: WebhooksConfig,
     pub knowledge: KnowledgeConfig,
     pub answer: AnswerConfig,
+    pub crawl: CrawlConfig,
     pub pricing: PricingConfig,
     pub secrets: SecretsConfig,
     pub log: LogConfig,
@@ -144,6 +145,13 @@ impl Config {
         }
         if self.answer.timeout_secs == 0 || self.answer.max_concurrency == 0 {
             return Err(ConfigError::Invalid("answer.timeout_secs and answer.max_concurrency must be at least 1".into()));
+        }
+        let c = &self.crawl;
+        if c.timeout_secs == 0 || c.max_page_bytes == 0 || c.connections == 0 || c.max_pages == 0 {
+            return Err(ConfigError::Invalid("crawl.timeout_secs, crawl.max_page_bytes, crawl.connections and crawl.max_pages must be at least 1".into()));
+        }
+        if c.connections > 16 {
+            return Err(ConfigError::BadValue { key: "crawl.connections".into(), message: "must be at most 16: a crawl is a guest on the site".into() });
         }
         crate::domain::Currency::parse(&self.pricing.reference_currency)
             .map_err(|e| ConfigError::BadValue { key: "pricing.reference_currency".into(), message: e.to_string() })?;

@@ -231,6 +231,37 @@ impl AnswerConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+pub struct CrawlConfig {
+    /// Crawl `http://` sites (intranets, tests); https only otherwise.
+    pub allow_http: bool,
+    /// Crawl sites on loopback and private networks (intranets, tests).
+    pub allow_private_networks: bool,
+    /// Per-request timeout in seconds (connecting, and reading the whole answer).
+    pub timeout_secs: u64,
+    /// A page or sitemap larger than this is not read (reported as a failure).
+    pub max_page_bytes: u64,
+    /// Concurrent requests to a site (one when its robots.txt sets a Crawl-delay).
+    pub connections: usize,
+    /// Pages one crawl requests at most, unless `--max-pages` says otherwise.
+    pub max_pages: usize,
+    /// Further attempts after a 429, a 5xx or a timeout, with exponential backoff from one second.
+    pub retries: u32,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        Self { allow_http: false, allow_private_networks: false, timeout_secs: 30, max_page_bytes: 10 << 20, connections: 4, max_pages: 5000, retries: 3 }
+    }
+}
+
+impl CrawlConfig {
+    pub fn policy(&self) -> crate::domain::NetworkPolicy {
+        crate::domain::NetworkPolicy { allow_http: self.allow_http, allow_private_networks: self.allow_private_networks }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {
     /// The currency that `sitebot rates set CUR RATE` is relative to.
     pub reference_currency: String,

@@ -25,6 +25,7 @@ pub struct EndpointNames {
 impl EndpointNames {
     pub const WEBHOOK: EndpointNames =
         EndpointNames { what: "webhook", allow_http: "webhooks.allow_http", allow_private: "webhooks.allow_private_networks" };
+    pub const CRAWL: EndpointNames = EndpointNames { what: "crawl", allow_http: "crawl.allow_http", allow_private: "crawl.allow_private_networks" };
 }
 
 /// The policy every outbound endpoint follows: https unless http is allowed, no credentials in the URL,

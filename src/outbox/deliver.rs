@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::signing;
 use crate::config::WebhooksConfig;
 use crate::domain::{NetworkPolicy, WebhookUrl};
-use crate::net::CheckedResolver;
+use crate::net::{CheckedResolver, error_chain};
 
 /// How much of a receiver's answer is kept (printed by `webhooks test`).
 const BODY_KEEP: usize = 4096;
@@ -133,21 +133,6 @@ async fn read_start(mut resp: reqwest::Response) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// An error and its causes, `: `-joined (reqwest's own message hides the useful part in the sources).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// `Retry-After`: delta seconds or an HTTP date.

@@ -15,6 +15,7 @@ pub mod analytics;
 mod columns;
 pub mod content;
 pub mod conversations;
+pub mod crawl;
 pub mod curated;
 mod error;
 pub mod insights;
@@ -183,6 +184,11 @@ impl Store {
     /// The webhook outbox as the delivery worker and the admin CLI see it.
     pub fn outbox(&self) -> outbox::Outbox<'_> {
         outbox::Outbox::new(self)
+    }
+
+    /// Scheduled crawl sources across sites, for the server's scheduler.
+    pub fn crawl_schedule(&self) -> crawl::CrawlSchedule<'_> {
+        crawl::CrawlSchedule::new(self)
     }
 
     /// Installation facts (the demo site's id, the demo content's load time).

@@ -173,6 +173,11 @@ impl<'s> SiteStore<'s> {
         super::knowledge::Knowledge::new(*self)
     }
 
+    /// The site's crawl sources and crawled pages.
+    pub fn crawl(&self) -> super::crawl::Crawl<'s> {
+        super::crawl::Crawl::new(*self)
+    }
+
     pub fn conversations(&self) -> super::conversations::Conversations<'s> {
         super::conversations::Conversations::new(*self)
     }

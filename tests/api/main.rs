@@ -3,6 +3,8 @@
 mod helpers;
 mod model;
 mod receiver;
+#[path = "../common/website.rs"]
+mod website;
 mod wire;
 
 mod abuse;
@@ -10,6 +12,7 @@ mod browser;
 mod connections;
 mod contract;
 mod conversations;
+mod crawl;
 mod curated;
 mod early_answers;
 mod generative;

@@ -63,3 +63,4 @@ pub fn client(data_dir: &Path) -> reqwest::blocking::Client {
         .build()
         .unwrap()
 }
+pub mod website;

@@ -275,6 +275,78 @@ fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pe
     Ok(())
 }
 
+/// What importing one parsed document did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A new source: written (once the batch is flushed).
+    New,
+    /// A known source whose content changed: its chunks are replaced.
+    Changed,
+    /// The same content hash: nothing embedded, nothing written.
+    Unchanged,
+    /// Nothing to import (no text).
+    Failed(String),
+}
+
+/// Documents on their way into the store: each is checked against its stored content hash, chunked,
+/// and embedded with others in batches of `EMBED_BATCH` chunks; each is written in its own
+/// transaction once its batch is embedded. Call `finish` to write the last batch.
+pub struct Batch<'a> {
+    store: &'a Store,
+    embedder: &'a Embedder,
+    site: &'a SiteId,
+    force: bool,
+    pending: Vec<Pending>,
+    pending_chunks: usize,
+    report: Report,
+}
+
+impl<'a> Batch<'a> {
+    /// `force` re-embeds unchanged documents (after a model change).
+    pub fn new(store: &'a Store, embedder: &'a Embedder, site: &'a SiteId, force: bool) -> Self {
+        Batch { store, embedder, site, force, pending: Vec::new(), pending_chunks: 0, report: Report::default() }
+    }
+
+    /// Adds one document; embeds and writes the batch when it is full.
+    pub fn add(&mut self, doc: Parsed) -> Result<Outcome, ImportError> {
+        let hash = content_hash(&doc, &self.embedder.fingerprint);
+        let stored = self.store.site(*self.site).knowledge().content_hash(&doc.source)?;
+        if !self.force && stored.as_deref() == Some(hash.as_str()) {
+            self.report.skipped += 1;
+            return Ok(Outcome::Unchanged);
+        }
+        let chunks = chunk::chunk(&doc);
+        if chunks.is_empty() {
+            let reason = "no text found".to_owned();
+            self.report.failed.push(Failure { path: doc.source.clone(), reason: reason.clone() });
+            return Ok(Outcome::Failed(reason));
+        }
+        self.pending_chunks += chunks.len();
+        let lang = document_language(&doc);
+        self.pending.push(Pending { doc, hash, lang, chunks });
+        if self.pending_chunks >= EMBED_BATCH {
+            self.flush()?;
+        }
+        Ok(if stored.is_some() { Outcome::Changed } else { Outcome::New })
+    }
+
+    /// Whether every document added so far is written.
+    pub fn is_flushed(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    pub fn flush(&mut self) -> Result<(), ImportError> {
+        self.pending_chunks = 0;
+        flush(self.store, self.embedder, self.site, &mut self.pending, &mut self.report)
+    }
+
+    /// Writes what is pending and returns the report.
+    pub fn finish(mut self) -> Result<Report, ImportError> {
+        self.flush()?;
+        Ok(self.report)
+    }
+}
+
 /// Imports `inputs` into the site. `force` re-embeds unchanged documents (after a model change).
 /// `progress` is called after each input with (inputs done, inputs total).
 pub fn import(
@@ -285,52 +357,34 @@ pub fn import(
     force: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Report, ImportError> {
-    let mut report = Report::default();
-    let mut pending: Vec<Pending> = Vec::new();
-    let mut pending_chunks = 0;
+    let mut batch = Batch::new(store, embedder, site, force);
+    let mut deleted = 0;
     for (i, input) in inputs.iter().enumerate() {
         let docs = match parse(input) {
             Ok(d) => d,
             Err(reason) => {
-                report.failed.push(Failure { path: input.name.clone(), reason });
+                batch.report.failed.push(Failure { path: input.name.clone(), reason });
                 progress(i + 1, inputs.len());
                 continue;
             }
         };
         let mut seen = Vec::new();
         for doc in docs {
-            let doc = match doc {
-                Ok(d) => d,
-                Err(reason) => {
-                    report.failed.push(Failure { path: input.name.clone(), reason });
-                    continue;
+            match doc {
+                Ok(doc) => {
+                    seen.push(doc.source.clone());
+                    batch.add(doc)?;
                 }
-            };
-            seen.push(doc.source.clone());
-            let hash = content_hash(&doc, &embedder.fingerprint);
-            if !force && store.site(*site).knowledge().content_hash(&doc.source)?.as_deref() == Some(hash.as_str()) {
-                report.skipped += 1;
-                continue;
-            }
-            let chunks = chunk::chunk(&doc);
-            if chunks.is_empty() {
-                report.failed.push(Failure { path: doc.source.clone(), reason: "no text found".into() });
-                continue;
-            }
-            pending_chunks += chunks.len();
-            let lang = document_language(&doc);
-            pending.push(Pending { doc, hash, lang, chunks });
-            if pending_chunks >= EMBED_BATCH {
-                flush(store, embedder, site, &mut pending, &mut report)?;
-                pending_chunks = 0;
+                Err(reason) => batch.report.failed.push(Failure { path: input.name.clone(), reason }),
             }
         }
         if matches!(input.format, Format::Csv | Format::Jsonl) {
-            report.deleted += store.site(*site).knowledge().delete_missing_records(&format!("{}#", input.name), &seen)?;
+            deleted += store.site(*site).knowledge().delete_missing_records(&format!("{}#", input.name), &seen)?;
         }
         progress(i + 1, inputs.len());
     }
-    flush(store, embedder, site, &mut pending, &mut report)?;
+    let mut report = batch.finish()?;
+    report.deleted += deleted;
     Ok(report)
 }
 
