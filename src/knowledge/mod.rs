@@ -105,6 +105,9 @@ pub struct Answer {
     pub mode: &'static str,
 }
 
+/// The directory under the data directory that holds the vector index files.
+pub const INDEX_DIR: &str = "indexes";
+
 pub struct Knowledge {
     pub embedder: Arc<Embedder>,
     pub indexes: Indexes,
@@ -130,7 +133,7 @@ impl Knowledge {
         let embedder = Embedder::load(config)?;
         Ok(Arc::new(Knowledge {
             stale: Default::default(),
-            indexes: Indexes::new(data_dir.join("indexes"), embedder.fingerprint.clone()),
+            indexes: Indexes::new(data_dir.join(INDEX_DIR), embedder.fingerprint.clone()),
             embedder,
             term_stats: retrieve::TermStats::default(),
             searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),

@@ -2,7 +2,7 @@
 //!
 //! This is the only module that knows SQL exists. It hands out typed repositories: tenant data only
 //! through a handle bound to one site (`store.site(id).leads().capture(..)`), operator data through
-//! `sites()`, `content()`, `pricing()`, `outbox()` and `meta()`. No rusqlite type leaves `store/`; values
+//! `sites()`, `content()`, `pricing()`, `outbox()`, `erasure()` and `meta()`. No rusqlite type leaves `store/`; values
 //! go in and come out through their column types (`columns`), and errors are classified (`StoreError`).
 //!
 //! Every repository method is one unit of work on the calling thread: a read on a pooled reader, or one
@@ -15,6 +15,7 @@ pub mod analytics;
 mod columns;
 pub mod content;
 pub mod conversations;
+pub mod erase;
 mod error;
 pub mod knowledge;
 pub mod leads;
@@ -176,6 +177,11 @@ impl Store {
     /// Price lists and exchange rates.
     pub fn pricing(&self) -> pricing::Pricing<'_> {
         pricing::Pricing::new(self)
+    }
+
+    /// Erasure on request: a whole site, or one visitor's leads.
+    pub fn erasure(&self) -> erase::Erasure<'_> {
+        erase::Erasure::new(self)
     }
 
     /// The webhook outbox as the delivery worker and the admin CLI see it.

@@ -10,6 +10,7 @@ mod connections;
 mod conversations;
 mod early_answers;
 mod edge;
+mod erasure;
 mod knowledge;
 mod landing;
 mod leads;
