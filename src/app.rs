@@ -21,6 +21,10 @@ pub struct AppState {
     pub outbox_wake: Arc<tokio::sync::Notify>,
     /// Embeddings, vector indexes and retrieval; loading it fails when the runtime or model is missing.
     pub knowledge: Arc<crate::knowledge::Knowledge>,
+    /// `server.trusted_proxies`, parsed: who may name the client (`http::client`).
+    pub proxies: crate::http::client::TrustedProxies,
+    /// The Prometheus registry and the series the server records.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -66,7 +70,11 @@ impl AppState {
         let store = open_store(&config, &data_dir)?;
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
         let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
+        let proxies = config.server.proxies()?;
+        let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_per_site, &knowledge.stages));
         Ok(Arc::new(AppState {
+            proxies,
+            metrics,
             config,
             data_dir,
             store,

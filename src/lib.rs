@@ -32,6 +32,7 @@ pub mod content;
 pub mod domain;
 pub mod http;
 pub mod knowledge;
+pub mod metrics;
 pub mod net;
 pub mod outbox;
 pub mod ratelimit;

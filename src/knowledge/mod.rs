@@ -37,6 +37,7 @@ use serde::Serialize;
 
 use crate::config::KnowledgeConfig;
 use crate::domain::{Lang, SiteId};
+use crate::metrics::Stage;
 use crate::store::Store;
 use embed::{EmbedError, Embedder};
 use index::{IndexError, Indexes};
@@ -119,6 +120,8 @@ pub struct Knowledge {
     /// Sites whose chunks are (partly) embedded by another model and being re-embedded: they are
     /// searched by BM25 alone until `refresh` is done, so the dense side never sees half a site.
     stale: std::sync::Mutex<std::collections::HashSet<SiteId>>,
+    /// How long each stage of `ask` takes (Prometheus histograms, registered by `metrics::Metrics`).
+    pub stages: crate::metrics::Stages,
 }
 
 impl std::fmt::Debug for Knowledge {
@@ -133,6 +136,7 @@ impl Knowledge {
         let embedder = Embedder::load(config)?;
         Ok(Arc::new(Knowledge {
             stale: Default::default(),
+            stages: Default::default(),
             indexes: Indexes::new(data_dir.join(INDEX_DIR), embedder.fingerprint.clone()),
             embedder,
             term_stats: retrieve::TermStats::default(),
@@ -150,20 +154,28 @@ impl Knowledge {
         let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, search.clone(), q.top_k);
         let mode = if self.is_stale(site) { retrieve::Mode::Bm25 } else { retrieve::Mode::Hybrid };
         let lexical = tokio::task::spawn_blocking(move || {
-            let fusion = retrieve::Fusion::default();
-            retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid)
+            let (fusion, t) = (retrieve::Fusion::default(), Instant::now());
+            let lex = retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid);
+            this.stages.observe(Stage::Lexical, t.elapsed());
+            lex
         });
+        let t = Instant::now();
         let vector = match mode {
             retrieve::Mode::Bm25 => Vec::new(),
             _ => self.embedder.embed(vec![search], model::Role::Query).await?.pop().unwrap_or_default(),
         };
+        self.stages.observe(Stage::Embedding, t.elapsed());
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let (this, store) = (self.clone(), store.clone());
         let threshold = q.threshold.max(self.min_score);
+        let t = Instant::now();
         let passages = tokio::task::spawn_blocking(move || retrieve::retrieve(&store, &this.indexes, &site_id, lex, &vector, top_k, threshold, mode))
             .await
             .map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        self.stages.observe(Stage::Vector, t.elapsed());
+        let t = Instant::now();
         let composed = answer::compose(&q.search_text(), &passages);
+        self.stages.observe(Stage::Answer, t.elapsed());
         let (text, sources) = match composed {
             Some(text) => {
                 let sources = passages

@@ -88,8 +88,7 @@ impl<'s> Erasure<'s> {
                     rows.push((t.clone(), gone));
                 }
             }
-            let fts_exists: bool =
-                tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)", [&fts], |r| r.get(0))?;
+            let fts_exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)", [&fts], |r| r.get(0))?;
             if fts_exists {
                 tx.execute_batch(&format!("DROP TABLE {fts}"))?;
             }

@@ -111,7 +111,20 @@ async fn site_delete_leaves_nothing_of_the_site_and_the_rest_intact() {
     let (ok, out, err) = run(sitebot(&app).args(["site", "delete", &gone.id.to_string(), "--yes", "--json"]));
     assert!(ok, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
-    for table in ["sites", "kb_documents", "kb_chunks", "query_log", "conversations", "conversation_turns", "feedback", "widget_events", "leads", "outbox", "site_stats", "idempotency_keys"] {
+    for table in [
+        "sites",
+        "kb_documents",
+        "kb_chunks",
+        "query_log",
+        "conversations",
+        "conversation_turns",
+        "feedback",
+        "widget_events",
+        "leads",
+        "outbox",
+        "site_stats",
+        "idempotency_keys",
+    ] {
         assert!(report["rows"][table].as_u64().unwrap_or(0) > 0, "the report counts {table}: {report}");
     }
     assert_eq!(report["ftsTableDropped"], true);

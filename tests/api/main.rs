@@ -15,6 +15,7 @@ mod knowledge;
 mod landing;
 mod leads;
 mod multilingual;
+mod operations;
 mod pricing;
 mod query;
 mod stats;
