@@ -71,7 +71,7 @@ impl AppState {
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
         let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
         let proxies = config.server.proxies()?;
-        let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_per_site, &knowledge.stages));
+        let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_listen.is_some(), config.server.metrics_per_site, &knowledge.stages));
         Ok(Arc::new(AppState {
             proxies,
             metrics,

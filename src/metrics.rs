@@ -6,6 +6,9 @@
 //! worker counts attempts. Values that already live elsewhere (webhook events by state, the embedding
 //! queue) are read when Prometheus scrapes, not kept twice.
 //!
+//! With `server.metrics_listen` unset nothing reads them, so the edge, the scopes and the worker record
+//! nothing (`enabled` is false); the query-stage histograms, four observations a question, always run.
+//!
 //! No series carries a site id unless `server.metrics_per_site` is on: with thousands of sites that label
 //! multiplies every request series by the number of sites.
 
@@ -82,6 +85,7 @@ pub enum LimitScope {
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
+    enabled: bool,
     per_site: bool,
     requests: Family<Labels, Counter>,
     durations: Histograms,
@@ -92,7 +96,8 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(per_site: bool, stages: &Stages) -> Metrics {
+    /// `enabled`: whether anything will scrape them (`server.metrics_listen` is set).
+    pub fn new(enabled: bool, per_site: bool, stages: &Stages) -> Metrics {
         let mut registry = Registry::default();
         let requests = Family::<Labels, Counter>::default();
         let durations: Histograms = Family::new_with_constructor(latency_histogram);
@@ -109,12 +114,15 @@ impl Metrics {
         registry.register("sitebot_embedding_queue_depth", "Questions waiting for the embedding session (read at scrape time)", embedding_queue.clone());
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
-        Metrics { registry, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue }
+        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue }
     }
 
     /// One answered request. `route` is the route template (`/v1/landing/:site/:lang/:slug`), never the
     /// path, so the label's values stay few.
     pub fn request(&self, route: &str, status: u16, site: Option<SiteId>, took: Duration) {
+        if !self.enabled {
+            return;
+        }
         let mut labels: Labels = vec![("route", route.to_owned())];
         if self.per_site {
             labels.push(("site", site.map(|s| s.to_string()).unwrap_or_default()));
@@ -125,6 +133,9 @@ impl Metrics {
     }
 
     pub fn rate_limited(&self, scope: LimitScope) {
+        if !self.enabled {
+            return;
+        }
         let scope = match scope {
             LimitScope::Site => "site",
             LimitScope::Ip => "ip",
@@ -134,6 +145,9 @@ impl Metrics {
 
     /// One webhook attempt: `delivered`, `gone`, `throttled` or `failed`.
     pub fn delivery_attempt(&self, outcome: &'static str) {
+        if !self.enabled {
+            return;
+        }
         self.attempts.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
     }
 
@@ -157,7 +171,7 @@ mod tests {
     #[test]
     fn series_are_named_and_labelled_as_documented() {
         let stages = Stages::default();
-        let m = Metrics::new(false, &stages);
+        let m = Metrics::new(true, false, &stages);
         m.request("/v1/query", 200, None, Duration::from_millis(3));
         m.rate_limited(LimitScope::Ip);
         m.delivery_attempt("delivered");
@@ -176,7 +190,7 @@ mod tests {
         }
         assert!(text.contains("sitebot_build_info{version="), "{text}");
         assert!(!text.contains("site="), "no site label by default");
-        let m = Metrics::new(true, &stages);
+        let m = Metrics::new(true, true, &stages);
         let site = SiteId::parse("6f1c2a8e-2b6a-4c1e-9a51-0d6c7a1e2f3b").unwrap();
         m.request("/v1/query", 200, Some(site), Duration::from_millis(3));
         assert!(m.encode(&[], 0).contains(&format!("site=\"{site}\"")));

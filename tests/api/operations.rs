@@ -12,7 +12,8 @@ use crate::helpers::{TestApp, new_site, spawn_app_with, test_config, with_webhoo
 use crate::knowledge::{ask_ok, clinic, import_files};
 use crate::receiver::Receiver;
 
-/// Serves the app's metrics on a loopback port, as `serve` does with `server.metrics_listen`.
+/// Serves the app's metrics on a loopback port, as `serve` does with `server.metrics_listen` (set in the
+/// config, which is what turns recording on; the address itself is `serve`'s to bind).
 async fn metrics_url(app: &TestApp) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -51,6 +52,7 @@ impl Scrape {
 #[tokio::test]
 async fn metrics_are_parsed_and_move_as_requests_are_made() {
     let mut config = test_config();
+    config.server.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
     config.limits.ip_per_minute = 3;
     config.limits.burst_multiplier = 1;
     config.webhooks.allow_http = true;
@@ -101,6 +103,7 @@ async fn metrics_are_parsed_and_move_as_requests_are_made() {
 #[tokio::test]
 async fn the_site_label_is_an_option() {
     let mut config = test_config();
+    config.server.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
     config.server.metrics_per_site = true;
     let app = spawn_app_with(config).await;
     let (site, _) = app.create_site(Tier::Pro).await;
