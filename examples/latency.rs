@@ -7,8 +7,11 @@
 //! 3. The server's peak resident memory (`VmHWM` in /proc/<pid>/status).
 //!
 //! ```text
-//! cargo build --release && cargo run --release --example latency [-- --eval DIR --bin target/release/sitebot]
+//! cargo build --release && cargo run --release --example latency [-- --eval DIR --bin target/release/sitebot] [--metrics]
 //! ```
+//!
+//! `--metrics` serves with `server.metrics_listen` on (so every request is recorded) and scrapes once a
+//! second while the load runs, as Prometheus would: compare with a run without it for the metrics' cost.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -146,7 +149,12 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     let data_path = PathBuf::from(&dir);
-    let mut server = Command::new(&bin)
+    let metrics = std::env::args().any(|a| a == "--metrics");
+    let mut server = Command::new(&bin);
+    if metrics {
+        server.env("SITEBOT_SERVER__METRICS_LISTEN", "127.0.0.1:0");
+    }
+    let mut server = server
         .args(["--data-dir", &dir, "serve", "--listen", "127.0.0.1:0"])
         .env("RUST_LOG", "warn")
         // The load comes from one address: lift the per-client caps so they are not what is measured.
@@ -163,6 +171,17 @@ async fn main() -> anyhow::Result<()> {
             break addr.trim().to_owned();
         }
     };
+    if metrics {
+        let line = lines.next().ok_or_else(|| anyhow::anyhow!("server exited"))??;
+        let url = format!("{}/metrics", line.strip_prefix("metrics on ").ok_or_else(|| anyhow::anyhow!("no metrics line: {line}"))?);
+        println!("metrics on: scraping {url} every second");
+        tokio::spawn(async move {
+            loop {
+                let _ = reqwest::get(&url).await.and_then(|r| r.error_for_status());
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+    }
     let pem = std::fs::read(data_path.join("tls/cert.pem"))?;
     let client = reqwest::Client::builder()
         .use_rustls_tls()

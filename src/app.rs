@@ -24,6 +24,10 @@ pub struct AppState {
     /// The operator's language model (`answer.generator = "openai"`), for sites whose answers may be
     /// generative; `None` when answers are always quoted.
     pub generator: Option<Arc<crate::knowledge::generate::Generator>>,
+    /// `server.trusted_proxies`, parsed: who may name the client (`http::client`).
+    pub proxies: crate::http::client::TrustedProxies,
+    /// The Prometheus registry and the series the server records.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -73,7 +77,11 @@ impl AppState {
         };
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
         let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
+        let proxies = config.server.proxies()?;
+        let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_listen.is_some(), config.server.metrics_per_site, &knowledge.stages));
         Ok(Arc::new(AppState {
+            proxies,
+            metrics,
             config,
             data_dir,
             store,

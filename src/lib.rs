@@ -36,6 +36,7 @@ pub mod domain;
 pub mod http;
 pub mod insights;
 pub mod knowledge;
+pub mod metrics;
 pub mod net;
 pub mod outbox;
 pub mod ratelimit;

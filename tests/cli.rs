@@ -349,3 +349,57 @@ fn doctor_checks_the_answer_endpoint_and_sites_choose_their_answers() {
     let err = run(sitebot(dir.path()).args(["site", "update", &site, "--answers", "creative"]));
     assert!(!err.status.success());
 }
+
+#[test]
+fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questions() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let site = create_site(dir.path(), "pro")["siteId"].as_str().unwrap().to_owned();
+    let log = dir.path().join("stderr.log");
+    let mut child = sitebot(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("SITEBOT_SERVER__METRICS_LISTEN", "127.0.0.1:0")
+        .env("SITEBOT_LOG__FORMAT", "json")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let port: u16 = lines.next().unwrap().unwrap().strip_prefix("listening on https://127.0.0.1:").unwrap().parse().unwrap();
+    let metrics_line = lines.next().unwrap().unwrap();
+    let metrics = metrics_line.strip_prefix("metrics on ").unwrap_or_else(|| panic!("{metrics_line}")).to_owned();
+    assert!(metrics.starts_with("http://127.0.0.1:"), "plain HTTP on loopback: {metrics}");
+
+    let c = client(dir.path());
+    let resp = c
+        .post(format!("https://127.0.0.1:{port}/v1/query"))
+        .header("X-Site-Id", &site)
+        .header("X-Request-Id", "req-access-log-1")
+        .header("Authorization", "Bearer sbt_not_a_real_token_xyz")
+        .json(&json!({"question": "what about my private matter xyzzy?"}))
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    let resp =
+        c.post(format!("https://127.0.0.1:{port}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "plugh opening hours?"})).send().unwrap();
+    let request_id = resp.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let scraped = reqwest::blocking::get(format!("{metrics}/metrics")).unwrap().text().unwrap();
+    assert!(scraped.contains("sitebot_http_requests_total{route=\"/v1/query\",status=\"401\"} 1"), "{scraped}");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    let access: Vec<Value> = stderr.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["target"] == "sitebot::access").collect();
+    let line = |id: &str| access.iter().find(|v| v["fields"]["request_id"] == id).unwrap_or_else(|| panic!("no access line for {id} in {stderr}")).clone();
+    let denied = line("req-access-log-1");
+    assert_eq!(denied["fields"]["route"], "/v1/query");
+    assert_eq!(denied["fields"]["status"], 401);
+    assert_eq!(denied["fields"]["client"], "127.0.0.1");
+    assert!(denied["fields"]["duration_ms"].as_f64().is_some());
+    let answered = line(&request_id);
+    assert_eq!(answered["fields"]["status"], 200);
+    assert_eq!(answered["fields"]["site"], site.as_str(), "the site when known");
+    for secret in ["xyzzy", "plugh", "sbt_not_a_real_token"] {
+        assert!(!stderr.contains(secret), "`{secret}` was logged:\n{stderr}");
+    }
+}

@@ -1,13 +1,14 @@
-//! `sitebot leads export`: a site's leads as CSV or JSON lines, on stdout.
+//! `sitebot leads export`: a site's leads as CSV or JSON lines, on stdout. `sitebot leads erase`: a
+//! visitor's leads, and what carries or links to them, removed on request.
 
 use std::io::Write;
 use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
 
-use super::SiteArg;
+use super::{JsonFlag, SiteArg, SiteFilter};
 use crate::config::Config;
-use crate::domain::Timestamp;
+use crate::domain::{Email, Timestamp};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -28,10 +29,48 @@ pub enum LeadsCommand {
         #[arg(long, env = "SITEBOT_LEADS_SINCE")]
         since: Option<Timestamp>,
     },
+    /// Remove a visitor's leads (by e-mail address, any case), their webhook events, the widget
+    /// conversations they came from and the questions asked there; prints the counts
+    Erase {
+        /// The visitor's e-mail address
+        #[arg(long, env = "SITEBOT_LEADS_EMAIL", value_parser = parse_email)]
+        email: Email,
+        #[command(flatten)]
+        site: SiteFilter,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+fn parse_email(s: &str) -> Result<Email, String> {
+    Email::parse(s).map_err(|e| e.to_string())
 }
 
 pub fn run(cmd: LeadsCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
-    let LeadsCommand::Export { site: SiteArg { site: site_id }, format, since } = cmd;
+    match cmd {
+        LeadsCommand::Export { site: SiteArg { site }, format, since } => export(config, data_dir, site, format, since),
+        LeadsCommand::Erase { email, site: SiteFilter { site }, out } => {
+            let store = crate::app::open_store(config, data_dir)?;
+            if let Some(id) = site
+                && store.site(id).get()?.is_none()
+            {
+                anyhow::bail!("no site {id}");
+            }
+            let erased = store.erasure().visitor(&email, site)?;
+            if out.json {
+                println!("{}", serde_json::to_string_pretty(&erased)?);
+            } else {
+                println!(
+                    "erased {} lead(s), {} webhook event(s), {} conversation(s), {} question(s), {} idempotency key(s)",
+                    erased.leads, erased.events, erased.conversations, erased.questions, erased.idempotency_keys
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn export(config: &Config, data_dir: &Path, site_id: crate::domain::SiteId, format: Format, since: Option<Timestamp>) -> anyhow::Result<()> {
     let store = crate::app::open_store(config, data_dir)?;
     let site = store.site(site_id);
     if site.get()?.is_none() {

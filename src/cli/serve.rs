@@ -47,6 +47,10 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
         Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?),
         None => None,
     };
+    let metrics = match state.config.server.metrics_listen {
+        Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for metrics"))?),
+        None => None,
+    };
     let local = listener.local_addr()?;
     let shutdown = shutdown_signal()?;
     if let Some(b) = banner {
@@ -56,6 +60,15 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
     if let Some(p) = &plain {
         println!("refusing plain HTTP on http://{}", p.local_addr()?);
     }
+    let metrics = match metrics {
+        Some(m) => {
+            let addr = m.local_addr()?;
+            let tls = (!http::metrics::plain_on(addr)).then(|| http::metrics::tls_config(&identity.config));
+            println!("metrics on {}://{addr}", if tls.is_some() { "https" } else { "http" });
+            Some(tokio::spawn(http::metrics::serve(m, tls, state.clone())))
+        }
+        None => None,
+    };
     use std::io::Write;
     std::io::stdout().flush().ok();
     // The webhook worker runs beside the server and stops after it, finishing the deliveries in flight.
@@ -68,6 +81,9 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
     // meanwhile); the stale sites are marked before the first query is accepted.
     let refresh = crate::knowledge::refresh::start(state.knowledge.clone(), state.store.clone(), worker_stop.clone()).await?;
     let served = http::serve(listener, plain, &identity, state, shutdown).await;
+    if let Some(m) = metrics {
+        m.abort();
+    }
     worker_stop.cancel();
     let _ = worker.await;
     let _ = crawler.await;

@@ -1,4 +1,4 @@
-//! `sitebot site ...`: create, list, show, update, disable, enable and rotate credentials.
+//! `sitebot site ...`: create, list, show, update, disable, enable, rotate credentials and delete.
 
 use std::path::Path;
 
@@ -46,6 +46,17 @@ pub enum SiteCommand {
     RotateSecret {
         /// The site's id
         id: SiteId,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Delete the site and everything of it (knowledge, indexes, questions, conversations, leads,
+    /// webhook events, counters); prints what was removed. Cannot be undone
+    Delete {
+        /// The site's id
+        id: SiteId,
+        /// Confirm: without it nothing is deleted
+        #[arg(long, env = "SITEBOT_SITE_DELETE_YES")]
+        yes: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -265,6 +276,7 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
             }
             Ok(())
         }
+        SiteCommand::Delete { id, yes, out } => delete(&store, data_dir, id, yes, out.json),
         SiteCommand::Disable { id } => set_enabled(&store, id, false),
         SiteCommand::Enable { id } => set_enabled(&store, id, true),
         SiteCommand::RotateToken { id, out } => {
@@ -285,5 +297,28 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
 fn set_enabled(store: &Store, id: SiteId, enabled: bool) -> anyhow::Result<()> {
     let site = store.site(id).set_enabled(enabled).map_err(site_error(id))?;
     println!("site {} is now {}", site.id, if site.enabled { "enabled" } else { "disabled" });
+    Ok(())
+}
+
+fn delete(store: &Store, data_dir: &Path, id: SiteId, yes: bool, json: bool) -> anyhow::Result<()> {
+    if !yes {
+        anyhow::bail!("deleting site {id} removes all its data and cannot be undone; run again with --yes");
+    }
+    let removed = store.erasure().site(id).map_err(site_error(id))?;
+    let files = crate::knowledge::index::remove_files(&data_dir.join(crate::knowledge::INDEX_DIR), &id)?;
+    if json {
+        let rows: serde_json::Map<String, serde_json::Value> = removed.rows.iter().map(|(t, n)| (t.clone(), (*n).into())).collect();
+        let report = serde_json::json!({"siteId": id, "rows": rows, "ftsTableDropped": removed.fts_table_dropped, "indexFiles": files});
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("deleted site {id}: {} row(s)", removed.total_rows());
+    for (table, n) in &removed.rows {
+        println!("  {table:<24} {n}");
+    }
+    if removed.fts_table_dropped {
+        println!("  full-text table dropped");
+    }
+    println!("  {files} index file(s) removed");
     Ok(())
 }

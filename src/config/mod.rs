@@ -109,6 +109,9 @@ impl Config {
         if s.max_connections_per_ip == 0 || s.max_handshakes_per_ip == 0 {
             return Err(ConfigError::Invalid("server.max_connections_per_ip and server.max_handshakes_per_ip must be at least 1".into()));
         }
+        if s.proxies()?.is_empty() && s.proxy_protocol {
+            return Err(ConfigError::Invalid("server.proxy_protocol needs server.trusted_proxies: only those peers may send a PROXY header".into()));
+        }
         // hyper's HTTP/1.1 read buffer is at least 8 KiB; far above 1 MiB the cap no longer protects memory.
         if !(8 * 1024..=1024 * 1024).contains(&s.max_header_bytes) {
             return Err(ConfigError::BadValue { key: "server.max_header_bytes".into(), message: "must be from 8192 to 1048576".into() });

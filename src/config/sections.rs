@@ -42,6 +42,24 @@ pub struct ServerConfig {
     pub max_connections_per_ip: usize,
     /// TLS handshakes in progress per client (an IPv4 address or an IPv6 /64).
     pub max_handshakes_per_ip: usize,
+    /// Peers (CIDR ranges or addresses) whose `Forwarded` / `X-Forwarded-For` headers, and PROXY headers
+    /// when `proxy_protocol` is on, name the client. Empty: every peer is its own client.
+    pub trusted_proxies: Vec<String>,
+    /// Read a PROXY protocol v2 header before the TLS handshake on connections from trusted proxies.
+    pub proxy_protocol: bool,
+    /// Where to serve Prometheus metrics (`GET /metrics`); off when unset. Plain HTTP on loopback, TLS
+    /// with the server's certificate on any other address.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Label the per-request and query metrics with the site id (one series per site: mind the
+    /// cardinality).
+    pub metrics_per_site: bool,
+}
+
+impl ServerConfig {
+    /// The parsed `trusted_proxies` (checked when the configuration loads).
+    pub fn proxies(&self) -> Result<crate::http::client::TrustedProxies, ConfigError> {
+        crate::http::client::TrustedProxies::parse(&self.trusted_proxies).map_err(ConfigError::Invalid)
+    }
 }
 
 impl Default for ServerConfig {
@@ -61,6 +79,10 @@ impl Default for ServerConfig {
             max_header_bytes: 16 * 1024,
             max_connections_per_ip: 64,
             max_handshakes_per_ip: 64,
+            trusted_proxies: Vec::new(),
+            proxy_protocol: false,
+            metrics_listen: None,
+            metrics_per_site: false,
         }
     }
 }

@@ -12,9 +12,10 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use futures_util::FutureExt;
+use poem::PathPattern;
 use poem::error::{MethodNotAllowedError, NotFoundError};
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
@@ -23,6 +24,8 @@ use tokio::time::Instant;
 use super::error::ApiError;
 use super::unread::UnreadBody;
 use crate::app::AppState;
+use crate::domain::SiteId;
+use crate::metrics::LimitScope;
 use crate::ratelimit::{Decision, Key};
 
 /// Per-request facts shared between the edge and the scopes.
@@ -33,11 +36,17 @@ pub struct RequestMeta {
     pub body_deadline: Instant,
     decision: Mutex<Option<Decision>>,
     origin_refused: AtomicBool,
+    /// The site a tenant scope resolved, for the access log and the metrics.
+    site: OnceLock<SiteId>,
 }
 
 impl RequestMeta {
     fn new(request_id: String, body_deadline: Instant) -> Self {
-        Self { request_id, body_deadline, decision: Mutex::new(None), origin_refused: AtomicBool::new(false) }
+        Self { request_id, body_deadline, decision: Mutex::new(None), origin_refused: AtomicBool::new(false), site: OnceLock::new() }
+    }
+
+    pub fn set_site(&self, site: SiteId) {
+        let _ = self.site.set(site);
     }
 
     pub fn record(&self, d: Decision) {
@@ -66,7 +75,16 @@ pub fn new_request_id() -> String {
     format!("req_{}", ulid::Ulid::new())
 }
 
+/// The client's address as the edge decided it (`http::client`: the connection's peer, or what a
+/// trusted proxy says).
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIp(pub IpAddr);
+
 pub fn client_ip(req: &Request) -> IpAddr {
+    req.extensions().get::<ClientIp>().map(|c| c.0).unwrap_or_else(|| peer_ip(req))
+}
+
+fn peer_ip(req: &Request) -> IpAddr {
     req.remote_addr().as_socket_addr().map(|a| a.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
 }
 
@@ -174,18 +192,25 @@ impl<E: Endpoint> Endpoint for Edge<E> {
     type Output = Response;
 
     async fn call(&self, mut req: Request) -> poem::Result<Response> {
+        let started = Instant::now();
         let request_id =
             req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).filter(|v| sane_request_id(v)).map(String::from).unwrap_or_else(new_request_id);
         let body_deadline = Instant::now() + std::time::Duration::from_secs(self.state.config.server.body_timeout_secs);
         let meta = Arc::new(RequestMeta::new(request_id.clone(), body_deadline));
         req.extensions_mut().insert(meta.clone());
         let unread = UnreadBody::track(&mut req);
-        let ip = client_ip(&req);
+        let ip = self.state.proxies.client(peer_ip(&req), req.headers());
+        req.extensions_mut().insert(ClientIp(ip));
+        let method = req.method().clone();
         let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(String::from);
         let preflight = is_preflight(&req);
 
+        let mut route: Option<PathPattern> = None;
         let result = match (&origin, preflight) {
-            (Some(o), true) => self.preflight(&req, o).await.map_err(poem::Error::from),
+            (Some(o), true) => {
+                route = Some(PathPattern("(preflight)".into()));
+                self.preflight(&req, o).await.map_err(poem::Error::from)
+            }
             // A panicking handler becomes a 500 here rather than a reset stream or connection, and still
             // gets the request id and the other headers below (poem's `CatchPanic` answers without them).
             // Unwind safety: the request's own state is dropped with it, and the shared state's mutexes
@@ -196,8 +221,12 @@ impl<E: Endpoint> Endpoint for Edge<E> {
             },
         };
         let mut resp = match result {
-            Ok(r) => r,
+            Ok(r) => {
+                route = route.or_else(|| r.data::<PathPattern>().cloned());
+                r
+            }
             Err(e) => {
+                route = route.or_else(|| e.data::<PathPattern>().cloned());
                 let api = classify(e);
                 if matches!(api, ApiError::OriginNotAllowed(_)) {
                     meta.refuse_origin();
@@ -211,6 +240,7 @@ impl<E: Endpoint> Endpoint for Edge<E> {
             None => {
                 let d = self.state.limiter.check(Key::Ip(ip), self.state.config.limits.ip_per_minute);
                 if !d.allowed {
+                    self.state.metrics.rate_limited(LimitScope::Ip);
                     resp = render(&ApiError::RateLimited { retry_after_secs: d.retry_after_secs }, &request_id);
                 }
                 d
@@ -229,6 +259,21 @@ impl<E: Endpoint> Endpoint for Edge<E> {
         }
         h.append(header::VARY, HeaderValue::from_static("Origin"));
         unread.drain(self.state.config.limits.json_body_bytes, body_deadline).await;
+        let route = route.as_ref().map_or("(unmatched)", |p| &p.0);
+        let (status, took, site) = (resp.status().as_u16(), started.elapsed(), meta.site.get().copied());
+        self.state.metrics.request(route, status, site, took);
+        // The access log: never a header value, a body or a query string (questions travel in bodies).
+        tracing::info!(
+            target: "sitebot::access",
+            request_id,
+            method = %method,
+            route,
+            status,
+            duration_ms = took.as_secs_f64() * 1000.0,
+            site = site.map(tracing::field::display),
+            client = %ip,
+            "request"
+        );
         Ok(resp)
     }
 }

@@ -8,6 +8,12 @@
 //! slow client never holds up the accept loop. Two deadlines bound a handshake: its first byte must come
 //! within `server.tls_start_timeout_secs` (a silent connection costs a slot for seconds, not for the whole
 //! handshake deadline), the whole handshake within `server.tls_handshake_timeout_secs`.
+//!
+//! Behind a load balancer ([`Proxying`]): a connection from a trusted proxy is not counted against the
+//! proxy's own caps (it carries many clients). With `server.proxy_protocol` on, such a connection may
+//! start with a PROXY protocol v2 header, read within the handshake-start deadline; the client it names
+//! is admitted against its caps and becomes the connection's peer. A PROXY header from any other peer is
+//! refused: the connection is closed without an answer.
 
 use std::io;
 use std::net::SocketAddr;
@@ -22,6 +28,7 @@ use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
+use super::client::{self, TrustedProxies};
 use super::peers::{Peers, Slot};
 
 /// Builds the complete HTTP/1.1 refusal for a plain request from this peer.
@@ -41,8 +48,17 @@ pub struct HandshakeDeadlines {
 /// A finished TLS handshake, with the client's connection slot (held for the connection's life).
 pub struct Accepted {
     pub stream: TlsStream<TcpStream>,
+    /// The client: the TCP peer, or the source a trusted proxy's PROXY header named.
     pub peer: SocketAddr,
-    pub slot: Slot,
+    /// `None` for a trusted proxy's connection that named no client: it is not capped per client.
+    pub slot: Option<Slot>,
+}
+
+/// Which peers are proxies, and whether they send a PROXY protocol v2 header.
+#[derive(Debug, Clone, Default)]
+pub struct Proxying {
+    pub trusted: TrustedProxies,
+    pub proxy_protocol: bool,
 }
 
 pub struct TlsOnlyAcceptor {
@@ -58,7 +74,14 @@ impl Drop for TlsOnlyAcceptor {
 }
 
 impl TlsOnlyAcceptor {
-    pub fn new(listener: TcpListener, tls: Arc<ServerConfig>, refusal: Refusal, peers: Peers, deadlines: HandshakeDeadlines) -> io::Result<Self> {
+    pub fn new(
+        listener: TcpListener,
+        tls: Arc<ServerConfig>,
+        refusal: Refusal,
+        peers: Peers,
+        deadlines: HandshakeDeadlines,
+        proxying: Proxying,
+    ) -> io::Result<Self> {
         let local = listener.local_addr()?;
         let (tx, rx) = mpsc::channel(64);
         let acceptor = TlsAcceptor::from(tls);
@@ -79,24 +102,59 @@ impl TlsOnlyAcceptor {
                     }
                 };
                 let started = Instant::now();
-                let Some(mut slot) = peers.admit(peer.ip()) else {
-                    tracing::debug!(%peer, "client at its connection or handshake cap; closing");
-                    continue;
+                let trusted = proxying.trusted.contains(peer.ip());
+                let slot = match trusted {
+                    true => None,
+                    false => match peers.admit(peer.ip()) {
+                        Some(slot) => Some(slot),
+                        None => {
+                            tracing::debug!(%peer, "client at its connection or handshake cap; closing");
+                            continue;
+                        }
+                    },
                 };
                 let Ok(permit) = permits.clone().try_acquire_owned() else {
                     tracing::warn!(%peer, "too many pending TLS handshakes; dropping connection");
                     continue;
                 };
-                let (tx, acceptor, refusal) = (tx.clone(), acceptor.clone(), refusal.clone());
+                let (tx, acceptor, refusal, peers) = (tx.clone(), acceptor.clone(), refusal.clone(), peers.clone());
+                let proxy_protocol = trusted && proxying.proxy_protocol;
                 tokio::spawn(async move {
                     let _permit = permit;
                     let _ = stream.set_nodelay(true);
+                    let (mut stream, mut peer, mut slot) = (stream, peer, slot);
                     let mut first = [0u8; 1];
-                    match tokio::time::timeout(deadlines.start, stream.peek(&mut first)).await {
+                    let mut peeked = tokio::time::timeout(deadlines.start, stream.peek(&mut first)).await;
+                    if let Ok(Ok(1)) = peeked
+                        && client::looks_like_proxy_header(first[0])
+                    {
+                        if !proxy_protocol {
+                            tracing::debug!(%peer, "PROXY header from a peer not allowed to send one; closing");
+                            return;
+                        }
+                        match client::read_proxy_header(&mut stream, deadlines.start).await {
+                            Ok(Some(source)) => {
+                                let Some(s) = peers.admit(source.ip()) else {
+                                    tracing::debug!(%peer, client = %source, "client at its connection or handshake cap; closing");
+                                    return;
+                                };
+                                (peer, slot) = (source, Some(s));
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                tracing::debug!(%peer, error = %e, "bad PROXY header; closing");
+                                return;
+                            }
+                        }
+                        peeked = tokio::time::timeout_at(started + deadlines.whole, stream.peek(&mut first)).await;
+                    }
+                    match peeked {
                         Ok(Ok(1)) if first[0] == TLS_HANDSHAKE_RECORD => {
                             match tokio::time::timeout_at(started + deadlines.whole, acceptor.accept(stream)).await {
                                 Ok(Ok(stream)) => {
-                                    slot.handshake_done();
+                                    if let Some(s) = slot.as_mut() {
+                                        s.handshake_done();
+                                    }
                                     let _ = tx.send(Accepted { stream, peer, slot }).await;
                                 }
                                 Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),

@@ -5,12 +5,14 @@
 //! address, and never sleep or poll for readiness. At shutdown the server stops accepting, asks every
 //! connection to close after its requests in flight, and cuts the rest after `server.shutdown_grace_secs`.
 
+pub mod client;
 pub mod conditional;
 pub mod connection;
 pub mod edge;
 pub mod error;
 pub mod json;
 pub mod listener;
+pub mod metrics;
 pub mod openapi;
 pub mod peers;
 pub mod scope;
@@ -128,7 +130,8 @@ pub async fn serve_endpoint<E: poem::Endpoint<Output = poem::Response> + 'static
         start: Duration::from_secs(server.tls_start_timeout_secs),
         whole: Duration::from_secs(server.tls_handshake_timeout_secs),
     };
-    let mut acceptor = listener::TlsOnlyAcceptor::new(listener, identity.config.clone(), refusal, peers, deadlines)?;
+    let proxying = listener::Proxying { trusted: state.proxies.clone(), proxy_protocol: server.proxy_protocol };
+    let mut acceptor = listener::TlsOnlyAcceptor::new(listener, identity.config.clone(), refusal, peers, deadlines, proxying)?;
     let local = acceptor.local_addr();
     let settings = connection::Settings::from_config(server);
     let ep = Arc::new(ep);

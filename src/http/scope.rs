@@ -14,6 +14,7 @@ use super::edge::{RequestMeta, client_ip};
 use super::error::ApiError;
 use crate::app::AppState;
 use crate::domain::SiteId;
+use crate::metrics::LimitScope;
 use crate::ratelimit::Key;
 use crate::store::Site;
 
@@ -66,9 +67,18 @@ async fn site_by_id(state: &AppState, id: SiteId) -> Result<Site, ApiError> {
 /// Counts the request against `key`, records the decision for the edge's headers, and refuses it with
 /// 429 when the bucket is empty.
 fn charge(state: &AppState, meta: &RequestMeta, key: Key, per_minute: u32) -> Result<(), ApiError> {
+    let scope = match key {
+        Key::Site(_) => LimitScope::Site,
+        Key::Ip(_) => LimitScope::Ip,
+    };
     let d = state.limiter.check(key, per_minute);
     meta.record(d);
-    if d.allowed { Ok(()) } else { Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs }) }
+    if d.allowed {
+        Ok(())
+    } else {
+        state.metrics.rate_limited(scope);
+        Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs })
+    }
 }
 
 pub struct TenantScope;
@@ -95,6 +105,7 @@ impl<E: Endpoint> Endpoint for TenantEndpoint<E> {
                 return Err(e.into());
             }
         };
+        meta.set_site(tenant.site.id);
         charge(&state, &meta, Key::Site(tenant.site.id), tenant.site.tier.per_minute())?;
         if !tenant.site.enabled {
             return Err(ApiError::SiteDisabled.into());

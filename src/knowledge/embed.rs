@@ -54,6 +54,22 @@ fn inference(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Inference(e.to_string())
 }
 
+/// Counts a caller waiting for the query session until it gets it or gives up (its future dropped).
+struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn start(n: &'a std::sync::atomic::AtomicUsize) -> Self {
+        n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Waiting(n)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 pub struct Embedder {
     /// The session questions are embedded on.
     session: Mutex<Session>,
@@ -63,6 +79,8 @@ pub struct Embedder {
     model: PathBuf,
     tokenizer: Tokenizer,
     permits: tokio::sync::Semaphore,
+    /// Questions waiting for `permits` (the metrics' embedding queue depth).
+    waiting: std::sync::atomic::AtomicUsize,
     pub ort_library: PathBuf,
     pub model_dir: PathBuf,
     pub manifest: Manifest,
@@ -142,6 +160,7 @@ impl Embedder {
             env,
             model,
             permits: tokio::sync::Semaphore::new(1),
+            waiting: Default::default(),
             tokenizer,
             ort_library: lib.clone(),
             model_dir: dir.clone(),
@@ -197,6 +216,11 @@ impl Embedder {
         };
         v.iter_mut().for_each(|x| *x /= scale);
         Ok(v)
+    }
+
+    /// Questions waiting for the query session now.
+    pub fn queue_depth(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sessions loaded now.
@@ -266,7 +290,10 @@ impl Embedder {
 
     /// Embeds from async code: waits for a permit, then runs on the blocking pool.
     pub async fn embed(self: &Arc<Self>, texts: Vec<String>, role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let _permit = self.permits.acquire().await.map_err(|e| EmbedError::Join(e.to_string()))?;
+        let waiting = Waiting::start(&self.waiting);
+        let permit = self.permits.acquire().await;
+        drop(waiting);
+        let _permit = permit.map_err(|e| EmbedError::Join(e.to_string()))?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || this.embed_blocking(&texts, role)).await.map_err(|e| EmbedError::Join(e.to_string()))?
     }

@@ -16,7 +16,7 @@
 //! concurrent searches below that (see `Knowledge`).
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
@@ -126,7 +126,7 @@ impl Indexes {
     }
 
     fn paths(&self, site: &SiteId) -> (PathBuf, PathBuf) {
-        (self.dir.join(format!("{site}.usearch")), self.dir.join(format!("{site}.usearch.gen")))
+        paths(&self.dir, site)
     }
 
     /// Runs `f` on the site's index once it reflects at least `generation` (blocking: call from a
@@ -214,10 +214,37 @@ impl Indexes {
     }
 
     /// Forgets a site's index in memory and on disk (it is rebuilt on next use).
+    ///
+    /// A deleted site's index stays in a running server's memory until it restarts; the site's requests
+    /// are refused from the moment its row is gone, so nothing reads it.
     pub fn drop_site(&self, site: &SiteId) {
         self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
         let (file, gen_file) = self.paths(site);
         let _ = std::fs::remove_file(gen_file);
         let _ = std::fs::remove_file(file);
     }
+}
+
+fn paths(dir: &Path, site: &SiteId) -> (PathBuf, PathBuf) {
+    (dir.join(format!("{site}.usearch")), dir.join(format!("{site}.usearch.gen")))
+}
+
+/// Removes a site's index files under `dir` (its index, generation file and any temporary file a
+/// crashed save left); returns how many were removed.
+pub fn remove_files(dir: &Path, site: &SiteId) -> std::io::Result<usize> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let prefix = format!("{site}.usearch");
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)) {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }

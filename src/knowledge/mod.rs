@@ -43,6 +43,7 @@ use serde::Serialize;
 
 use crate::config::KnowledgeConfig;
 use crate::domain::{AnswerMode, Lang, SiteId};
+use crate::metrics::Stage;
 use crate::store::Store;
 use embed::{EmbedError, Embedder};
 use index::{IndexError, Indexes};
@@ -163,6 +164,9 @@ pub fn extractive(q: &Question, found: Found, started: Instant, conversation_id:
     }
 }
 
+/// The directory under the data directory that holds the vector index files.
+pub const INDEX_DIR: &str = "indexes";
+
 pub struct Knowledge {
     pub embedder: Arc<Embedder>,
     pub indexes: Indexes,
@@ -176,6 +180,8 @@ pub struct Knowledge {
     /// Sites whose chunks are (partly) embedded by another model and being re-embedded: they are
     /// searched by BM25 alone until `refresh` is done, so the dense side never sees half a site.
     stale: std::sync::Mutex<std::collections::HashSet<SiteId>>,
+    /// How long each stage of `ask` takes (Prometheus histograms, registered by `metrics::Metrics`).
+    pub stages: crate::metrics::Stages,
 }
 
 impl std::fmt::Debug for Knowledge {
@@ -190,7 +196,8 @@ impl Knowledge {
         let embedder = Embedder::load(config)?;
         Ok(Arc::new(Knowledge {
             stale: Default::default(),
-            indexes: Indexes::new(data_dir.join("indexes"), embedder.fingerprint.clone()),
+            stages: Default::default(),
+            indexes: Indexes::new(data_dir.join(INDEX_DIR), embedder.fingerprint.clone()),
             embedder,
             term_stats: retrieve::TermStats::default(),
             searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),
@@ -202,8 +209,11 @@ impl Knowledge {
     /// Answers a question from the site's knowledge with quoted sentences.
     pub async fn ask(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question, conversation_id: String) -> Result<Answer, KnowledgeError> {
         let started = Instant::now();
-        let passages = self.passages(store, site, q).await?;
-        Ok(extractive(q, passages, started, conversation_id))
+        let found = self.passages(store, site, q).await?;
+        let t = Instant::now();
+        let answer = extractive(q, found, started, conversation_id);
+        self.stages.observe(Stage::Answer, t.elapsed());
+        Ok(answer)
     }
 
     /// What answers a question: the operator's curated answer when one matches it closely, else the site's
@@ -215,17 +225,22 @@ impl Knowledge {
         let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, search.clone(), q.top_k);
         let mode = if self.is_stale(site) { retrieve::Mode::Bm25 } else { retrieve::Mode::Hybrid };
         let lexical = tokio::task::spawn_blocking(move || {
-            let fusion = retrieve::Fusion::default();
-            retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid)
+            let (fusion, t) = (retrieve::Fusion::default(), Instant::now());
+            let lex = retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid);
+            this.stages.observe(Stage::Lexical, t.elapsed());
+            lex
         });
+        let t = Instant::now();
         let vector = match mode {
             retrieve::Mode::Bm25 => Vec::new(),
             _ => self.embedder.embed(vec![search], model::Role::Query).await?.pop().unwrap_or_default(),
         };
+        self.stages.observe(Stage::Embedding, t.elapsed());
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         let threshold = q.threshold.unwrap_or(self.min_score);
         let (this, store) = (self.clone(), store.clone());
         // A curated answer close enough to the question is preferred over the passages.
+        let t = Instant::now();
         let (passages, curated) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
             let min = this.curated_min_similarity.max(threshold);
             let curated = curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
@@ -237,6 +252,7 @@ impl Knowledge {
         })
         .await
         .map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        self.stages.observe(Stage::Vector, t.elapsed());
         Ok(Found { passages, curated })
     }
 

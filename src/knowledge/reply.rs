@@ -15,6 +15,7 @@ use super::generate::validate::Passage;
 use super::generate::{Generated, Generator};
 use super::{Answer, Knowledge, KnowledgeError, Question, extractive, sources};
 use crate::domain::{AnswerMode, SiteId};
+use crate::metrics::Stage;
 use crate::store::Store;
 use crate::store::queries::GenerationLog;
 
@@ -93,6 +94,8 @@ impl Knowledge {
     ) -> Result<Reply, KnowledgeError> {
         let started = Instant::now();
         let found = self.passages(store, site, q).await?;
+        // The answer stage: composing the quoted answer, or the model's first supported sentence.
+        let t = Instant::now();
         let generated = match generation {
             // The operator's own curated answer is given as written; with no passage there is nothing to
             // ground an answer in: the fallback, without asking the model.
@@ -102,8 +105,11 @@ impl Knowledge {
             _ => None,
         };
         let Some((generator, generated)) = generated else {
-            return Ok(Reply { answer: extractive(q, found, started, conversation_id), more: None, started });
+            let answer = extractive(q, found, started, conversation_id);
+            self.stages.observe(Stage::Answer, t.elapsed());
+            return Ok(Reply { answer, more: None, started });
         };
+        self.stages.observe(Stage::Answer, t.elapsed());
         let passages = found.passages;
         let first_sentence_ms = started.elapsed().as_millis() as u64;
         let answer = Answer {

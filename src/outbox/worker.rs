@@ -106,6 +106,12 @@ impl Worker {
                 }
             }
         };
+        self.state.metrics.delivery_attempt(match sent.verdict {
+            Verdict::Delivered => "delivered",
+            Verdict::Gone => "gone",
+            Verdict::Throttled => "throttled",
+            Verdict::Failed => "failed",
+        });
         let now = Timestamp::now();
         let next = self.policy.next(sent.verdict, event.attempts, sent.retry_after, now, retry::jitter());
         let attempt = Attempt {

@@ -364,7 +364,7 @@ impl<'s> Knowledge<'s> {
 }
 
 /// The name of the site's FTS5 table (a UUID in hex: safe to splice into SQL).
-fn fts_table(site: &SiteId) -> String {
+pub(super) fn fts_table(site: &SiteId) -> String {
     format!("kb_fts_{}", site.as_uuid().simple())
 }
 

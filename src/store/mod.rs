@@ -2,7 +2,7 @@
 //!
 //! This is the only module that knows SQL exists. It hands out typed repositories: tenant data only
 //! through a handle bound to one site (`store.site(id).leads().capture(..)`), operator data through
-//! `sites()`, `content()`, `pricing()`, `outbox()` and `meta()`. No rusqlite type leaves `store/`; values
+//! `sites()`, `content()`, `pricing()`, `outbox()`, `erasure()` and `meta()`. No rusqlite type leaves `store/`; values
 //! go in and come out through their column types (`columns`), and errors are classified (`StoreError`).
 //!
 //! Every repository method is one unit of work on the calling thread: a read on a pooled reader, or one
@@ -17,6 +17,7 @@ pub mod content;
 pub mod conversations;
 pub mod crawl;
 pub mod curated;
+pub mod erase;
 mod error;
 pub mod insights;
 pub mod knowledge;
@@ -179,6 +180,11 @@ impl Store {
     /// Price lists and exchange rates.
     pub fn pricing(&self) -> pricing::Pricing<'_> {
         pricing::Pricing::new(self)
+    }
+
+    /// Erasure on request: a whole site, or one visitor's leads.
+    pub fn erasure(&self) -> erase::Erasure<'_> {
+        erase::Erasure::new(self)
     }
 
     /// The webhook outbox as the delivery worker and the admin CLI see it.

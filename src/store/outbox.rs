@@ -224,6 +224,21 @@ impl<'s> Outbox<'s> {
         })
     }
 
+    /// How many events are in each state (every state, zeros included).
+    pub fn counts_by_status(&self) -> Result<Vec<(OutboxStatus, u64)>> {
+        self.store.read(|conn| {
+            let mut out = vec![(OutboxStatus::Pending, 0), (OutboxStatus::Delivered, 0), (OutboxStatus::Dead, 0)];
+            let mut stmt = conn.prepare_cached("SELECT status, count(*) FROM outbox GROUP BY status")?;
+            for row in stmt.query_map([], |r| Ok((r.get::<_, OutboxStatus>(0)?, r.get::<_, i64>(1)?)))? {
+                let (status, n) = row?;
+                if let Some(slot) = out.iter_mut().find(|(s, _)| *s == status) {
+                    slot.1 = n as u64;
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// When the next claimable event falls due, if any.
     pub fn next_due(&self) -> Result<Option<Timestamp>> {
         self.store.read(|conn| {

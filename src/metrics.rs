@@ -1,0 +1,198 @@
+//! Prometheus metrics, through the `prometheus-client` crate (text exposition format), served on
+//! `server.metrics_listen` by `http::metrics`.
+//!
+//! Recording is a few atomic additions behind a read lock on the label map: the edge counts each
+//! request, `knowledge` times the query stages, the scopes count rate-limit rejections, the webhook
+//! worker counts attempts. Values that already live elsewhere (webhook events by state, the embedding
+//! queue) are read when Prometheus scrapes, not kept twice.
+//!
+//! With `server.metrics_listen` unset nothing reads them, so the edge, the scopes and the worker record
+//! nothing (`enabled` is false); the query-stage histograms, four observations a question, always run.
+//!
+//! No series carries a site id unless `server.metrics_per_site` is on: with thousands of sites that label
+//! multiplies every request series by the number of sites.
+
+use std::time::Duration;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::Registry;
+
+use crate::domain::SiteId;
+
+/// A label set: names are fixed, values are few (routes, statuses, states) or, opted in, site ids.
+type Labels = Vec<(&'static str, String)>;
+type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
+
+/// 0.5 ms to about 16 s, doubling.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+}
+
+/// Query stages, timed inside `Knowledge::ask`.
+#[derive(Debug, Clone, Copy)]
+pub enum Stage {
+    /// Embedding the question (waiting for the query session included).
+    Embedding,
+    /// BM25 over the site's full-text table.
+    Lexical,
+    /// The vector search and the fusion of both lists.
+    Vector,
+    /// Composing the answer from the passages.
+    Answer,
+}
+
+impl Stage {
+    fn as_str(self) -> &'static str {
+        match self {
+            Stage::Embedding => "embedding",
+            Stage::Lexical => "lexical",
+            Stage::Vector => "vector",
+            Stage::Answer => "answer",
+        }
+    }
+}
+
+/// The query-stage histograms. `Knowledge` owns a handle (created with it, so it needs no metrics to
+/// exist); [`Metrics`] registers the same series.
+#[derive(Debug, Clone)]
+pub struct Stages(Histograms);
+
+impl Default for Stages {
+    fn default() -> Self {
+        Stages(Family::new_with_constructor(latency_histogram))
+    }
+}
+
+impl Stages {
+    pub fn observe(&self, stage: Stage, took: Duration) {
+        self.0.get_or_create(&vec![("stage", stage.as_str().to_owned())]).observe(took.as_secs_f64());
+    }
+}
+
+/// Who a rate-limit rejection counted against.
+#[derive(Debug, Clone, Copy)]
+pub enum LimitScope {
+    Site,
+    Ip,
+}
+
+/// Every series the server exposes, and the registry that encodes them.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    enabled: bool,
+    per_site: bool,
+    requests: Family<Labels, Counter>,
+    durations: Histograms,
+    rate_limited: Family<Labels, Counter>,
+    attempts: Family<Labels, Counter>,
+    outbox: Family<Labels, Gauge>,
+    embedding_queue: Gauge,
+}
+
+impl Metrics {
+    /// `enabled`: whether anything will scrape them (`server.metrics_listen` is set).
+    pub fn new(enabled: bool, per_site: bool, stages: &Stages) -> Metrics {
+        let mut registry = Registry::default();
+        let requests = Family::<Labels, Counter>::default();
+        let durations: Histograms = Family::new_with_constructor(latency_histogram);
+        let rate_limited = Family::<Labels, Counter>::default();
+        let attempts = Family::<Labels, Counter>::default();
+        let outbox = Family::<Labels, Gauge>::default();
+        let embedding_queue = Gauge::default();
+        registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
+        registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
+        registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
+        registry.register("sitebot_rate_limited", "Requests refused with 429, by what they counted against (site or ip)", rate_limited.clone());
+        registry.register("sitebot_webhook_delivery_attempts", "Webhook delivery attempts, by outcome", attempts.clone());
+        registry.register("sitebot_outbox_events", "Webhook events in the outbox, by state (read at scrape time)", outbox.clone());
+        registry.register("sitebot_embedding_queue_depth", "Questions waiting for the embedding session (read at scrape time)", embedding_queue.clone());
+        let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
+        registry.register("sitebot_build", "The running build", build);
+        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue }
+    }
+
+    /// One answered request. `route` is the route template (`/v1/landing/:site/:lang/:slug`), never the
+    /// path, so the label's values stay few.
+    pub fn request(&self, route: &str, status: u16, site: Option<SiteId>, took: Duration) {
+        if !self.enabled {
+            return;
+        }
+        let mut labels: Labels = vec![("route", route.to_owned())];
+        if self.per_site {
+            labels.push(("site", site.map(|s| s.to_string()).unwrap_or_default()));
+        }
+        self.durations.get_or_create(&labels).observe(took.as_secs_f64());
+        labels.insert(1, ("status", status.to_string()));
+        self.requests.get_or_create(&labels).inc();
+    }
+
+    pub fn rate_limited(&self, scope: LimitScope) {
+        if !self.enabled {
+            return;
+        }
+        let scope = match scope {
+            LimitScope::Site => "site",
+            LimitScope::Ip => "ip",
+        };
+        self.rate_limited.get_or_create(&vec![("scope", scope.to_owned())]).inc();
+    }
+
+    /// One webhook attempt: `delivered`, `gone`, `throttled` or `failed`.
+    pub fn delivery_attempt(&self, outcome: &'static str) {
+        if !self.enabled {
+            return;
+        }
+        self.attempts.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
+    }
+
+    /// The text exposition of every series, with the scrape-time values given.
+    pub fn encode(&self, outbox_by_state: &[(&'static str, u64)], embedding_queue: usize) -> String {
+        for (state, n) in outbox_by_state {
+            self.outbox.get_or_create(&vec![("state", (*state).to_owned())]).set(*n as i64);
+        }
+        self.embedding_queue.set(embedding_queue as i64);
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_are_named_and_labelled_as_documented() {
+        let stages = Stages::default();
+        let m = Metrics::new(true, false, &stages);
+        m.request("/v1/query", 200, None, Duration::from_millis(3));
+        m.rate_limited(LimitScope::Ip);
+        m.delivery_attempt("delivered");
+        stages.observe(Stage::Lexical, Duration::from_millis(1));
+        let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1);
+        for line in [
+            "sitebot_http_requests_total{route=\"/v1/query\",status=\"200\"} 1",
+            "sitebot_http_request_duration_seconds_count{route=\"/v1/query\"} 1",
+            "sitebot_query_stage_duration_seconds_count{stage=\"lexical\"} 1",
+            "sitebot_rate_limited_total{scope=\"ip\"} 1",
+            "sitebot_webhook_delivery_attempts_total{outcome=\"delivered\"} 1",
+            "sitebot_outbox_events{state=\"pending\"} 2",
+            "sitebot_embedding_queue_depth 1",
+        ] {
+            assert!(text.contains(line), "missing {line} in:\n{text}");
+        }
+        assert!(text.contains("sitebot_build_info{version="), "{text}");
+        assert!(!text.contains("site="), "no site label by default");
+        let m = Metrics::new(true, true, &stages);
+        let site = SiteId::parse("6f1c2a8e-2b6a-4c1e-9a51-0d6c7a1e2f3b").unwrap();
+        m.request("/v1/query", 200, Some(site), Duration::from_millis(3));
+        assert!(m.encode(&[], 0).contains(&format!("site=\"{site}\"")));
+    }
+}
