@@ -402,4 +402,33 @@ fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questi
     for secret in ["xyzzy", "plugh", "sbt_not_a_real_token"] {
         assert!(!stderr.contains(secret), "`{secret}` was logged:\n{stderr}");
     }
+
+    // The operator may have questions logged; secrets still never are.
+    let mut child = sitebot(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("SITEBOT_LOG__FORMAT", "json")
+        .env("SITEBOT_LOG__QUESTIONS", "true")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let port: u16 = lines.next().unwrap().unwrap().strip_prefix("listening on https://127.0.0.1:").unwrap().parse().unwrap();
+    let resp = c
+        .post(format!("https://127.0.0.1:{port}/v1/query"))
+        .header("X-Site-Id", &site)
+        .header("Authorization", "Bearer sbt_not_a_real_token_xyz")
+        .json(&json!({"question": "plugh opening hours?"}))
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    let resp = c.post(format!("https://127.0.0.1:{port}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "plugh opening hours?"})).send().unwrap();
+    assert_eq!(resp.status(), 200);
+    let _ = child.kill();
+    let _ = child.wait();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    let asked = stderr.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["target"] == "sitebot::questions").unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(asked["fields"]["question"], "plugh opening hours?");
+    assert_eq!(asked["fields"]["site"], site.as_str());
+    assert!(!stderr.contains("sbt_not_a_real_token"), "{stderr}");
 }

@@ -139,6 +139,9 @@ pub fn knowledge_error(e: KnowledgeError) -> ApiError {
 /// Logs the query, bumps the counters and enqueues `query.completed` (one transaction); wakes the
 /// webhook worker when an event was enqueued.
 pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answer) -> Result<(), ApiError> {
+    if state.config.log.questions {
+        tracing::info!(target: "sitebot::questions", site = %site.id, query = %answer.id, question, "question");
+    }
     let conversation = Some((answer.conversation_id.clone(), answer.answer.clone()));
     let rec = QueryRecord {
         query_id: answer.id.clone(),

@@ -310,11 +310,14 @@ pub struct LogConfig {
     pub level: String,
     /// `text` or `json`.
     pub format: LogFormat,
+    /// Log each question's text (target `sitebot::questions`) with its site and query id. Off: questions
+    /// are personal data, kept only in the query log.
+    pub questions: bool,
 }
 
 impl Default for LogConfig {
     fn default() -> Self {
-        Self { level: "info".into(), format: LogFormat::Text }
+        Self { level: "info".into(), format: LogFormat::Text, questions: false }
     }
 }
 

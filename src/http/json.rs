@@ -118,6 +118,25 @@ impl<'a, T: DeserializeOwned + Validate> FromRequest<'a> for Json<T> {
     }
 }
 
+/// An integer field that also takes a JSON number with no fractional part (`5.0`), as JSON Schema's
+/// `integer` does; `5.5` is still refused.
+pub fn integer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    let n = <serde_json::Number as serde::Deserialize>::deserialize(d)?;
+    if let Some(i) = n.as_i64() {
+        return Ok(i);
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i64),
+        _ => Err(serde::de::Error::custom(format!("wrong type: `{n}` is not an integer"))),
+    }
+}
+
+/// Whitespace as JSON Schema patterns (ECMA-262 `\s`) read it, so a pattern in the OpenAPI document and
+/// the server agree on what trimming a string means.
+pub fn is_ecma_whitespace(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,23 +190,4 @@ mod tests {
             assert!(!is_json(not), "{not}");
         }
     }
-}
-
-/// An integer field that also takes a JSON number with no fractional part (`5.0`), as JSON Schema's
-/// `integer` does; `5.5` is still refused.
-pub fn integer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    let n = <serde_json::Number as serde::Deserialize>::deserialize(d)?;
-    if let Some(i) = n.as_i64() {
-        return Ok(i);
-    }
-    match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i64),
-        _ => Err(serde::de::Error::custom(format!("wrong type: `{n}` is not an integer"))),
-    }
-}
-
-/// Whitespace as JSON Schema patterns (ECMA-262 `\s`) read it, so a pattern in the OpenAPI document and
-/// the server agree on what trimming a string means.
-pub fn is_ecma_whitespace(c: char) -> bool {
-    matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
 }
