@@ -529,7 +529,7 @@ install_schemathesis() {
   [ -n "$version" ] || die "$req pins no schemathesis version"
   venv="$CACHE_DIR/tools/schemathesis-$version"
   step "Contract test tool: schemathesis==$version"
-  if [ -x "$venv/bin/schemathesis" ] && [ "$venv/.requirements" -nt "$req" ] 2>/dev/null \
+  if [ -x "$venv/bin/schemathesis" ] && cmp -s "$req" "$venv/.requirements" \
      && "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version"; then
     SCHEMATHESIS_STATUS="present ($version)"; say "  already installed"; return 0
   fi
@@ -549,7 +549,7 @@ install_schemathesis() {
     die "pip could not install the contract test's packages ($req)"
   fi
   "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version" || die "schemathesis $version does not run from $venv"
-  touch "$venv/.requirements"
+  cp "$req" "$venv/.requirements"
   SCHEMATHESIS_STATUS="installed ($version)"
   say "  installed schemathesis $version into $venv"
 }
