@@ -183,8 +183,14 @@ impl Indexes {
     fn load(&self, site: &SiteId, generation: i64, keys: &HashSet<u64>) -> Option<SiteIndex> {
         let (file, gen_file) = self.paths(site);
         let saved = std::fs::read_to_string(&gen_file).ok()?;
-        let (saved, model) = saved.trim().split_once(' ')?;
+        // `generation model size sha256`: written after the index file was synced to disk.
+        let mut fields = saved.split_whitespace();
+        let (saved, model, size, sum) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
         if saved.parse::<i64>().ok()? != generation || model != self.model {
+            return None;
+        }
+        if let Err(why) = check_file(&file, size, sum) {
+            tracing::warn!(site = %site, file = %file.display(), why, "the saved vector index fails its check; rebuilding it from the database");
             return None;
         }
         let mut idx = SiteIndex::empty(keys.len()).ok()?;
@@ -206,10 +212,23 @@ impl Indexes {
         let tmp = file.with_extension(format!("usearch.tmp{}", std::process::id()));
         let tmp_str = tmp.to_str().ok_or_else(|| IndexError::Usearch("index path is not UTF-8".into()))?;
         idx.index.save(tmp_str).map_err(usearch_err)?;
+        // On disk before the rename, so a power loss leaves the old file or the whole new one; the
+        // generation file that vouches for it (with its size and checksum) is written only after.
+        let (size, sum) = {
+            let f = std::fs::File::open(&tmp)?;
+            f.sync_all()?;
+            (f.metadata()?.len(), sha256_file(&tmp)?)
+        };
         std::fs::rename(&tmp, &file)?;
         let gen_tmp = gen_file.with_extension(format!("gen.tmp{}", std::process::id()));
-        std::fs::write(&gen_tmp, format!("{} {}", idx.generation, self.model))?;
+        {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&gen_tmp)?;
+            write!(f, "{} {} {size} {sum}", idx.generation, self.model)?;
+            f.sync_all()?;
+        }
         std::fs::rename(&gen_tmp, &gen_file)?;
+        std::fs::File::open(&self.dir)?.sync_all()?;
         Ok(())
     }
 
@@ -222,6 +241,27 @@ impl Indexes {
         let (file, gen_file) = self.paths(site);
         let _ = std::fs::remove_file(gen_file);
         let _ = std::fs::remove_file(file);
+    }
+}
+
+/// The SHA-256 of a file, hex.
+fn sha256_file(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// Whether `file` has the size and SHA-256 its generation file recorded.
+fn check_file(file: &Path, size: &str, sum: &str) -> Result<(), String> {
+    let len = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
+    if size.parse::<u64>().ok() != Some(len) {
+        return Err(format!("{len} bytes, {size} recorded"));
+    }
+    match sha256_file(file) {
+        Ok(got) if got == sum => Ok(()),
+        Ok(_) => Err("checksum differs".into()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -172,6 +172,36 @@ async fn the_vector_index_is_persisted_and_serves_after_a_restart() {
     assert!(app.data_dir.path().join("indexes").join(format!("{}.usearch", site.id)).is_file(), "rebuilt and saved again");
 }
 
+#[tokio::test]
+async fn a_corrupted_index_file_is_not_loaded_but_rebuilt() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    let before = ask_ok(&app, site.id, "How much does whitening cost?").await;
+    let dir = app.stop().await;
+    let file = dir.path().join("indexes").join(format!("{}.usearch", site.id));
+    let gen_file = dir.path().join("indexes").join(format!("{}.usearch.gen", site.id));
+    let recorded = std::fs::read_to_string(&gen_file).unwrap();
+    let fields: Vec<&str> = recorded.split_whitespace().collect();
+    assert_eq!(fields.len(), 4, "generation, model, size and checksum: {recorded}");
+    // One flipped byte near the end (in the vectors): same size, other checksum.
+    let mut bytes = std::fs::read(&file).unwrap();
+    assert_eq!(fields[2], bytes.len().to_string());
+    let at = bytes.len() - 7;
+    bytes[at] ^= 0x5a;
+    std::fs::write(&file, &bytes).unwrap();
+
+    let app = spawn_app_in(test_config(), dir).await;
+    let after = ask_ok(&app, site.id, "How much does whitening cost?").await;
+    assert_eq!(after["answer"], before["answer"]);
+    assert_eq!(after["sources"][0]["id"], before["sources"][0]["id"]);
+    let rebuilt = std::fs::read(&file).unwrap();
+    assert_ne!(rebuilt, bytes, "the corrupted file was replaced by a rebuilt one");
+    let recorded = std::fs::read_to_string(&gen_file).unwrap();
+    use sha2::Digest;
+    assert!(recorded.ends_with(&hex::encode(sha2::Sha256::digest(&rebuilt))), "{recorded}");
+}
+
 /// Runs the binary with a config file naming `knowledge` paths that do not hold what they should.
 async fn run_with_knowledge(section: &str, args: &[&str]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
