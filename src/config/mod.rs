@@ -28,6 +28,7 @@ pub struct Config {
     pub knowledge: KnowledgeConfig,
     pub answer: AnswerConfig,
     pub crawl: CrawlConfig,
+    pub retention: RetentionConfig,
     pub pricing: PricingConfig,
     pub secrets: SecretsConfig,
     pub log: LogConfig,

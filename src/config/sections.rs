@@ -282,6 +282,40 @@ impl CrawlConfig {
     }
 }
 
+/// How long what visitors leave behind is kept, in days; 0 keeps it forever. The public-stats counters
+/// and daily widget counts are kept apart and never pruned.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionConfig {
+    /// The query log, with each answer's cited sources and its rating.
+    pub query_log_days: u32,
+    /// Conversations, counted from their last turn.
+    pub conversations_days: u32,
+    /// Raw widget events (`POST /v1/events`).
+    pub widget_events_days: u32,
+    /// Webhook events that exhausted their retries (`webhooks replay` needs them).
+    pub dead_events_days: u32,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self { query_log_days: 90, conversations_days: 30, widget_events_days: 30, dead_events_days: 30 }
+    }
+}
+
+impl RetentionConfig {
+    /// The cut-offs as of `now`.
+    pub fn cutoffs(&self, now: crate::domain::Timestamp) -> crate::store::retention::Cutoffs {
+        let before = |days: u32| (days > 0).then(|| crate::domain::Timestamp::from_millis(now.as_millis() - i64::from(days) * 86_400_000));
+        crate::store::retention::Cutoffs {
+            queries: before(self.query_log_days),
+            conversations: before(self.conversations_days),
+            widget_events: before(self.widget_events_days),
+            dead_events: before(self.dead_events_days),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PricingConfig {

@@ -17,10 +17,9 @@ use crate::store::outbox::{Attempt, Claimed, Next};
 /// The longest the worker sleeps between looks at the database when nothing wakes it: events written by
 /// another process (the CLI's `webhooks replay`) and expired leases are noticed within this.
 const POLL: Duration = Duration::from_secs(1);
-/// How often delivered events and idempotency keys past the 24 h window are deleted.
+/// How often delivered events and idempotency keys past the 24 h window, and what the retention
+/// settings let go, are deleted.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
-/// Raw widget events are kept this long; their per-day counts stay.
-const RAW_EVENTS_KEPT: Duration = Duration::from_secs(30 * 86_400);
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -181,11 +180,14 @@ impl Worker {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune the outbox"),
         }
-        let before = Timestamp::now() - RAW_EVENTS_KEPT;
-        match self.state.store.run(move |s| crate::store::analytics::prune_raw_events(s, before)).await {
-            Ok(n) if n > 0 => tracing::info!(events = n, "pruned raw widget events older than 30 days (daily counts stay)"),
+        let cutoffs = self.state.config.retention.cutoffs(Timestamp::now());
+        match self.state.store.run(move |s| s.retention().prune(cutoffs)).await {
+            Ok(p) if p.total() > 0 => tracing::info!(
+                queries = p.queries, sources = p.query_sources, feedback = p.feedback, conversations = p.conversations,
+                widget_events = p.widget_events, dead_events = p.dead_events, "pruned what is older than the retention settings (counters stay)"
+            ),
             Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot prune widget events"),
+            Err(e) => tracing::warn!(error = %e, "cannot apply the retention settings"),
         }
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 use serde::Serialize;
 
-use super::{OptionalRow, Result, SiteStore, Store, StoreError};
+use super::{OptionalRow, Result, SiteStore, StoreError};
 use crate::domain::Timestamp;
 
 /// An answer's rating.
@@ -189,9 +189,4 @@ impl<'s> Analytics<'s> {
             })
         })
     }
-}
-
-/// Deletes raw widget events older than `before` (the per-day counts stay).
-pub fn prune_raw_events(store: &Store, before: Timestamp) -> Result<usize> {
-    store.write(|tx| Ok(tx.execute("DELETE FROM widget_events WHERE at < ?1", [before])?))
 }

@@ -26,6 +26,7 @@ mod migrations;
 pub mod outbox;
 pub mod pricing;
 pub mod queries;
+pub mod retention;
 pub mod sites;
 pub mod stats;
 mod tenant;
@@ -188,6 +189,10 @@ impl Store {
     }
 
     /// The webhook outbox as the delivery worker and the admin CLI see it.
+    pub fn retention(&self) -> retention::Retention<'_> {
+        retention::Retention::new(self)
+    }
+
     pub fn outbox(&self) -> outbox::Outbox<'_> {
         outbox::Outbox::new(self)
     }
