@@ -7,6 +7,19 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use crate::domain::NetworkPolicy;
 
+/// A client builder with what every outbound client under a [`NetworkPolicy`] needs together: the
+/// [`CheckedResolver`], no redirects and no proxy (either could lead a request past the address check; a
+/// caller that follows redirects does so by hand, checking each hop), rustls, and `user_agent`. The caller
+/// adds its timeouts and pool settings.
+pub fn checked_client(policy: NetworkPolicy, setting: &'static str, user_agent: &'static str) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(std::sync::Arc::new(CheckedResolver { policy, setting }))
+        .user_agent(user_agent)
+}
+
 /// Resolves with the system resolver and refuses a name if any of its addresses is one the policy does
 /// not allow. The client connects only to the addresses checked here, so a DNS answer that changed since
 /// the URL was configured (rebinding) cannot reach the internal network. IP-literal hosts never reach a

@@ -350,22 +350,33 @@ fn doctor_checks_the_answer_endpoint_and_sites_choose_their_answers() {
     assert!(!err.status.success());
 }
 
-#[test]
-fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questions() {
+/// `sitebot serve` on a free port with JSON logs written to `log` and `env` set; its stdout lines after
+/// the address it printed, and its port.
+fn serve_logging_to(
+    dir: &Path,
+    log: &Path,
+    env: &[(&str, &str)],
+) -> (std::process::Child, std::io::Lines<std::io::BufReader<std::process::ChildStdout>>, u16) {
     use std::io::{BufRead, BufReader};
-    let dir = tempfile::tempdir().unwrap();
-    let site = create_site(dir.path(), "pro")["siteId"].as_str().unwrap().to_owned();
-    let log = dir.path().join("stderr.log");
-    let mut child = sitebot(dir.path())
+    let mut child = sitebot(dir)
         .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("SITEBOT_SERVER__METRICS_LISTEN", "127.0.0.1:0")
         .env("SITEBOT_LOG__FORMAT", "json")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let port: u16 = lines.next().unwrap().unwrap().strip_prefix("listening on https://127.0.0.1:").unwrap().parse().unwrap();
+    (child, lines, port)
+}
+
+#[test]
+fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = create_site(dir.path(), "pro")["siteId"].as_str().unwrap().to_owned();
+    let log = dir.path().join("stderr.log");
+    let (mut child, mut lines, port) = serve_logging_to(dir.path(), &log, &[("SITEBOT_SERVER__METRICS_LISTEN", "127.0.0.1:0")]);
     let metrics_line = lines.next().unwrap().unwrap();
     let metrics = metrics_line.strip_prefix("metrics on ").unwrap_or_else(|| panic!("{metrics_line}")).to_owned();
     assert!(metrics.starts_with("http://127.0.0.1:"), "plain HTTP on loopback: {metrics}");
@@ -404,16 +415,7 @@ fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questi
     }
 
     // The operator may have questions logged; secrets still never are.
-    let mut child = sitebot(dir.path())
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("SITEBOT_LOG__FORMAT", "json")
-        .env("SITEBOT_LOG__QUESTIONS", "true")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port: u16 = lines.next().unwrap().unwrap().strip_prefix("listening on https://127.0.0.1:").unwrap().parse().unwrap();
+    let (mut child, _, port) = serve_logging_to(dir.path(), &log, &[("SITEBOT_LOG__QUESTIONS", "true")]);
     let resp = c
         .post(format!("https://127.0.0.1:{port}/v1/query"))
         .header("X-Site-Id", &site)

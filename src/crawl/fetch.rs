@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::config::CrawlConfig;
 use crate::domain::{EndpointNames, NetworkPolicy, check_endpoint};
-use crate::net::CheckedResolver;
+use crate::net::checked_client;
 
 /// The crawler's `User-Agent`; robots.txt groups for `sitebot` apply to it.
 pub const USER_AGENT: &str = concat!("sitebot/", env!("CARGO_PKG_VERSION"), " (+website assistant crawler; robots.txt token: sitebot)");
@@ -70,15 +70,10 @@ pub struct Fetcher {
 impl Fetcher {
     pub fn new(config: &CrawlConfig) -> Result<Fetcher, reqwest::Error> {
         let policy = config.policy();
-        let client = reqwest::Client::builder()
-            .use_rustls_tls()
+        let client = checked_client(policy, "crawl.allow_private_networks", USER_AGENT)
             .timeout(Duration::from_secs(config.timeout_secs))
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
             .pool_max_idle_per_host(config.connections)
-            .dns_resolver(Arc::new(CheckedResolver { policy, setting: "crawl.allow_private_networks" }))
-            .user_agent(USER_AGENT)
             .build()?;
         Ok(Fetcher {
             client,

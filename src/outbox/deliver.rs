@@ -7,13 +7,12 @@
 //! before sending. Redirects are never followed and no proxy is used (a proxy would resolve the name
 //! itself, past the check).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::signing;
 use crate::config::WebhooksConfig;
 use crate::domain::{NetworkPolicy, WebhookUrl};
-use crate::net::{CheckedResolver, error_chain};
+use crate::net::{checked_client, error_chain};
 
 /// How much of a receiver's answer is kept (printed by `webhooks test`).
 const BODY_KEEP: usize = 4096;
@@ -53,14 +52,9 @@ pub struct Sender {
 impl Sender {
     pub fn new(config: &WebhooksConfig) -> Result<Sender, reqwest::Error> {
         let policy = config.policy();
-        let client = reqwest::Client::builder()
-            .use_rustls_tls()
+        let client = checked_client(policy, "webhooks.allow_private_networks", concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
             .timeout(Duration::from_secs(config.timeout_secs))
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(CheckedResolver { policy, setting: "webhooks.allow_private_networks" }))
-            .user_agent(concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Sender { client, policy })
     }

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::validate::Passage;
 use crate::config::{AnswerConfig, Secret};
 use crate::domain::{EndpointNames, Invalid, check_endpoint};
-use crate::net::CheckedResolver;
+use crate::net::checked_client;
 
 /// An earlier exchange of the conversation.
 #[derive(Debug, Clone)]
@@ -83,15 +83,7 @@ impl ChatClient {
     pub fn new(config: &AnswerConfig) -> Result<Self, Invalid> {
         let base = config.openai_base_url.as_deref().ok_or_else(|| Invalid("answer.openai_base_url is not set".into()))?;
         let url = endpoint(base, config)?;
-        // No redirects and no proxy: either could lead the request past the address policy, which the
-        // resolver applies again to the addresses a name resolves to now.
-        let resolver = CheckedResolver { policy: config.policy(), setting: "answer.allow_private_networks" };
-        let http = reqwest::Client::builder()
-            .use_rustls_tls()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(std::sync::Arc::new(resolver))
-            .user_agent(concat!("sitebot/", env!("CARGO_PKG_VERSION")))
+        let http = checked_client(config.policy(), "answer.allow_private_networks", concat!("sitebot/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Invalid(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self { http, url, model: config.model.clone(), api_key: config.api_key.clone(), timeout: Duration::from_secs(config.timeout_secs) })
