@@ -23,7 +23,7 @@
 //! whole batch, padding included, so a batched text would embed slightly differently.
 //!
 //! ONNX Runtime is loaded dynamically (`ort::init_from`) once per process, into one environment that
-//! every session shares; the embedder (with its tokenizer: e5's takes about 1.6 s to load) is cached per
+//! every session shares; the embedder (with its tokenizer: e5's takes about a second to load) is cached per
 //! (library, model) so that servers built in one process (tests) load it once.
 
 use std::collections::HashMap;
@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
-use tokenizers::{Tokenizer, TruncationParams};
+use super::unigram::TextTokenizer;
 
 use super::model::{self, Manifest, Pooling, Role};
 use super::runtime::{self, RuntimeError};
@@ -77,7 +77,7 @@ pub struct Embedder {
     bulk: OnceLock<Result<Vec<Mutex<Session>>, String>>,
     env: ort::environment::Environment,
     model: PathBuf,
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     permits: tokio::sync::Semaphore,
     /// Questions waiting for `permits` (the metrics' embedding queue depth).
     waiting: std::sync::atomic::AtomicUsize,
@@ -115,11 +115,10 @@ fn corrupt(dir: &Path, e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::ModelCorrupt(dir.to_owned(), e.to_string())
 }
 
-fn load_tokenizer(dir: &Path, max_tokens: usize) -> Result<Tokenizer, RuntimeError> {
-    let mut t = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| corrupt(dir, format!("tokenizer.json: {e}")))?;
+fn load_tokenizer(dir: &Path, max_tokens: usize) -> Result<TextTokenizer, RuntimeError> {
+    let mut t = TextTokenizer::from_file(&dir.join("tokenizer.json")).map_err(|e| corrupt(dir, format!("tokenizer.json: {e}")))?;
     // One text per run, so never padded (tokenizer.json may ask for a fixed length).
-    t.with_padding(None);
-    t.with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() })).map_err(|e| corrupt(dir, e))?;
+    t.unpadded_truncated_at(max_tokens).map_err(|e| corrupt(dir, e))?;
     Ok(t)
 }
 

@@ -34,6 +34,7 @@ pub mod reply;
 pub mod retrieve;
 pub mod runtime;
 pub mod text;
+pub mod unigram;
 
 use std::path::Path;
 use std::sync::Arc;
