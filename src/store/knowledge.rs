@@ -333,6 +333,26 @@ impl<'s> Knowledge<'s> {
         })
     }
 
+    /// The language (ISO 639-1) of each of these chunks' documents: as detected at import when the detector
+    /// was at least `min_confidence` sure, else the site's own language (short pages are hard to detect).
+    pub fn chunk_languages(&self, keys: &[u64], min_confidence: f32) -> Result<std::collections::HashMap<u64, String>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT CASE WHEN d.lang IS NOT NULL AND d.lang_confidence >= ?3 THEN d.lang
+                             ELSE lower(substr(s.lang, 1, instr(s.lang || '-', '-') - 1)) END
+                 FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id JOIN sites s ON s.id = c.site_id
+                 WHERE c.site_id = ?1 AND c.rowid = ?2 AND d.site_id = ?1",
+            )?;
+            let mut out = std::collections::HashMap::with_capacity(keys.len());
+            for &key in keys {
+                if let Some(lang) = stmt.query_row(params![site, key as i64, min_confidence as f64], |r| r.get::<_, String>(0)).optional_row()? {
+                    out.insert(key, lang);
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The chunks with these keys that belong to the site, in the order of `keys`.
     pub fn chunks(&self, keys: &[u64]) -> Result<Vec<ChunkRow>> {
         self.read(|conn, site| {

@@ -110,7 +110,6 @@ async fn questions_in_german_chinese_and_arabic_find_their_passage() {
 }
 
 #[tokio::test]
-#[ignore = "not yet: see questions_in_german_chinese_and_arabic_find_their_passage"]
 async fn a_german_question_finds_english_knowledge() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
