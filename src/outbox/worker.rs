@@ -17,7 +17,7 @@ use super::retry::{self, Policy};
 use crate::app::AppState;
 use crate::domain::{EndpointPolicy, Timestamp};
 use crate::store::StoreError;
-use crate::store::outbox::{Attempt, Claimed, EndpointChange, Next, Recorded};
+use crate::store::outbox::{Attempt, Claimed, EndpointChange, Lease, Next, Recorded};
 
 /// The longest the worker sleeps between looks at the database when nothing wakes it: events written by
 /// another process (the CLI's `webhooks replay`) and expired leases are noticed within this.
@@ -134,12 +134,15 @@ impl Worker {
             error: sent.error.clone(),
             duration_ms: sent.duration.as_millis() as u64,
         };
-        let (rec_event, rec_next, endpoints) = (event.clone(), next.clone(), self.endpoints);
+        let (id, site, token, rec_next, endpoints) = (event.id.clone(), event.site_id, event.lease_token.clone(), next.clone(), self.endpoints);
         let retry_after = sent.retry_after.map(|d| d.min(retry::RETRY_AFTER_CAP));
         let recorded = match self
             .state
             .store
-            .run(move |s| s.outbox().record_attempt(&rec_event.lease(), &attempt, &rec_next, retry_after, &endpoints))
+            .run(move |s| {
+                let lease = Lease { id: &id, site_id: &site, token: &token };
+                s.outbox().record_attempt(&lease, &attempt, &rec_next, retry_after, &endpoints)
+            })
             .await
         {
             Ok(r) => Some(r),
