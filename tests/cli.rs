@@ -441,17 +441,12 @@ fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questi
 #[test]
 fn webhooks_endpoints_shows_a_disabled_endpoint_and_enable_restores_it() {
     let dir = tempfile::tempdir().unwrap();
-    let env = [
-        ("SITEBOT_WEBHOOKS__ALLOW_HTTP", "true"),
-        ("SITEBOT_WEBHOOKS__ALLOW_PRIVATE_NETWORKS", "true"),
-        ("SITEBOT_WEBHOOKS__DISABLE_AFTER", "0s"),
-    ];
+    let env = [("SITEBOT_WEBHOOKS__ALLOW_HTTP", "true"), ("SITEBOT_WEBHOOKS__ALLOW_PRIVATE_NETWORKS", "true"), ("SITEBOT_WEBHOOKS__DISABLE_AFTER", "0s")];
     // A port nothing listens on: every attempt is refused.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/hook");
-    let out = run_ok(sitebot(dir.path()).envs(env).args([
-        "site", "create", "--name", "Shop", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--webhook-url", &url, "--json",
-    ]));
+    let create = ["site", "create", "--name", "Shop", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--json"];
+    let out = run_ok(sitebot(dir.path()).envs(env).args(create).args(["--webhook-url", &url]));
     let site = serde_json::from_str::<Value>(&out).unwrap()["siteId"].as_str().unwrap().to_owned();
     assert_eq!(run_ok(sitebot(dir.path()).args(["webhooks", "endpoints"])).lines().next().unwrap(), format!("{site}  {url}"));
 

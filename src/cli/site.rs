@@ -174,7 +174,10 @@ fn print_site(site: &Site, json: bool) -> anyhow::Result<()> {
     println!("origins:        {origins}");
     println!("webhook:        {}", site.webhook_url.as_ref().map_or("(none)", |u| u.as_str()));
     if let Some(at) = &site.webhook_disabled_at {
-        println!("webhook state:  disabled at {at} (a 410 Gone, or failing for webhooks.disable_after; `sitebot webhooks enable --site {}` re-enables it)", site.id);
+        println!(
+            "webhook state:  disabled at {at} (a 410 Gone, or failing for webhooks.disable_after; `sitebot webhooks enable --site {}` re-enables it)",
+            site.id
+        );
     }
     println!("events:         {}", site.webhook_events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(","));
     println!("bearer token:   {}", if site.has_bearer_token { "set (shown only at creation or rotation)" } else { "none" });

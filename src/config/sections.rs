@@ -167,8 +167,10 @@ impl WebhooksConfig {
     /// How endpoints are scheduled: `max_in_flight_per_endpoint`, the endpoint backoff, `disable_after`.
     pub fn endpoint_policy(&self) -> Result<crate::domain::EndpointPolicy, ConfigError> {
         let duration = |key: &str, value: &str| {
-            parse_duration(value)
-                .ok_or_else(|| ConfigError::BadValue { key: format!("webhooks.{key}"), message: format!("`{value}` is not a duration such as 500ms, 5s, 10m or 5d") })
+            parse_duration(value).ok_or_else(|| ConfigError::BadValue {
+                key: format!("webhooks.{key}"),
+                message: format!("`{value}` is not a duration such as 500ms, 5s, 10m or 5d"),
+            })
         };
         if self.max_in_flight_per_endpoint == 0 {
             return Err(ConfigError::BadValue { key: "webhooks.max_in_flight_per_endpoint".into(), message: "must be at least 1".into() });

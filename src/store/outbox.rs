@@ -155,9 +155,15 @@ pub enum Recorded {
 pub enum EndpointChange {
     Healthy,
     /// Failed `failures` times in a row; none of its events is claimed before `until`.
-    BackingOff { failures: u32, until: Timestamp },
+    BackingOff {
+        failures: u32,
+        until: Timestamp,
+    },
     /// Disabled by this attempt: failing continuously since `failing_since`.
-    Disabled { failures: u32, failing_since: Timestamp },
+    Disabled {
+        failures: u32,
+        failing_since: Timestamp,
+    },
     /// Disabled by a 410.
     Gone,
 }
@@ -404,8 +410,7 @@ impl<'s> Outbox<'s> {
             if changed == 0 {
                 return Ok(Recorded::Stale);
             }
-            let number: u32 =
-                tx.query_row("SELECT coalesce(max(attempt), 0) + 1 FROM outbox_attempts WHERE message_id = ?1", [lease.id], |r| r.get(0))?;
+            let number: u32 = tx.query_row("SELECT coalesce(max(attempt), 0) + 1 FROM outbox_attempts WHERE message_id = ?1", [lease.id], |r| r.get(0))?;
             tx.execute(
                 "INSERT INTO outbox_attempts (message_id, attempt, at, status_code, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![lease.id, number, attempt.at, attempt.status_code, attempt.error, attempt.duration_ms as i64],
@@ -569,7 +574,7 @@ impl<'s> Outbox<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Currency, Lang, Slug, Tier, NetworkPolicy};
+    use crate::domain::{Currency, Lang, NetworkPolicy, Slug, Tier};
     use crate::secrets::Keyring;
     use crate::store::{NewSite, Site};
 
