@@ -4,8 +4,15 @@
 //! for 100 leads one at a time (latency with no queue). A delivery can reach the receiver before the
 //! client has read its 202, so small latencies are floored at 0.
 //!
+//! Then one slow endpoint beside a healthy one: a second site's webhook is a black hole (accepts TCP, never
+//! answers, so each attempt runs into `webhooks.timeout_secs`) with `SITEBOT_BENCH_BACKLOG` (200) leads
+//! queued; for `SITEBOT_BENCH_WINDOW_SECS` (60) a lead is posted to the healthy site every 100 ms, and the
+//! bench prints how many of them reached its receiver within the window: deliveries a minute to a healthy
+//! endpoint while a black-holed one is present.
+//!
 //! Run: `cargo test --release --bench webhooks` (reuses the release build of the rest of the tree).
-//! `SITEBOT_BENCH_LEADS`, `SITEBOT_BENCH_CONCURRENCY` and `SITEBOT_WEBHOOKS__WORKERS` change the shape.
+//! `SITEBOT_BENCH_LEADS`, `SITEBOT_BENCH_CONCURRENCY` and `SITEBOT_WEBHOOKS__WORKERS` change the shape;
+//! `SITEBOT_BENCH_BLACKHOLE_ONLY=1` runs only the black-hole phase.
 
 #[path = "../tests/api/receiver.rs"]
 mod receiver;
@@ -52,6 +59,7 @@ async fn bench() {
     config.webhooks.allow_private_networks = true;
     config.webhooks.workers = env_usize("SITEBOT_WEBHOOKS__WORKERS", config.webhooks.workers);
     let workers = config.webhooks.workers;
+    let timeout_secs = config.webhooks.timeout_secs;
 
     let rx = receiver::Receiver::start().await;
     let identity = tls::load_identity(dir.path(), &[], None).unwrap();
@@ -62,6 +70,10 @@ async fn bench() {
     let mut new = NewSite::new("Bench", Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
     new.webhook_url = Some(url);
     let (site, _) = state.store.run(move |s| s.sites().create(new)).await.unwrap();
+    let hole = receiver::BlackHole::start().await;
+    let healthy_rx = receiver::Receiver::start().await;
+    let hole_site = bench_site(&state, "Hole", &hole.url("/hook")).await;
+    let healthy_site = bench_site(&state, "Healthy", &healthy_rx.url("/hook")).await;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let st = state.clone();
     let server = tokio::spawn(async move {
@@ -83,13 +95,45 @@ async fn bench() {
         .unwrap();
     println!("webhooks bench: webhooks.workers {workers}, receiver on loopback (plain HTTP), server over TLS in-process");
     let ctx = Phase { client, base, site_id: site.id.to_string(), rx: rx.clone() };
-    let burst = ctx.run("burst", leads, concurrency).await;
-    // One at a time: the latency of a delivery when nothing is queued ahead of it.
-    let trickle = ctx.run("trickle", 100, 1).await;
+    if std::env::var("SITEBOT_BENCH_BLACKHOLE_ONLY").is_err() {
+        let burst = ctx.run("burst", leads, concurrency).await;
+        // One at a time: the latency of a delivery when nothing is queued ahead of it.
+        let trickle = ctx.run("trickle", 100, 1).await;
+        assert_eq!(burst, leads, "every lead must be delivered");
+        assert_eq!(trickle, 100, "every lead must be delivered");
+    }
+    let backlog = env_usize("SITEBOT_BENCH_BACKLOG", 200);
+    let window = Duration::from_secs(env_usize("SITEBOT_BENCH_WINDOW_SECS", 60) as u64);
+    let hole_phase = Phase { site_id: hole_site, rx: healthy_rx.clone(), ..ctx };
+    hole_phase.post_many(backlog, concurrency).await;
+    let healthy = Phase { site_id: healthy_site, ..hole_phase };
+    let started = Instant::now();
+    let mut offered = 0;
+    while started.elapsed() < window {
+        healthy.post_many(1, 1).await;
+        offered += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let end = started + window;
+    let delivered: std::collections::HashSet<String> = healthy_rx.requests().iter().filter(|r| r.at <= end).map(|r| r.id()).collect();
+    println!("black hole: {backlog} leads queued for a site whose endpoint never answers (timeout {timeout_secs} s), a lead every 100 ms to a healthy site");
+    println!(
+        "  healthy endpoint: {} of {offered} delivered within {:.0} s = {:.0} deliveries a minute; black hole: {} attempts",
+        delivered.len(),
+        window.as_secs_f64(),
+        delivered.len() as f64 * 60.0 / window.as_secs_f64(),
+        hole.connections()
+    );
     let _ = stop_tx.send(());
     let _ = server.await;
-    assert_eq!(burst, leads, "every lead must be delivered");
-    assert_eq!(trickle, 100, "every lead must be delivered");
+}
+
+async fn bench_site(state: &Arc<AppState>, name: &str, url: &str) -> String {
+    let url = WebhookUrl::parse(url, NetworkPolicy { allow_http: true, allow_private_networks: true }).unwrap();
+    let mut new = NewSite::new(name, Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+    new.webhook_url = Some(url);
+    let (site, _) = state.store.run(move |s| s.sites().create(new)).await.unwrap();
+    site.id.to_string()
 }
 
 struct Phase {
@@ -100,6 +144,24 @@ struct Phase {
 }
 
 impl Phase {
+    /// Posts `leads` leads at `concurrency`; returns when every one was accepted.
+    async fn post_many(&self, leads: usize, concurrency: usize) {
+        let posts = (0..leads).map(|i| {
+            let (client, base, site_id) = (self.client.clone(), self.base.clone(), self.site_id.clone());
+            async move {
+                let resp = client
+                    .post(format!("{base}/v1/leads"))
+                    .header("X-Site-Id", site_id)
+                    .json(&serde_json::json!({"name": format!("Lead {i}"), "email": format!("lead{i}@example.com")}))
+                    .send()
+                    .await
+                    .expect("post lead");
+                assert_eq!(resp.status(), 202);
+            }
+        });
+        futures_util::stream::iter(posts).buffer_unordered(concurrency).collect::<Vec<()>>().await;
+    }
+
     /// Posts `leads` leads at `concurrency`, waits for every delivery, prints figures, returns how many
     /// distinct leads were delivered.
     async fn run(&self, name: &str, leads: usize, concurrency: usize) -> usize {

@@ -434,3 +434,50 @@ fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questi
     assert_eq!(asked["fields"]["site"], site.as_str());
     assert!(!stderr.contains("sbt_not_a_real_token"), "{stderr}");
 }
+
+/// Issue #11: `webhooks endpoints` shows each endpoint's state, queue and last error; an endpoint that
+/// fails for `webhooks.disable_after` (0 s here: at its first failure) is disabled with its event kept,
+/// and `webhooks enable` makes it healthy with the event due.
+#[test]
+fn webhooks_endpoints_shows_a_disabled_endpoint_and_enable_restores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("SITEBOT_WEBHOOKS__ALLOW_HTTP", "true"), ("SITEBOT_WEBHOOKS__ALLOW_PRIVATE_NETWORKS", "true"), ("SITEBOT_WEBHOOKS__DISABLE_AFTER", "0s")];
+    // A port nothing listens on: every attempt is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/hook");
+    let create = ["site", "create", "--name", "Shop", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--json"];
+    let out = run_ok(sitebot(dir.path()).envs(env).args(create).args(["--webhook-url", &url]));
+    let site = serde_json::from_str::<Value>(&out).unwrap()["siteId"].as_str().unwrap().to_owned();
+    assert_eq!(run_ok(sitebot(dir.path()).args(["webhooks", "endpoints"])).lines().next().unwrap(), format!("{site}  {url}"));
+
+    let server = serve_with_env(dir.path(), &env);
+    assert_eq!(post_lead(&client(dir.path()), server.port, &site).status(), 202);
+    let endpoints = |args: &[&str]| run_ok(sitebot(dir.path()).args(["webhooks", "endpoints", "--site", &site]).args(args));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let ep = loop {
+        let list: Value = serde_json::from_str(&endpoints(&["--json"])).unwrap();
+        if list[0]["state"] == "disabled" {
+            break list[0].clone();
+        }
+        assert!(Instant::now() < deadline, "not disabled: {list}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(server);
+    assert_eq!(ep["siteId"], site.as_str());
+    assert_eq!(ep["url"], url.as_str());
+    assert_eq!((ep["pending"].as_u64(), ep["inFlight"].as_u64(), ep["consecutiveFailures"].as_u64()), (Some(1), Some(0), Some(1)));
+    assert!(ep["disabledAt"].is_string() && ep["failingSince"].is_string());
+    let error = ep["lastError"].as_str().unwrap();
+    assert!(!error.is_empty());
+    let text = endpoints(&[]);
+    assert!(text.contains(&format!("state:       disabled since {}", ep["disabledAt"].as_str().unwrap().split('.').next().unwrap())), "{text}");
+    assert!(text.contains("pending:     1") && text.contains("failures:    1 in a row, since ") && text.contains(error), "{text}");
+
+    let out = run_ok(sitebot(dir.path()).args(["webhooks", "enable", "--site", &site]));
+    assert_eq!(out.trim(), format!("site {site}'s webhook endpoint is enabled; 1 waiting event(s) are due now"));
+    let ep: Value = serde_json::from_str(&endpoints(&["--json"])).unwrap();
+    assert_eq!((ep[0]["state"].as_str(), ep[0]["pending"].as_u64(), ep[0]["consecutiveFailures"].as_u64()), (Some("healthy"), Some(1), Some(0)));
+    assert!(ep[0]["disabledAt"].is_null());
+    let missing = run(sitebot(dir.path()).args(["webhooks", "enable", "--site", "00000000-0000-4000-8000-000000000000"]));
+    assert!(!missing.status.success());
+}

@@ -117,7 +117,7 @@ pub struct UpdateArgs {
     /// Allow any origin again
     #[arg(long, env = "SITEBOT_SITE_CLEAR_ORIGINS", conflicts_with = "allowed_origins")]
     clear_origins: bool,
-    /// Set the CRM webhook URL (also re-enables an endpoint disabled by a 410)
+    /// Set the CRM webhook URL (a new endpoint: also re-enables a disabled one and clears its backoff)
     #[arg(long, env = "SITEBOT_SITE_WEBHOOK_URL")]
     webhook_url: Option<String>,
     /// Remove the webhook
@@ -174,7 +174,10 @@ fn print_site(site: &Site, json: bool) -> anyhow::Result<()> {
     println!("origins:        {origins}");
     println!("webhook:        {}", site.webhook_url.as_ref().map_or("(none)", |u| u.as_str()));
     if let Some(at) = &site.webhook_disabled_at {
-        println!("webhook state:  disabled at {at} (receiver answered 410 Gone; set --webhook-url again to re-enable)");
+        println!(
+            "webhook state:  disabled at {at} (a 410 Gone, or failing for webhooks.disable_after; `sitebot webhooks enable --site {}` re-enables it)",
+            site.id
+        );
     }
     println!("events:         {}", site.webhook_events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(","));
     println!("bearer token:   {}", if site.has_bearer_token { "set (shown only at creation or rotation)" } else { "none" });

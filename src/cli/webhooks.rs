@@ -1,4 +1,5 @@
-//! `sitebot webhooks ...`: inspect the outbox, replay and purge events, send a test event.
+//! `sitebot webhooks ...`: inspect the outbox and its endpoints, replay and purge events, re-enable an
+//! endpoint, send a test event.
 
 use std::path::Path;
 
@@ -7,9 +8,9 @@ use clap::{Subcommand, ValueEnum};
 
 use super::{JsonFlag, SiteArg, SiteFilter};
 use crate::config::Config;
-use crate::domain::EventType;
+use crate::domain::{EventType, SiteId, Timestamp};
 use crate::outbox::deliver::Sender;
-use crate::store::outbox::{self, OutboxStatus};
+use crate::store::outbox::{self, Endpoint, EndpointState, OutboxStatus};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -36,6 +37,22 @@ pub enum WebhooksCommand {
     Show {
         /// The event id (msg_...), which is also its webhook-id
         id: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Each site's endpoint: URL, state (healthy, backing off until T, disabled since T), deliveries in
+    /// flight, events pending, failures in a row and the last error
+    Endpoints {
+        #[command(flatten)]
+        site: SiteFilter,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Re-enable a site's endpoint disabled by a 410 or by failing for `webhooks.disable_after` (or clear
+    /// its backoff): its waiting events are due now, as a fresh round of attempts
+    Enable {
+        #[command(flatten)]
+        site: SiteArg,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -69,6 +86,46 @@ pub fn replay(store: &Store, id: &str) -> anyhow::Result<outbox::Message> {
     })
 }
 
+/// Re-enables a site's endpoint (the CLI command and the tests share this).
+pub fn enable(store: &Store, site: SiteId) -> anyhow::Result<Endpoint> {
+    store.outbox().enable_endpoint(site, Timestamp::now()).map_err(super::site_error(site))
+}
+
+/// `healthy`, `backing off until T`, `disabled since T`, `no URL`.
+fn state_text(e: &Endpoint) -> String {
+    match (e.state, e.retry_at, e.disabled_at) {
+        (EndpointState::BackingOff, Some(at), _) => format!("backing off until {}", at.rfc3339_millis()),
+        (EndpointState::Disabled, _, Some(at)) => format!("disabled since {}", at.rfc3339()),
+        (EndpointState::NoUrl, _, _) => "no URL".to_owned(),
+        _ => "healthy".to_owned(),
+    }
+}
+
+fn print_endpoints(endpoints: &[Endpoint]) {
+    if endpoints.is_empty() {
+        println!("no webhook endpoints");
+        return;
+    }
+    for e in endpoints {
+        println!("{}  {}", e.site_id, e.url.as_ref().map_or("(no URL)", |u| u.as_str()));
+        println!("  state:       {}", state_text(e));
+        println!("  in flight:   {}", e.in_flight);
+        println!("  pending:     {}", e.pending);
+        match e.failing_since {
+            Some(since) if e.consecutive_failures > 0 => {
+                println!("  failures:    {} in a row, since {}", e.consecutive_failures, since.rfc3339())
+            }
+            _ => println!("  failures:    0"),
+        }
+        if let Some(at) = e.last_success_at {
+            println!("  last success: {}", at.rfc3339());
+        }
+        if let Some(err) = &e.last_error {
+            println!("  last error:  {err}");
+        }
+    }
+}
+
 pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = crate::app::open_store(config, data_dir)?;
     match cmd {
@@ -91,6 +148,27 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
                         m.attempts,
                         m.created_at.rfc3339()
                     );
+                }
+            }
+            Ok(())
+        }
+        WebhooksCommand::Endpoints { site, out } => {
+            let endpoints = store.outbox().endpoints(site.site, Timestamp::now())?;
+            if out.json {
+                println!("{}", serde_json::to_string_pretty(&endpoints)?);
+            } else {
+                print_endpoints(&endpoints);
+            }
+            Ok(())
+        }
+        WebhooksCommand::Enable { site: SiteArg { site }, out } => {
+            let endpoint = enable(&store, site)?;
+            if out.json {
+                println!("{}", serde_json::to_string_pretty(&endpoint)?);
+            } else {
+                println!("site {site}'s webhook endpoint is enabled; {} waiting event(s) are due now", endpoint.pending);
+                if endpoint.url.is_none() {
+                    println!("note: the site has no webhook URL; its events wait until one is set");
                 }
             }
             Ok(())
@@ -127,7 +205,7 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             match site {
                 Some(s) if s.webhook_url.is_none() => println!("note: site {} has no webhook URL; the event waits until one is set", s.id),
                 Some(s) if s.webhook_disabled_at.is_some() => {
-                    println!("note: site {}'s endpoint is disabled (410 Gone); the event waits until `site update --webhook-url` re-enables it", s.id)
+                    println!("note: site {}'s endpoint is disabled; the event waits until `sitebot webhooks enable --site {}`", s.id, s.id)
                 }
                 _ => {}
             }
@@ -144,7 +222,7 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             let sent = super::runtime()?.block_on(sender.send(url.as_str(), &id, &payload, &secrets));
             println!("sent {id} (webhook.test) to {}", url.as_str());
             if site.webhook_disabled_at.is_some() {
-                println!("note: this endpoint is disabled for events since a 410; `site update --webhook-url` re-enables it");
+                println!("note: this endpoint is disabled for events; `sitebot webhooks enable --site {site_id}` re-enables it");
             }
             match sent.status {
                 Some(status) => println!("status: {status} ({} ms)", sent.duration.as_millis()),

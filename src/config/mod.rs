@@ -125,6 +125,7 @@ impl Config {
         }
         self.webhooks.retry_delays()?;
         self.webhooks.min_backoff()?;
+        self.webhooks.endpoint_policy()?;
         if self.webhooks.workers == 0 || self.webhooks.timeout_secs == 0 {
             return Err(ConfigError::Invalid("webhooks.workers and webhooks.timeout_secs must be at least 1".into()));
         }

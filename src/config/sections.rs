@@ -119,10 +119,18 @@ pub struct WebhooksConfig {
     pub retry_schedule: Vec<String>,
     /// Per-attempt timeout in seconds.
     pub timeout_secs: u64,
-    /// Concurrent deliveries.
+    /// Concurrent deliveries, across all endpoints.
     pub workers: usize,
     /// Shortest wait before retrying after a 429 or a timeout, whatever the schedule says.
     pub min_backoff_after_throttle: String,
+    /// Deliveries in flight to one endpoint (a site's webhook URL) at once; one at a time while it fails.
+    pub max_in_flight_per_endpoint: u32,
+    /// An endpoint's pause after its first failure in a row, doubled with each further one...
+    pub endpoint_backoff_initial: String,
+    /// ...up to this.
+    pub endpoint_backoff_max: String,
+    /// An endpoint whose attempts have all failed for this long is disabled (its events wait).
+    pub disable_after: String,
 }
 
 impl Default for WebhooksConfig {
@@ -132,8 +140,12 @@ impl Default for WebhooksConfig {
             allow_private_networks: false,
             retry_schedule: ["5s", "5m", "30m", "2h", "5h", "10h"].map(String::from).to_vec(),
             timeout_secs: 15,
-            workers: 4,
+            workers: 16,
             min_backoff_after_throttle: "60s".into(),
+            max_in_flight_per_endpoint: 2,
+            endpoint_backoff_initial: "1s".into(),
+            endpoint_backoff_max: "10m".into(),
+            disable_after: "5d".into(),
         }
     }
 }
@@ -150,6 +162,25 @@ impl WebhooksConfig {
                 parse_duration(s).ok_or_else(|| ConfigError::Invalid(format!("webhooks.retry_schedule: `{s}` is not a duration such as 500ms, 5s, 5m or 2h")))
             })
             .collect()
+    }
+
+    /// How endpoints are scheduled: `max_in_flight_per_endpoint`, the endpoint backoff, `disable_after`.
+    pub fn endpoint_policy(&self) -> Result<crate::domain::EndpointPolicy, ConfigError> {
+        let duration = |key: &str, value: &str| {
+            parse_duration(value).ok_or_else(|| ConfigError::BadValue {
+                key: format!("webhooks.{key}"),
+                message: format!("`{value}` is not a duration such as 500ms, 5s, 10m or 5d"),
+            })
+        };
+        if self.max_in_flight_per_endpoint == 0 {
+            return Err(ConfigError::BadValue { key: "webhooks.max_in_flight_per_endpoint".into(), message: "must be at least 1".into() });
+        }
+        Ok(crate::domain::EndpointPolicy {
+            max_in_flight: self.max_in_flight_per_endpoint,
+            backoff_initial: duration("endpoint_backoff_initial", &self.endpoint_backoff_initial)?,
+            backoff_max: duration("endpoint_backoff_max", &self.endpoint_backoff_max)?,
+            disable_after: duration("disable_after", &self.disable_after)?,
+        })
     }
 
     pub fn min_backoff(&self) -> Result<Duration, ConfigError> {

@@ -25,7 +25,7 @@ pub use time::Timestamp;
 pub use web::{Email, Origin, Slug};
 pub use answer::AnswerMode;
 pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, is_link_local_or_metadata, is_public_ip};
-pub use webhook::WebhookUrl;
+pub use webhook::{EndpointPolicy, Failing, WebhookUrl};
 pub use widget::{HexColor, WidgetPosition};
 
 /// `<prefix><ULID>` (`cnv_01J...`, `qry_01J...`) in canonical upper case, when `s` is one: 26 Crockford

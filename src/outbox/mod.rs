@@ -8,7 +8,9 @@
 //! then records the outcome. If the process dies between sending and recording, the lease expires and the
 //! event is sent again: a receiver may see an event more than once, never zero times, and deduplicates by
 //! `webhook-id`, which is the outbox id and stays the same across retries and replays. Events of a site
-//! whose endpoint is unset or disabled (410 Gone) are kept and wait. After the last retry an event is
+//! whose endpoint is unset, backing off or disabled (a 410 Gone, or failing for `webhooks.disable_after`) are
+//! kept and wait. A result is recorded only under the lease token its claim wrote, so a worker whose lease
+//! expired cannot overwrite a newer state. After the last retry an event is
 //! `dead`: kept until an operator replays (`sitebot webhooks replay`) or purges it.
 //!
 //! Modules: [`signing`] (the signature header), [`deliver`] (one HTTP attempt under the URL policy),

@@ -1,4 +1,9 @@
 //! The delivery worker: claim due events with a lease, send them, record each attempt and its outcome.
+//!
+//! Scheduling is per endpoint (a site's webhook URL): the claim gives each endpoint at most
+//! `webhooks.max_in_flight_per_endpoint` of the `webhooks.workers` slots, taking due events round-robin
+//! across endpoints, and skips endpoints that are backing off after failures or disabled, so an endpoint
+//! that never answers holds at most its own slots for `timeout_secs` and then mostly none.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::deliver::{Sender, Verdict};
 use super::retry::{self, Policy};
 use crate::app::AppState;
-use crate::domain::Timestamp;
+use crate::domain::{EndpointPolicy, Timestamp};
 use crate::store::StoreError;
-use crate::store::outbox::{Attempt, Claimed, Next};
+use crate::store::outbox::{Attempt, Claimed, EndpointChange, Lease, Next, Recorded};
 
 /// The longest the worker sleeps between looks at the database when nothing wakes it: events written by
 /// another process (the CLI's `webhooks replay`) and expired leases are noticed within this.
@@ -40,10 +45,16 @@ pub struct Summary {
     pub dead: usize,
     /// Answered 410: the site's endpoint is now disabled.
     pub gone: usize,
+    /// Results dropped because the lease was no longer this worker's.
+    pub stale: usize,
 }
 
 impl Summary {
-    fn add(&mut self, next: &Next) {
+    fn add(&mut self, (next, recorded): &(Next, Option<Recorded>)) {
+        if *recorded == Some(Recorded::Stale) {
+            self.stale += 1;
+            return;
+        }
         match next {
             Next::Delivered => self.delivered += 1,
             Next::Retry(_) => self.retrying += 1,
@@ -59,6 +70,7 @@ pub struct Worker {
     state: Arc<AppState>,
     sender: Sender,
     policy: Policy,
+    endpoints: EndpointPolicy,
     lease: Duration,
     workers: usize,
 }
@@ -72,23 +84,25 @@ impl Worker {
         // live worker never loses its row to another; a dead worker's row is free again soon after.
         let lease = Duration::from_secs(c.timeout_secs * 2 + 2);
         let workers = c.workers.max(1);
-        Ok(Worker { state, sender, policy, lease, workers })
+        let endpoints = c.endpoint_policy()?;
+        Ok(Worker { state, sender, policy, endpoints, lease, workers })
     }
 
     async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, StoreError> {
-        let lease = self.lease;
+        let (lease, endpoints) = (self.lease, self.endpoints);
         self.state
             .store
             .run(move |s| {
                 let now = Timestamp::now();
-                s.outbox().claim_due(now, now + lease, limit)
+                s.outbox().claim_due(now, now + lease, limit, &endpoints)
             })
             .await
     }
 
     /// Sends one claimed event and records the attempt. Errors are recorded on the event, not returned:
-    /// a failure to record leaves the lease to expire, and the event is sent again (at least once).
-    pub async fn deliver(&self, event: Claimed) -> Next {
+    /// a failure to record leaves the lease to expire, and the event is sent again (at least once). Returns
+    /// what the attempt decided and what recording it did (`None`: it could not be recorded).
+    pub async fn deliver(&self, event: Claimed) -> (Next, Option<Recorded>) {
         let site_id = event.site_id;
         let secrets = self.state.store.run(move |s| s.site(site_id).signing_secrets()).await;
         let sent = match secrets {
@@ -120,9 +134,26 @@ impl Worker {
             error: sent.error.clone(),
             duration_ms: sent.duration.as_millis() as u64,
         };
-        let (id, site, rec_next) = (event.id.clone(), event.site_id, next.clone());
-        if let Err(e) = self.state.store.run(move |s| s.outbox().record_attempt(&id, &site, &attempt, &rec_next)).await {
-            tracing::error!(event = %event.id, error = %e, "cannot record a webhook attempt; the event will be sent again when its lease expires");
+        let (id, site, token, rec_next, endpoints) = (event.id.clone(), event.site_id, event.lease_token.clone(), next.clone(), self.endpoints);
+        let retry_after = sent.retry_after.map(|d| d.min(retry::RETRY_AFTER_CAP));
+        let recorded = match self
+            .state
+            .store
+            .run(move |s| {
+                let lease = Lease { id: &id, site_id: &site, token: &token };
+                s.outbox().record_attempt(&lease, &attempt, &rec_next, retry_after, &endpoints)
+            })
+            .await
+        {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::error!(event = %event.id, error = %e, "cannot record a webhook attempt; the event will be sent again when its lease expires");
+                None
+            }
+        };
+        if recorded == Some(Recorded::Stale) {
+            tracing::debug!(event = %event.id, site = %event.site_id, status = ?sent.status, "webhook result dropped: the lease expired and the event was claimed again, or its endpoint was reset");
+            return (next, recorded);
         }
         match &next {
             Next::Delivered => {
@@ -135,10 +166,21 @@ impl Worker {
                 tracing::warn!(event = %event.id, site = %event.site_id, status = ?sent.status, error = ?sent.error, "webhook dead-lettered after the last retry; replay with `sitebot webhooks replay`")
             }
             Next::Gone => {
-                tracing::warn!(event = %event.id, site = %event.site_id, "receiver answered 410 Gone; the site's webhook endpoint is disabled until its URL is set again")
+                tracing::warn!(event = %event.id, site = %event.site_id, "receiver answered 410 Gone; the site's webhook endpoint is disabled until `sitebot webhooks enable` or its URL is set again")
             }
         }
-        next
+        match recorded {
+            Some(Recorded::Endpoint(EndpointChange::Disabled { failures, failing_since })) => tracing::warn!(
+                site = %event.site_id, url = event.url.as_str(), failures, failing_since = %failing_since,
+                "webhook endpoint disabled: every attempt failed for webhooks.disable_after; its events wait until `sitebot webhooks enable --site {}`",
+                event.site_id
+            ),
+            Some(Recorded::Endpoint(EndpointChange::BackingOff { failures, until })) => tracing::debug!(
+                site = %event.site_id, failures, retry_in_ms = until.as_millis() - now.as_millis(), "webhook endpoint backing off"
+            ),
+            _ => {}
+        }
+        (next, recorded)
     }
 
     /// Claims what is due now (up to `webhooks.workers` events), delivers it concurrently and returns
@@ -157,9 +199,15 @@ impl Worker {
         Ok(summary)
     }
 
+    /// When the next event may be claimed (its own time, its lease, its endpoint's backoff), if any.
+    pub async fn next_due(&self) -> Result<Option<Timestamp>, StoreError> {
+        let endpoints = self.endpoints;
+        self.state.store.run(move |s| s.outbox().next_due(Timestamp::now(), &endpoints)).await
+    }
+
     /// How long to sleep before something may be due: never more than `POLL`.
     async fn idle_wait(&self) -> Duration {
-        match self.state.store.run(|s| s.outbox().next_due()).await {
+        match self.next_due().await {
             Ok(Some(at)) => {
                 let ms = at.as_millis() - Timestamp::now().as_millis();
                 Duration::from_millis(ms.clamp(1, POLL.as_millis() as i64) as u64)

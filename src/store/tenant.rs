@@ -54,8 +54,9 @@ impl<'s> SiteStore<'s> {
                 set_origins(tx, id, origins)?;
             }
             if let Some(url) = &up.webhook_url {
-                // Setting the URL again re-enables an endpoint that a 410 switched off.
-                tx.execute("UPDATE sites SET webhook_url = ?2, webhook_disabled_at = NULL WHERE id = ?1", params![id, url])?;
+                // Setting the URL (again) is a new endpoint: enabled, healthy, its waiting events due now.
+                tx.execute("UPDATE sites SET webhook_url = ?2 WHERE id = ?1", params![id, url])?;
+                super::outbox::reset_endpoint(tx, id, Timestamp::now())?;
             }
             if let Some(events) = &up.webhook_events {
                 tx.execute("UPDATE sites SET webhook_events = ?2 WHERE id = ?1", params![id, events_column(events)])?;

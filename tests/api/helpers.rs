@@ -153,7 +153,7 @@ impl TestApp {
         if worker.run_once().await.expect("deliver").claimed > 0 {
             return;
         }
-        let next = self.state.store.run(|s| s.outbox().next_due()).await.expect("outbox");
+        let next = worker.next_due().await.expect("outbox");
         let now = sitebot::domain::Timestamp::now().as_millis();
         let wait = next.map_or(10, |t| (t.as_millis() - now).clamp(1, 1000));
         tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;

@@ -172,3 +172,39 @@ impl Drop for Task {
         self.0.abort();
     }
 }
+
+/// A black-holed endpoint: accepts TCP connections on 127.0.0.1:0, reads nothing and never answers, so
+/// every request to it runs into the sender's timeout. Connections are held until it is dropped.
+#[derive(Clone)]
+pub struct BlackHole {
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
+    _task: Arc<Task>,
+}
+
+impl BlackHole {
+    pub async fn start() -> BlackHole {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind black hole");
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        let handle = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(stream);
+            }
+        });
+        BlackHole { base: format!("http://127.0.0.1:{port}"), accepted, _task: Arc::new(Task(handle)) }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Connections accepted so far (each is one delivery attempt).
+    pub fn connections(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

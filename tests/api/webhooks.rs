@@ -7,22 +7,25 @@ use std::time::Duration;
 use serde_json::json;
 use sitebot::config::Config;
 use sitebot::domain::{SiteId, Tier};
-use sitebot::store::outbox::{self, OutboxStatus};
+use sitebot::store::outbox::{self, EndpointState, OutboxStatus};
 use standardwebhooks::Webhook;
 
 use crate::helpers::{TestApp, new_site, spawn_app_with, test_config, with_webhook};
 use crate::leads::accepted;
-use crate::receiver::{Received, Receiver, Reply};
+use crate::receiver::{BlackHole, Received, Receiver, Reply};
 
 const WAIT: Duration = Duration::from_secs(15);
 
-/// Loopback over plain HTTP allowed, a millisecond retry schedule (3 retries), short timeout.
+/// Loopback over plain HTTP allowed, a millisecond retry schedule (3 retries) and endpoint backoff,
+/// short timeout.
 pub fn webhook_config() -> Config {
     let mut c = test_config();
     c.webhooks.allow_http = true;
     c.webhooks.allow_private_networks = true;
     c.webhooks.retry_schedule = vec!["10ms".into(), "10ms".into(), "10ms".into()];
     c.webhooks.min_backoff_after_throttle = "10ms".into();
+    c.webhooks.endpoint_backoff_initial = "10ms".into();
+    c.webhooks.endpoint_backoff_max = "10ms".into();
     c.webhooks.timeout_secs = 5;
     c
 }
@@ -65,6 +68,11 @@ async fn only_event(app: &TestApp, site: SiteId) -> String {
     let list = app.state.store.run(move |s| s.outbox().list(Some(site), None, 10)).await.unwrap();
     assert_eq!(list.len(), 1, "{list:?}");
     list[0].id.clone()
+}
+
+async fn endpoint(app: &TestApp, site: SiteId) -> outbox::Endpoint {
+    let now = sitebot::domain::Timestamp::now();
+    app.state.store.run(move |s| s.outbox().endpoints(Some(site), now)).await.unwrap().remove(0)
 }
 
 async fn site_for(app: &TestApp, url: &str) -> (sitebot::store::Site, String) {
@@ -287,4 +295,97 @@ async fn shutdown_finishes_the_delivery_in_flight() {
     let done = store.outbox().list(Some(site.id), None, 10).unwrap();
     assert_eq!(done.len(), 1);
     assert_eq!(done[0].status, OutboxStatus::Delivered, "{done:?}");
+}
+
+/// Issue #11: one global queue let a black-holed endpoint's backlog take every delivery slot. With a
+/// per-endpoint limit and round-robin claiming, the healthy site's leads go out while the black hole still
+/// has dozens of older events waiting.
+#[tokio::test]
+async fn a_black_holed_endpoint_does_not_starve_a_healthy_one() {
+    let hole = BlackHole::start().await;
+    let rx = Receiver::start().await;
+    let mut config = webhook_config();
+    config.webhooks.timeout_secs = 2;
+    config.webhooks.workers = 4;
+    let app = spawn_app_with(config).await.with_worker();
+    let (slow, _) = site_for(&app, &hole.url("/hook")).await;
+    let (healthy, _) = site_for(&app, &rx.url("/hook")).await;
+    // 60 events ahead of the healthy site's: 4 slots of 2 s timeouts would take 30 s to reach them.
+    for i in 0..60 {
+        accepted(&app, &slow.id, &json!({"email": format!("slow{i}@example.com")})).await;
+    }
+    let mut leads = std::collections::BTreeSet::new();
+    for i in 0..10 {
+        leads.insert(accepted(&app, &healthy.id, &json!({"email": format!("ok{i}@example.com")})).await);
+    }
+    let got = rx.wait_until(WAIT, "the healthy site's 10 leads", |r| r.iter().map(Received::id).collect::<std::collections::BTreeSet<_>>().len() >= 10).await;
+    let delivered: std::collections::BTreeSet<String> = got.iter().map(|r| r.json()["data"]["leadId"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(delivered, leads);
+    assert!(hole.connections() >= 1, "the black hole was tried too");
+    let id = slow.id;
+    let waiting = app.state.store.run(move |s| s.outbox().list(Some(id), Some(OutboxStatus::Pending), 100)).await.unwrap();
+    assert!(waiting.len() >= 50, "the black hole's events wait, none lost: {}", waiting.len());
+}
+
+/// Issue #11: an endpoint that keeps failing is paused (its due events are not claimed), probed one event at
+/// a time, and disabled after failing continuously for `disable_after`; its events stay pending, and
+/// `webhooks enable` sends them all.
+#[tokio::test]
+async fn an_endpoint_that_keeps_failing_backs_off_then_is_disabled_and_enabling_resumes_delivery() {
+    let rx = Receiver::start().await;
+    rx.set_default(Reply::Status(500));
+    let mut config = webhook_config();
+    // The events' own schedule retries at once and never runs out here: what holds them is the endpoint.
+    config.webhooks.retry_schedule = vec!["0ms".into(); 50];
+    config.webhooks.endpoint_backoff_initial = "1s".into();
+    config.webhooks.endpoint_backoff_max = "1s".into();
+    config.webhooks.disable_after = "1500ms".into();
+    let app = spawn_app_with(config).await;
+    let (site, _) = site_for(&app, &rx.url("/hook")).await;
+    for i in 0..3 {
+        accepted(&app, &site.id, &json!({"email": format!("lead{i}@example.com")})).await;
+    }
+    let worker = sitebot::outbox::Worker::new(app.state.clone()).unwrap();
+    let first = worker.run_once().await.unwrap();
+    assert_eq!((first.claimed, first.retrying), (2, 2), "two at a time to a healthy endpoint");
+    assert_eq!(worker.run_once().await.unwrap().claimed, 0, "all three events are due, but the endpoint backs off");
+    let ep = endpoint(&app, site.id).await;
+    assert_eq!((ep.state, ep.consecutive_failures, ep.pending, ep.in_flight), (EndpointState::BackingOff, 2, 3, 0));
+    assert!(ep.retry_at.is_some() && ep.disabled_at.is_none());
+    assert_eq!(ep.last_error.as_deref(), Some("receiver answered 500 Internal Server Error"));
+
+    // Probes, one event at a time, until it has failed for 1.5 s.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while endpoint(&app, site.id).await.state != EndpointState::Disabled {
+        assert!(tokio::time::Instant::now() < deadline, "never disabled: {:?}", endpoint(&app, site.id).await);
+        assert!(worker.run_once().await.unwrap().claimed <= 1, "a failing endpoint gets one attempt at a time");
+        // Nothing is due once the endpoint is disabled.
+        let next = worker.next_due().await.unwrap();
+        let wait = next.map_or(1, |t| (t.as_millis() - sitebot::domain::Timestamp::now().as_millis()).clamp(1, 1000));
+        tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+    }
+    let ep = endpoint(&app, site.id).await;
+    assert!(ep.disabled_at.is_some() && ep.consecutive_failures >= 3, "{ep:?}");
+    let sent = rx.count();
+    assert_eq!(sent as u32, ep.consecutive_failures);
+    for _ in 0..3 {
+        app.deliver_due().await;
+    }
+    assert_eq!(rx.count(), sent, "nothing goes to a disabled endpoint");
+    let id = site.id;
+    let pending = app.state.store.run(move |s| s.outbox().list(Some(id), Some(OutboxStatus::Pending), 10)).await.unwrap();
+    assert_eq!(pending.len(), 3, "no event is lost or dead");
+
+    // The receiver is fixed; the operator enables the endpoint: every waiting event goes out.
+    rx.set_default(Reply::Status(200));
+    let enabled = sitebot::cli::webhooks::enable(&app.state.store, site.id).unwrap();
+    assert_eq!((enabled.state, enabled.consecutive_failures, enabled.pending), (EndpointState::Healthy, 0, 3));
+    let waiting: std::collections::BTreeSet<String> = pending.iter().map(|m| m.id.clone()).collect();
+    app.deliver_until(|| rx.requests()[sent..].iter().map(Received::id).collect::<std::collections::BTreeSet<_>>() == waiting).await;
+    for id in &waiting {
+        wait_event(&app, id, "delivered after enabling", |m, _| m.status == OutboxStatus::Delivered).await;
+    }
+    let ep = endpoint(&app, site.id).await;
+    assert_eq!((ep.state, ep.pending, ep.consecutive_failures), (EndpointState::Healthy, 0, 0));
+    assert!(ep.last_success_at.is_some());
 }

@@ -46,7 +46,18 @@ impl Drop for Server {
 
 /// Starts `sitebot serve` on a free port and reads the address it prints before serving.
 pub fn serve(data_dir: &Path) -> Server {
-    let mut child = sitebot(data_dir).args(["serve", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn serve");
+    serve_with_env(data_dir, &[])
+}
+
+/// As `serve`, with these `SITEBOT_*` variables set.
+pub fn serve_with_env(data_dir: &Path, env: &[(&str, &str)]) -> Server {
+    let mut child = sitebot(data_dir)
+        .envs(env.iter().copied())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let port = line.trim().strip_prefix("listening on https://127.0.0.1:").unwrap_or_else(|| panic!("unexpected first line: {line:?}")).parse().unwrap();
