@@ -29,6 +29,7 @@ pub mod queries;
 pub mod retention;
 pub mod sites;
 pub mod stats;
+pub mod usage;
 mod tenant;
 
 use std::path::{Path, PathBuf};
