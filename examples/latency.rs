@@ -156,7 +156,11 @@ fn stage_means(before: &std::collections::BTreeMap<String, (f64, f64)>, after: &
 /// metrics listener on, then 50 of each apart, to show where the time goes.
 async fn compare_long(client: &reqwest::Client, url: &str, site: &str, questions: &[String], long: &str, metrics: Option<&str>) -> anyhow::Result<()> {
     let terms = sitebot::knowledge::text::terms(long).len();
-    println!("long question: {} characters, {terms} distinct terms; the search uses {}", long.chars().count(), sitebot::knowledge::text::question_terms(long).len());
+    println!(
+        "long question: {} characters, {terms} distinct terms; the search uses {}",
+        long.chars().count(),
+        sitebot::knowledge::text::question_terms(long).len()
+    );
     let (mut normal, mut long_lat) = (Vec::new(), Vec::new());
     for i in 0..300 {
         normal.push(time_one(client, url, site, &questions[i % questions.len()]).await?);
@@ -165,7 +169,12 @@ async fn compare_long(client: &reqwest::Client, url: &str, site: &str, questions
     normal.sort();
     long_lat.sort();
     let (n, l) = (percentile(&normal, 0.5), percentile(&long_lat, 0.5));
-    println!("c=1, 300 each: test questions p50 {n:.2} ms (p99 {:.2}), 500-term question p50 {l:.2} ms (p99 {:.2}): {:.2}x", percentile(&normal, 0.99), percentile(&long_lat, 0.99), l / n);
+    println!(
+        "c=1, 300 each: test questions p50 {n:.2} ms (p99 {:.2}), 500-term question p50 {l:.2} ms (p99 {:.2}): {:.2}x",
+        percentile(&normal, 0.99),
+        percentile(&long_lat, 0.99),
+        l / n
+    );
     if let Some(metrics) = metrics {
         let start = stage_sums(metrics).await?;
         for q in questions.iter().take(50) {

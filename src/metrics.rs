@@ -141,7 +141,11 @@ impl Metrics {
             "Visitors' writes not stored, by what (question, lead, feedback, event) and why (daily_cap, low_disk, failed)",
             not_stored.clone(),
         );
-        registry.register("sitebot_data_dir_free_bytes", "Bytes free for the server on the data directory's file system (read at scrape time)", free_bytes.clone());
+        registry.register(
+            "sitebot_data_dir_free_bytes",
+            "Bytes free for the server on the data directory's file system (read at scrape time)",
+            free_bytes.clone(),
+        );
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
         Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, not_stored, free_bytes }

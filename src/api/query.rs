@@ -19,8 +19,8 @@ use crate::http::scope::Tenant;
 use crate::knowledge::generate::client::Turn;
 use crate::knowledge::reply::Generation;
 use crate::knowledge::{Answer, KnowledgeError, Question};
-use crate::store::conversations::{self, Role};
 use crate::metrics::{Because, Unstored};
+use crate::store::conversations::{self, Role};
 use crate::store::queries::{Cited, Logged, QueryRecord};
 use crate::store::{Site, StoreError};
 

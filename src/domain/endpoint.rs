@@ -204,8 +204,13 @@ mod tests {
     #[test]
     fn private_networks_never_open_link_local_or_metadata_addresses() {
         let open = NetworkPolicy::private();
-        for url in ["http://169.254.169.254/latest/meta-data", "http://169.254.10.5/", "http://[fe80::1]/", "http://[fd00:ec2::254]/", "http://[::ffff:169.254.169.254]/"]
-        {
+        for url in [
+            "http://169.254.169.254/latest/meta-data",
+            "http://169.254.10.5/",
+            "http://[fe80::1]/",
+            "http://[fd00:ec2::254]/",
+            "http://[::ffff:169.254.169.254]/",
+        ] {
             let e = check_endpoint(url, &open, EndpointNames::WEBHOOK).unwrap_err();
             assert!(e.0.contains("webhooks.allowed_link_local"), "{url}: {e:?}");
         }

@@ -56,7 +56,9 @@ pub enum Capture {
     /// The key was used in the window with a different request: nothing is stored or replayed.
     KeyReused,
     /// The site has stored its daily cap of leads: nothing is stored until `resets_at` (midnight UTC).
-    OverDailyCap { resets_at: Timestamp },
+    OverDailyCap {
+        resets_at: Timestamp,
+    },
 }
 
 /// An `Idempotency-Key` and the SHA-256 (hex) of the request it came with.
@@ -80,13 +82,7 @@ impl<'s> Leads<'s> {
     /// and the idempotency key, all in one transaction. A key seen in the last 24 h for this site returns
     /// the first response instead, and nothing is written. A site that has stored `cap` leads today (UTC)
     /// gets `OverDailyCap` and nothing is written; a replay is answered whatever the count.
-    pub fn capture(
-        &self,
-        new: NewLead,
-        idempotency: Option<Idempotency<'_>>,
-        cap: DailyCap,
-        respond: impl FnOnce(&Lead) -> StoredResponse,
-    ) -> Result<Capture> {
+    pub fn capture(&self, new: NewLead, idempotency: Option<Idempotency<'_>>, cap: DailyCap, respond: impl FnOnce(&Lead) -> StoredResponse) -> Result<Capture> {
         let site_id = self.site.id();
         self.site.store().write(|tx| {
             let now = Timestamp::now();

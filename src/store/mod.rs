@@ -29,8 +29,8 @@ pub mod queries;
 pub mod retention;
 pub mod sites;
 pub mod stats;
-pub mod usage;
 mod tenant;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};

@@ -56,7 +56,8 @@ async fn anonymous_leads_over_the_daily_cap_get_429_until_midnight_utc_even_afte
     let (site, creds) = app.create_site(Tier::Pro).await;
     let (other, _) = app.create_site(Tier::Starter).await;
     let lead = json!({"email": "ada@example.com"});
-    let keyed = app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).header("Idempotency-Key", "k1").json(&lead).send().await.unwrap();
+    let keyed =
+        app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).header("Idempotency-Key", "k1").json(&lead).send().await.unwrap();
     assert_eq!(keyed.status(), 202);
     assert_eq!(post_lead(&app, &site.id, &lead).await.status(), 202);
 
@@ -70,7 +71,8 @@ async fn anonymous_leads_over_the_daily_cap_get_429_until_midnight_utc_even_afte
 
     // A replay of an accepted lead is still answered; the site's own server (bearer token) is not capped;
     // another site is not affected.
-    let replay = app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).header("Idempotency-Key", "k1").json(&lead).send().await.unwrap();
+    let replay =
+        app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).header("Idempotency-Key", "k1").json(&lead).send().await.unwrap();
     assert_eq!((replay.status().as_u16(), replay.headers()["idempotent-replayed"].to_str().unwrap()), (202, "true"));
     let token = creds.bearer_token.unwrap();
     let server = app.client.post(app.url("/v1/leads")).bearer_auth(&token).json(&lead).send().await.unwrap();
