@@ -66,7 +66,7 @@ async fn bench() {
     let listener = tokio::net::TcpListener::bind(config.server.listen).await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
     let state = AppState::build(config, dir.path().to_owned()).unwrap();
-    let url = WebhookUrl::parse(&rx.url("/hook"), NetworkPolicy { allow_http: true, allow_private_networks: true }).unwrap();
+    let url = WebhookUrl::parse(&rx.url("/hook"), &NetworkPolicy::private()).unwrap();
     let mut new = NewSite::new("Bench", Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
     new.webhook_url = Some(url);
     let (site, _) = state.store.run(move |s| s.sites().create(new)).await.unwrap();

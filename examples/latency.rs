@@ -7,11 +7,18 @@
 //! 3. The server's peak resident memory (`VmHWM` in /proc/<pid>/status).
 //!
 //! ```text
-//! cargo build --release && cargo run --release --example latency [-- --eval DIR --bin target/release/sitebot] [--metrics]
+//! cargo build --release && cargo run --release --example latency [-- --eval DIR --bin target/release/sitebot] [--metrics] [--long-question]
 //! ```
 //!
 //! `--metrics` serves with `server.metrics_listen` on (so every request is recorded) and scrapes once a
 //! second while the load runs, as Prometheus would: compare with a run without it for the metrics' cost.
+//!
+//! `--long-question` measures what a stranger's longest question costs instead of the load runs: a
+//! question of 500 distinct corpus words (the most frequent of two or three letters, which fit the
+//! 2,000-character limit and have the longest posting lists) asked in turn with the test questions at
+//! concurrency 1, printing both medians and their ratio. The search keeps at most
+//! `knowledge::text::MAX_TERMS` of its terms. With `--metrics` too, it also prints the mean time of each
+//! query stage for 50 of each.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -75,6 +82,112 @@ async fn run(client: &reqwest::Client, url: &str, site: &str, questions: Arc<Vec
         percentile(&all, 0.99),
         total as f64 / elapsed
     );
+    Ok(())
+}
+
+/// 500 distinct words of the corpus, the most frequent of two or three letters first, within the route's
+/// 2,000 characters.
+fn long_question(eval: &std::path::Path) -> anyhow::Result<String> {
+    let mut docs_with: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for line in std::fs::read_to_string(eval.join("corpus.jsonl"))?.lines() {
+        let v: serde_json::Value = serde_json::from_str(line)?;
+        let text = format!("{} {}", v["title"].as_str().unwrap_or(""), v["text"].as_str().unwrap_or(""));
+        for t in sitebot::knowledge::text::terms(&text) {
+            if (2..=3).contains(&t.chars().count()) {
+                *docs_with.entry(t).or_default() += 1;
+            }
+        }
+    }
+    let mut words: Vec<(String, usize)> = docs_with.into_iter().collect();
+    words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut question = String::new();
+    for (w, _) in words.iter().take(500) {
+        if question.chars().count() + w.chars().count() + 1 > 2000 {
+            break;
+        }
+        if !question.is_empty() {
+            question.push(' ');
+        }
+        question.push_str(w);
+    }
+    Ok(question)
+}
+
+/// One question's latency through the route.
+async fn time_one(client: &reqwest::Client, url: &str, site: &str, question: &str) -> anyhow::Result<Duration> {
+    let t = Instant::now();
+    let resp = client.post(url).header("X-Site-Id", site).json(&serde_json::json!({"question": question})).send().await?;
+    let status = resp.status();
+    resp.bytes().await?;
+    anyhow::ensure!(status == 200, "status {status}");
+    Ok(t.elapsed())
+}
+
+/// `sitebot_query_stage_duration_seconds` sums and counts by stage, from the metrics page.
+async fn stage_sums(metrics: &str) -> anyhow::Result<std::collections::BTreeMap<String, (f64, f64)>> {
+    let text = reqwest::get(metrics).await?.text().await?;
+    let mut out: std::collections::BTreeMap<String, (f64, f64)> = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        for (suffix, sum) in [("_sum{stage=\"", true), ("_count{stage=\"", false)] {
+            if let Some(rest) = line.strip_prefix(&format!("sitebot_query_stage_duration_seconds{suffix}")) {
+                let (stage, value) = rest.split_once("\"} ").unwrap_or_default();
+                let v: f64 = value.trim().parse().unwrap_or(0.0);
+                let e = out.entry(stage.to_owned()).or_default();
+                if sum { e.0 = v } else { e.1 = v }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Mean milliseconds per stage of the questions asked between two readings.
+fn stage_means(before: &std::collections::BTreeMap<String, (f64, f64)>, after: &std::collections::BTreeMap<String, (f64, f64)>) -> String {
+    after
+        .iter()
+        .map(|(stage, (sum, n))| {
+            let (s0, n0) = before.get(stage).copied().unwrap_or_default();
+            format!("{stage} {:.2} ms", (sum - s0) / (n - n0).max(1.0) * 1000.0)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The test questions and the long one in turn (so both see the same machine), 300 of each; with the
+/// metrics listener on, then 50 of each apart, to show where the time goes.
+async fn compare_long(client: &reqwest::Client, url: &str, site: &str, questions: &[String], long: &str, metrics: Option<&str>) -> anyhow::Result<()> {
+    let terms = sitebot::knowledge::text::terms(long).len();
+    println!(
+        "long question: {} characters, {terms} distinct terms; the search uses {}",
+        long.chars().count(),
+        sitebot::knowledge::text::question_terms(long).len()
+    );
+    let (mut normal, mut long_lat) = (Vec::new(), Vec::new());
+    for i in 0..300 {
+        normal.push(time_one(client, url, site, &questions[i % questions.len()]).await?);
+        long_lat.push(time_one(client, url, site, long).await?);
+    }
+    normal.sort();
+    long_lat.sort();
+    let (n, l) = (percentile(&normal, 0.5), percentile(&long_lat, 0.5));
+    println!(
+        "c=1, 300 each: test questions p50 {n:.2} ms (p99 {:.2}), 500-term question p50 {l:.2} ms (p99 {:.2}): {:.2}x",
+        percentile(&normal, 0.99),
+        percentile(&long_lat, 0.99),
+        l / n
+    );
+    if let Some(metrics) = metrics {
+        let start = stage_sums(metrics).await?;
+        for q in questions.iter().take(50) {
+            time_one(client, url, site, q).await?;
+        }
+        let mid = stage_sums(metrics).await?;
+        for _ in 0..50 {
+            time_one(client, url, site, long).await?;
+        }
+        let end = stage_sums(metrics).await?;
+        println!("stages, test questions: {}", stage_means(&start, &mid));
+        println!("stages, 500-term question: {}", stage_means(&mid, &end));
+    }
     Ok(())
 }
 
@@ -171,10 +284,12 @@ async fn main() -> anyhow::Result<()> {
             break addr.trim().to_owned();
         }
     };
+    let mut metrics_url = None;
     if metrics {
         let line = lines.next().ok_or_else(|| anyhow::anyhow!("server exited"))??;
         let url = format!("{}/metrics", line.strip_prefix("metrics on ").ok_or_else(|| anyhow::anyhow!("no metrics line: {line}"))?);
         println!("metrics on: scraping {url} every second");
+        metrics_url = Some(url.clone());
         tokio::spawn(async move {
             loop {
                 let _ = reqwest::get(&url).await.and_then(|r| r.error_for_status());
@@ -199,6 +314,12 @@ async fn main() -> anyhow::Result<()> {
     println!("server pid {pid}, RSS after start {} MiB", status_kib(pid, "VmRSS:") / 1024);
     // Warm-up: loads the index, fills caches.
     run(&client, &url, &site, questions.clone(), 4, 100).await?;
+    if std::env::args().any(|a| a == "--long-question") {
+        compare_long(&client, &url, &site, &questions, &long_question(&eval)?, metrics_url.as_deref()).await?;
+        server.kill()?;
+        server.wait()?;
+        return Ok(());
+    }
     run(&client, &url, &site, questions.clone(), 1, 500).await?;
     run(&client, &url, &site, questions.clone(), 32, 4000).await?;
     // The client above costs about as much CPU as the server on this 2-core machine; wrk costs almost

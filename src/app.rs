@@ -28,6 +28,8 @@ pub struct AppState {
     pub proxies: crate::http::client::TrustedProxies,
     /// The Prometheus registry and the series the server records.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The data directory's free space against `storage.min_free_mb`.
+    pub free_space: crate::disk::FreeSpace,
 }
 
 impl std::fmt::Debug for AppState {
@@ -79,7 +81,9 @@ impl AppState {
         let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
         let proxies = config.server.proxies()?;
         let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_listen.is_some(), config.server.metrics_per_site, &knowledge.stages));
+        let free_space = crate::disk::FreeSpace::new(&data_dir, config.storage.min_free_mb);
         Ok(Arc::new(AppState {
+            free_space,
             proxies,
             metrics,
             config,

@@ -23,6 +23,7 @@
 //!   and the content model the store keeps.
 //! - [`insights`]: the operator's report of unanswered questions (grouped by meaning), weak answers,
 //!   thumbs-down ratings, most cited sources and resolution by day.
+//! - [`disk`]: the data directory's free space against `storage.min_free_mb`.
 //! - [`net`]: the checked resolver every outbound client uses (webhooks, crawler, generator).
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
 
@@ -32,6 +33,7 @@ pub mod cli;
 pub mod config;
 pub mod content;
 pub mod crawl;
+pub mod disk;
 pub mod domain;
 pub mod http;
 pub mod insights;

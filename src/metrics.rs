@@ -81,6 +81,26 @@ pub enum LimitScope {
     Ip,
 }
 
+/// What a visitor sent that was not stored.
+#[derive(Debug, Clone, Copy)]
+pub enum Unstored {
+    Question,
+    Lead,
+    Feedback,
+    Event,
+}
+
+/// Why it was not stored.
+#[derive(Debug, Clone, Copy)]
+pub enum Because {
+    /// The site's daily cap (`limits.*_per_site_per_day`).
+    DailyCap,
+    /// Free space below `storage.min_free_mb`.
+    LowDisk,
+    /// The write failed (a full disk, a busy or broken database); the answer was given anyway.
+    Failed,
+}
+
 /// Every series the server exposes, and the registry that encodes them.
 #[derive(Debug)]
 pub struct Metrics {
@@ -93,6 +113,8 @@ pub struct Metrics {
     attempts: Family<Labels, Counter>,
     outbox: Family<Labels, Gauge>,
     embedding_queue: Gauge,
+    not_stored: Family<Labels, Counter>,
+    free_bytes: Gauge,
 }
 
 impl Metrics {
@@ -105,6 +127,8 @@ impl Metrics {
         let attempts = Family::<Labels, Counter>::default();
         let outbox = Family::<Labels, Gauge>::default();
         let embedding_queue = Gauge::default();
+        let not_stored = Family::<Labels, Counter>::default();
+        let free_bytes = Gauge::default();
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
@@ -112,9 +136,19 @@ impl Metrics {
         registry.register("sitebot_webhook_delivery_attempts", "Webhook delivery attempts, by outcome", attempts.clone());
         registry.register("sitebot_outbox_events", "Webhook events in the outbox, by state (read at scrape time)", outbox.clone());
         registry.register("sitebot_embedding_queue_depth", "Questions waiting for the embedding session (read at scrape time)", embedding_queue.clone());
+        registry.register(
+            "sitebot_writes_not_stored",
+            "Visitors' writes not stored, by what (question, lead, feedback, event) and why (daily_cap, low_disk, failed)",
+            not_stored.clone(),
+        );
+        registry.register(
+            "sitebot_data_dir_free_bytes",
+            "Bytes free for the server on the data directory's file system (read at scrape time)",
+            free_bytes.clone(),
+        );
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
-        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue }
+        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, not_stored, free_bytes }
     }
 
     /// One answered request. `route` is the route template (`/v1/landing/:site/:lang/:slug`), never the
@@ -151,8 +185,30 @@ impl Metrics {
         self.attempts.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
     }
 
+    /// A visitor's write that was not stored.
+    pub fn not_stored(&self, what: Unstored, why: Because) {
+        if !self.enabled {
+            return;
+        }
+        let what = match what {
+            Unstored::Question => "question",
+            Unstored::Lead => "lead",
+            Unstored::Feedback => "feedback",
+            Unstored::Event => "event",
+        };
+        let why = match why {
+            Because::DailyCap => "daily_cap",
+            Because::LowDisk => "low_disk",
+            Because::Failed => "failed",
+        };
+        self.not_stored.get_or_create(&vec![("what", what.to_owned()), ("reason", why.to_owned())]).inc();
+    }
+
     /// The text exposition of every series, with the scrape-time values given.
-    pub fn encode(&self, outbox_by_state: &[(&'static str, u64)], embedding_queue: usize) -> String {
+    pub fn encode(&self, outbox_by_state: &[(&'static str, u64)], embedding_queue: usize, free_bytes: Option<u64>) -> String {
+        if let Some(free) = free_bytes {
+            self.free_bytes.set(i64::try_from(free).unwrap_or(i64::MAX));
+        }
         for (state, n) in outbox_by_state {
             self.outbox.get_or_create(&vec![("state", (*state).to_owned())]).set(*n as i64);
         }
@@ -175,8 +231,9 @@ mod tests {
         m.request("/v1/query", 200, None, Duration::from_millis(3));
         m.rate_limited(LimitScope::Ip);
         m.delivery_attempt("delivered");
+        m.not_stored(Unstored::Question, Because::DailyCap);
         stages.observe(Stage::Lexical, Duration::from_millis(1));
-        let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1);
+        let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1, Some(4096));
         for line in [
             "sitebot_http_requests_total{route=\"/v1/query\",status=\"200\"} 1",
             "sitebot_http_request_duration_seconds_count{route=\"/v1/query\"} 1",
@@ -185,6 +242,8 @@ mod tests {
             "sitebot_webhook_delivery_attempts_total{outcome=\"delivered\"} 1",
             "sitebot_outbox_events{state=\"pending\"} 2",
             "sitebot_embedding_queue_depth 1",
+            "sitebot_writes_not_stored_total{what=\"question\",reason=\"daily_cap\"} 1",
+            "sitebot_data_dir_free_bytes 4096",
         ] {
             assert!(text.contains(line), "missing {line} in:\n{text}");
         }
@@ -193,6 +252,6 @@ mod tests {
         let m = Metrics::new(true, true, &stages);
         let site = SiteId::parse("6f1c2a8e-2b6a-4c1e-9a51-0d6c7a1e2f3b").unwrap();
         m.request("/v1/query", 200, Some(site), Duration::from_millis(3));
-        assert!(m.encode(&[], 0).contains(&format!("site=\"{site}\"")));
+        assert!(m.encode(&[], 0, None).contains(&format!("site=\"{site}\"")));
     }
 }

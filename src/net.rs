@@ -32,21 +32,31 @@ pub struct CheckedResolver {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("refused: {host} resolves to {ip}, which is not a public address (the operator can set {setting} = true)")]
+#[error("refused: {host} resolves to {ip}, {hint}")]
 struct RefusedAddress {
     host: String,
     ip: IpAddr,
-    setting: &'static str,
+    hint: String,
+}
+
+/// Why `ip` is refused and which setting would allow it.
+fn hint(ip: IpAddr, setting: &str) -> String {
+    if crate::domain::is_link_local_or_metadata(ip) {
+        let section = setting.split('.').next().unwrap_or(setting);
+        format!("a link-local or metadata address (the operator can name it in {section}.allowed_link_local)")
+    } else {
+        format!("which is not a public address (the operator can set {setting} = true)")
+    }
 }
 
 impl Resolve for CheckedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let (policy, setting) = (self.policy, self.setting);
+        let (policy, setting) = (self.policy.clone(), self.setting);
         let host = name.as_str().to_owned();
         Box::pin(async move {
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if let Some(bad) = addrs.iter().find(|a| !policy.allows(a.ip())) {
-                return Err(Box::new(RefusedAddress { host, ip: bad.ip(), setting }) as Box<dyn std::error::Error + Send + Sync>);
+                return Err(Box::new(RefusedAddress { host, hint: hint(bad.ip(), setting), ip: bad.ip() }) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })

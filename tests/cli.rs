@@ -199,6 +199,32 @@ fn site_commands_validate_input_and_migrate_reports_the_schema() {
 }
 
 #[test]
+fn webhook_urls_on_link_local_addresses_need_the_address_named_even_with_private_networks_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let create = |url: &str, named: &str| {
+        let mut cmd = sitebot(dir.path());
+        cmd.env("SITEBOT_WEBHOOKS__ALLOW_HTTP", "true").env("SITEBOT_WEBHOOKS__ALLOW_PRIVATE_NETWORKS", "true");
+        if !named.is_empty() {
+            cmd.env("SITEBOT_WEBHOOKS__ALLOWED_LINK_LOCAL", named);
+        }
+        cmd.args(["site", "create", "--name", "X", "--vertical", "dental", "--tier", "starter", "--currency", "EUR", "--lang", "en", "--webhook-url", url]);
+        run(&mut cmd)
+    };
+    for url in ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://[fe80::1]/hook", "http://169.254.10.5/hook"] {
+        let out = create(url, "");
+        assert!(!out.status.success(), "{url} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("link-local") && err.contains("webhooks.allowed_link_local"), "{url}: {err}");
+    }
+    // Named, that one address is accepted and no other of the range.
+    let out = create("http://169.254.10.5/hook", r#"["169.254.10.5"]"#);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!create("http://169.254.169.254/latest/meta-data/", r#"["169.254.10.5"]"#).status.success());
+    // Private networks stay as allowed as before.
+    assert!(create("http://10.0.0.7/hook", "").status.success());
+}
+
+#[test]
 fn the_optional_plain_port_refuses_everything() {
     use std::io::{BufRead, BufReader, Read, Write};
     let dir = tempfile::tempdir().unwrap();
@@ -340,6 +366,14 @@ fn doctor_checks_the_answer_endpoint_and_sites_choose_their_answers() {
     assert!(!out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.lines().any(|l| l.contains("answer generator") && l.contains("unreachable")), "{stdout}");
+
+    // The free space is checked against storage.min_free_mb: fine by default, a failure above the disk's.
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.lines().any(|l| l.starts_with("ok    free space:") && l.contains("MiB free")), "{stdout}");
+    let out = run(sitebot(dir.path()).env("SITEBOT_STORAGE__MIN_FREE_MB", "1099511627776").arg("doctor"));
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().any(|l| l.starts_with("FAIL  free space:") && l.contains("storage.min_free_mb")), "{stdout}");
 
     let site = create_site(dir.path(), "pro")["siteId"].as_str().unwrap().to_owned();
     let shown: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["site", "show", &site, "--json"]))).unwrap();

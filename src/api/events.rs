@@ -1,5 +1,6 @@
 //! `POST /v1/events`: widget analytics, 1 to 50 events a request. Events are counted per site, day and
-//! type (cheap to read at millions of events) and kept raw for `retention.widget_events_days`.
+//! type (cheap to read at millions of events) and kept raw for `retention.widget_events_days`. Below the
+//! free-space watermark none is stored and the answer says so: `202 {"accepted": 0}`.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use crate::domain::Timestamp;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
+use crate::metrics::{Because, Unstored};
 use crate::store::analytics::NewEvent;
 
 /// The event types API.md names.
@@ -71,6 +73,12 @@ impl Validate for EventsRequest {
 
 #[handler]
 pub async fn create(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<EventsRequest>) -> poem::Result<Response> {
+    if state.free_space.low() {
+        for _ in &body.events {
+            state.metrics.not_stored(Unstored::Event, Because::LowDisk);
+        }
+        return Ok(accepted(0));
+    }
     let now = Timestamp::now();
     // A visitor's clock may be wrong: a time more than a day off the server's is the server's time.
     let day = std::time::Duration::from_secs(86_400);
@@ -87,5 +95,9 @@ pub async fn create(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenan
         .collect();
     let site = tenant.site.id;
     let n = state.store.run(move |s| s.site(site).analytics().record(&events)).await.map_err(ApiError::from)?;
-    Ok(Response::builder().status(StatusCode::ACCEPTED).content_type("application/json").body(format!(r#"{{"accepted":{n}}}"#)))
+    Ok(accepted(n))
+}
+
+fn accepted(n: usize) -> Response {
+    Response::builder().status(StatusCode::ACCEPTED).content_type("application/json").body(format!(r#"{{"accepted":{n}}}"#))
 }

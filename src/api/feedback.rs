@@ -1,4 +1,6 @@
-//! `POST /v1/feedback`: a visitor rates an answer; rating again replaces the earlier rating.
+//! `POST /v1/feedback`: a visitor rates an answer; rating again replaces the earlier rating. Below the
+//! free-space watermark nothing is stored and the rating is refused with 503 (never a 202 for a rating
+//! that was not kept).
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use crate::app::AppState;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
+use crate::metrics::{Because, Unstored};
 use crate::store::StoreError;
 use crate::store::analytics::Rating;
 
@@ -38,6 +41,10 @@ impl Validate for FeedbackRequest {
 
 #[handler]
 pub async fn create(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<FeedbackRequest>) -> poem::Result<Response> {
+    if state.free_space.low() {
+        state.metrics.not_stored(Unstored::Feedback, Because::LowDisk);
+        return Err(ApiError::StorageLow { retry_after_secs: super::leads::LOW_DISK_RETRY_SECS }.into());
+    }
     let site = tenant.site.id;
     let comment = body.comment.map(|c| c.trim().to_owned()).filter(|c| !c.is_empty());
     state.store.run(move |s| s.site(site).analytics().rate(&body.query_id, body.rating, comment.as_deref())).await.map_err(|e| match e {

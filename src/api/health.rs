@@ -1,4 +1,6 @@
-//! `GET /healthz` (the process answers) and `GET /readyz` (the database answers too).
+//! `GET /healthz` (the process answers) and `GET /readyz` (the database answers too; `storage` says
+//! whether the data directory's free space is below `storage.min_free_mb`, when visitors' writes stop
+//! but answers go on, so the server stays ready).
 
 use std::sync::Arc;
 
@@ -17,5 +19,6 @@ pub async fn healthz() -> Json<Value> {
 #[handler]
 pub async fn readyz(Data(state): Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
     state.store.run(|s| s.ping()).await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
-    Ok(Json(json!({"status": "ready"})))
+    let storage = if state.free_space.low() { "low" } else { "ok" };
+    Ok(Json(json!({"status": "ready", "storage": storage})))
 }

@@ -1,5 +1,9 @@
 //! `POST /v1/leads`: capture a visitor's contact. Once this answers 202 the lead is on disk with its
 //! `lead.captured` outbox event (same transaction); forwarding to the CRM is the outbox worker's job.
+//!
+//! A lead is never acknowledged and then dropped: over the site's daily cap of visitors' leads it is
+//! refused with 429 `daily_quota_exceeded` (`Retry-After`: the next midnight UTC), and below the
+//! free-space watermark with 503 `unavailable` (`Retry-After`: [`LOW_DISK_RETRY_SECS`]).
 
 use std::sync::Arc;
 
@@ -9,10 +13,11 @@ use poem::{Request, Response, handler};
 use serde::Deserialize;
 
 use crate::app::AppState;
-use crate::domain::Email;
+use crate::domain::{Email, Timestamp};
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
+use crate::metrics::{Because, Unstored};
 use crate::store::StoreError;
 use crate::store::conversations;
 use crate::store::leads::{Capture, Idempotency, NewLead, StoredResponse};
@@ -57,6 +62,9 @@ impl Validate for LeadRequest {
     }
 }
 
+/// `Retry-After` of a lead refused for want of free space: the operator has to act, so not seconds.
+pub const LOW_DISK_RETRY_SECS: u64 = 300;
+
 fn idempotency_key(req: &Request) -> Result<Option<String>, ApiError> {
     let Some(v) = req.headers().get("idempotency-key") else { return Ok(None) };
     let v = v.to_str().map_err(|_| ApiError::validation("Idempotency-Key", "must be printable ASCII"))?.trim();
@@ -78,6 +86,10 @@ fn non_empty(s: Option<String>) -> Option<String> {
 #[handler]
 pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<LeadRequest>) -> poem::Result<Response> {
     let key = idempotency_key(req)?;
+    if state.free_space.low() {
+        state.metrics.not_stored(Unstored::Lead, Because::LowDisk);
+        return Err(ApiError::StorageLow { retry_after_secs: LOW_DISK_RETRY_SECS }.into());
+    }
     let new = NewLead {
         name: non_empty(body.name),
         email: Email::parse(&body.email).map_err(|e| ApiError::validation("email", e.0))?,
@@ -92,7 +104,7 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
             other => other.into(),
         })?;
     }
-    let site = tenant.site.id;
+    let (site, cap) = (tenant.site.id, state.config.limits.lead_cap(tenant.via_token));
     // What the key promises to repeat: the lead as accepted (after trimming), hashed.
     let request_hash = {
         use sha2::Digest;
@@ -103,7 +115,7 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         .store
         .run(move |s| {
             let idempotency = key.as_deref().map(|key| Idempotency { key, request_hash: &request_hash });
-            s.site(site).leads().capture(new, idempotency, |lead| StoredResponse { status: 202, body: accepted_body(&lead.lead_id) })
+            s.site(site).leads().capture(new, idempotency, cap, |lead| StoredResponse { status: 202, body: accepted_body(&lead.lead_id) })
         })
         .await
         .map_err(ApiError::from)?;
@@ -117,6 +129,11 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         }
         Capture::Replayed(StoredResponse { body, .. }) => (body, true),
         Capture::KeyReused => return Err(ApiError::IdempotencyKeyReused.into()),
+        Capture::OverDailyCap { resets_at } => {
+            state.metrics.not_stored(Unstored::Lead, Because::DailyCap);
+            let retry_after_secs = u64::try_from((resets_at.as_millis() - Timestamp::now().as_millis() + 999) / 1000).unwrap_or(0).max(1);
+            return Err(ApiError::DailyQuotaExceeded { retry_after_secs }.into());
+        }
     };
     let mut resp = Response::builder().status(StatusCode::ACCEPTED).content_type("application/json").body(body);
     if replayed {

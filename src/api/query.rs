@@ -1,7 +1,9 @@
 //! `POST /v1/query`: a grounded answer with citations from the site's knowledge.
 //!
 //! Every answered question is logged, counted in the site's public stats and, for sites that opted
-//! in, announced as `query.completed` through the webhook outbox: one transaction (`record`).
+//! in, announced as `query.completed` through the webhook outbox: one transaction (`record`). What
+//! becomes of the record never changes the answer: below the free-space watermark, over the site's
+//! daily cap or when the write fails, the visitor still gets the 200.
 
 use std::sync::Arc;
 
@@ -17,8 +19,9 @@ use crate::http::scope::Tenant;
 use crate::knowledge::generate::client::Turn;
 use crate::knowledge::reply::Generation;
 use crate::knowledge::{Answer, KnowledgeError, Question};
+use crate::metrics::{Because, Unstored};
 use crate::store::conversations::{self, Role};
-use crate::store::queries::{Cited, QueryRecord};
+use crate::store::queries::{Cited, Logged, QueryRecord};
 use crate::store::{Site, StoreError};
 
 #[derive(Debug, Deserialize)]
@@ -138,9 +141,19 @@ pub fn knowledge_error(e: KnowledgeError) -> ApiError {
 
 /// Logs the query, bumps the counters and enqueues `query.completed` (one transaction); wakes the
 /// webhook worker when an event was enqueued.
-pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answer) -> Result<(), ApiError> {
+///
+/// Never fails: the answer is already computed, and what becomes of its record must not turn it into
+/// an error. Below the free-space watermark nothing is written; over the site's daily cap of logged
+/// questions only the counters are (`QueryLog::record`); a failed write is logged and counted
+/// (`sitebot_writes_not_stored_total{what="question"}`). Returns whether the question was logged.
+pub async fn record(state: &AppState, tenant: &Tenant, question: &str, answer: &Answer) -> bool {
+    let site = &tenant.site;
     if state.config.log.questions {
         tracing::info!(target: "sitebot::questions", site = %site.id, query = %answer.id, question, "question");
+    }
+    if state.free_space.low() {
+        state.metrics.not_stored(Unstored::Question, Because::LowDisk);
+        return false;
     }
     let conversation = Some((answer.conversation_id.clone(), answer.answer.clone()));
     let rec = QueryRecord {
@@ -160,11 +173,24 @@ pub async fn record(state: &AppState, site: &Site, question: &str, answer: &Answ
             .map(|s| Cited { document_id: s.document_id.clone(), title: s.title.clone(), url: s.url.clone(), score: s.score })
             .collect(),
     };
-    let message = state.store.run(move |s| s.site(rec.site_id).queries().record(&rec)).await?;
-    if message.is_some() {
-        state.outbox_wake.notify_one();
+    let cap = state.config.limits.logged_question_cap(tenant.via_token);
+    match state.store.run(move |s| s.site(rec.site_id).queries().record(&rec, cap)).await {
+        Ok(Logged::Logged { message }) => {
+            if message.is_some() {
+                state.outbox_wake.notify_one();
+            }
+            true
+        }
+        Ok(Logged::OverDailyCap) => {
+            state.metrics.not_stored(Unstored::Question, Because::DailyCap);
+            false
+        }
+        Err(e) => {
+            tracing::error!(site = %site.id, query = %answer.id, error = %e, "a question was answered but could not be logged");
+            state.metrics.not_stored(Unstored::Question, Because::Failed);
+            false
+        }
     }
-    Ok(())
 }
 
 #[handler]
@@ -174,10 +200,10 @@ pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>,
     let q = &asked.question;
     let reply = state.knowledge.reply(&state.store, &tenant.site.id, q, asked.conversation_id.clone(), generation).await.map_err(knowledge_error)?;
     let answer = reply.finish().await;
-    record(state, &tenant.site, &q.text, &answer).await?;
+    let logged = record(state, tenant, &q.text, &answer).await;
     tracing::info!(
         site = %tenant.site.id, query = %answer.id, resolved = answer.resolved, sources = answer.sources.len(),
-        latency_ms = answer.latency_ms, mode = %answer.mode, "query answered"
+        latency_ms = answer.latency_ms, mode = %answer.mode, logged, "query answered"
     );
     let body = serde_json::to_string(&answer).map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Response::builder().content_type("application/json").body(body))

@@ -33,6 +33,9 @@ pub fn run(a: AnalyticsArgs, config: &Config, data_dir: &Path) -> anyhow::Result
     }
     println!("since {}", r.since.date());
     println!("questions:      {} ({} answered, answer rate {:.1} %)", r.questions, r.answered, r.answer_rate * 100.0);
+    if r.unlogged_questions > 0 {
+        println!("not logged:     {} (answered after the daily cap, limits.logged_questions_per_site_per_day)", r.unlogged_questions);
+    }
     println!("feedback:       {} up, {} down", r.feedback_up, r.feedback_down);
     println!("widget leads:   {}", r.widget_leads);
     println!("widget events:");

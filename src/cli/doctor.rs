@@ -37,6 +37,18 @@ fn data_dir_check(dir: &Path) -> Result<String, String> {
     Ok(format!("{} (mode {mode:o}, writable)", dir.display()))
 }
 
+/// The data directory's free space against `storage.min_free_mb`.
+fn free_space_check(config: &Config, dir: &Path) -> Result<String, String> {
+    let free = crate::disk::available(dir).map_err(|e| format!("cannot measure the free space of {}: {e}", dir.display()))? >> 20;
+    let min = config.storage.min_free_mb;
+    if free < min {
+        return Err(format!(
+            "{free} MiB free, below storage.min_free_mb ({min} MiB): questions are not logged, widget events and feedback are not stored, leads are refused; free some space"
+        ));
+    }
+    Ok(format!("{free} MiB free (storage.min_free_mb {min})"))
+}
+
 fn certificate_check(config: &Config, data_dir: &Path) -> Result<String, String> {
     let (cert, key) = match (&config.server.tls_cert, &config.server.tls_key) {
         (Some(c), Some(k)) => (c.clone(), k.clone()),
@@ -84,6 +96,7 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         }),
     );
     checks.report("data directory", data_dir_check(data_dir));
+    checks.report("free space", free_space_check(config, data_dir));
     checks.report("TLS certificate", certificate_check(config, data_dir));
     let db = crate::app::open_store(config, data_dir).map_err(|e| format!("{e:#}")).and_then(|store| {
         let integrity = store.integrity().map_err(|e| e.to_string())?;

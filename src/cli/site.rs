@@ -226,7 +226,7 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 currency: a.currency,
                 lang: a.lang,
                 allowed_origins: a.allowed_origins,
-                webhook_url: a.webhook_url.as_deref().map(|u| WebhookUrl::parse(u, policy)).transpose()?,
+                webhook_url: a.webhook_url.as_deref().map(|u| WebhookUrl::parse(u, &policy)).transpose()?,
                 webhook_events: a.events,
             };
             let (_, creds) = store.sites().create(new).context("cannot create the site")?;
@@ -264,7 +264,7 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 } else {
                     Some(a.allowed_origins)
                 },
-                webhook_url: if a.no_webhook { Some(None) } else { a.webhook_url.as_deref().map(|u| WebhookUrl::parse(u, policy).map(Some)).transpose()? },
+                webhook_url: if a.no_webhook { Some(None) } else { a.webhook_url.as_deref().map(|u| WebhookUrl::parse(u, &policy).map(Some)).transpose()? },
                 webhook_events: a.events,
                 widget_color: a.widget_color,
                 widget_position: a.widget_position,

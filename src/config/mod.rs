@@ -24,6 +24,7 @@ pub const EXAMPLE: &str = include_str!("../../assets/sitebot.example.toml");
 pub struct Config {
     pub server: ServerConfig,
     pub limits: LimitsConfig,
+    pub storage: StorageConfig,
     pub webhooks: WebhooksConfig,
     pub knowledge: KnowledgeConfig,
     pub answer: AnswerConfig,
@@ -123,6 +124,9 @@ impl Config {
         if self.limits.json_body_bytes == 0 || self.limits.multipart_body_bytes == 0 {
             return Err(ConfigError::Invalid("limits.*_body_bytes must be at least 1".into()));
         }
+        check_link_local("webhooks.allowed_link_local", &self.webhooks.allowed_link_local)?;
+        check_link_local("crawl.allowed_link_local", &self.crawl.allowed_link_local)?;
+        check_link_local("answer.allowed_link_local", &self.answer.allowed_link_local)?;
         self.webhooks.retry_delays()?;
         self.webhooks.min_backoff()?;
         self.webhooks.endpoint_policy()?;
@@ -298,6 +302,33 @@ mod tests {
         let allowed = [local.as_slice(), &[("SITEBOT_ANSWER__ALLOW_PRIVATE_NETWORKS", "true"), ("SITEBOT_ANSWER__API_KEY", "sk-secret")]].concat();
         let c = Config::load(None, env(&allowed), &Overrides::default()).unwrap();
         assert!(!c.to_toml().contains("sk-secret") && !format!("{c:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn link_local_addresses_are_named_one_by_one_per_kind_of_endpoint() {
+        let c = Config::load(None, env(&[]), &Overrides::default()).unwrap();
+        assert!(c.webhooks.allowed_link_local.is_empty() && c.crawl.allowed_link_local.is_empty() && c.answer.allowed_link_local.is_empty());
+        let named = [("SITEBOT_WEBHOOKS__ALLOWED_LINK_LOCAL", r#"["169.254.10.5", "fd00:ec2::254"]"#), ("SITEBOT_CRAWL__ALLOWED_LINK_LOCAL", r#"["fe80::1"]"#)];
+        let c = Config::load(None, env(&named), &Overrides::default()).unwrap();
+        let (hooks, crawl, answer) = (c.webhooks.policy(), c.crawl.policy(), c.answer.policy());
+        assert!(hooks.allows("169.254.10.5".parse().unwrap()) && hooks.allows("fd00:ec2::254".parse().unwrap()));
+        assert!(!hooks.allows("169.254.169.254".parse().unwrap()) && !hooks.allows("fe80::1".parse().unwrap()));
+        assert!(crawl.allows("fe80::1".parse().unwrap()) && !crawl.allows("169.254.10.5".parse().unwrap()));
+        assert!(!answer.allows("169.254.10.5".parse().unwrap()));
+        // Only link-local and metadata addresses can be named; anything else is allow_private_networks' call.
+        let err = Config::load(None, env(&[("SITEBOT_WEBHOOKS__ALLOWED_LINK_LOCAL", r#"["10.0.0.1"]"#)]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("webhooks.allowed_link_local") && err.contains("10.0.0.1"), "{err}");
+        let err = Config::load(None, env(&[("SITEBOT_ANSWER__ALLOWED_LINK_LOCAL", r#"["metadata"]"#)]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("answer.allowed_link_local"), "{err}");
+    }
+
+    #[test]
+    fn daily_caps_spare_bearer_traffic_and_zero_means_none() {
+        let c = Config::load(None, env(&[]), &Overrides::default()).unwrap();
+        assert_eq!((c.limits.lead_cap(false), c.limits.logged_question_cap(false), c.storage.min_free_mb), (Some(1000), Some(50_000), 512));
+        assert_eq!((c.limits.lead_cap(true), c.limits.logged_question_cap(true)), (None, None));
+        let c = Config::load(None, env(&[("SITEBOT_LIMITS__LEADS_PER_SITE_PER_DAY", "0")]), &Overrides::default()).unwrap();
+        assert_eq!(c.limits.lead_cap(false), None);
     }
 
     #[test]

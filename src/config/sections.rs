@@ -2,7 +2,7 @@
 //! never prints.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -100,11 +100,70 @@ pub struct LimitsConfig {
     pub json_body_bytes: usize,
     /// Largest multipart body read, in bytes.
     pub multipart_body_bytes: usize,
+    /// Leads a site stores a day (UTC) from anonymous visitors; more are refused with 429
+    /// `daily_quota_exceeded` until midnight UTC. 0: no cap. Bearer-authenticated requests are not capped.
+    pub leads_per_site_per_day: u64,
+    /// Questions a site logs a day (UTC) from anonymous visitors; more are answered and counted in the
+    /// public stats, but not logged. 0: no cap. Bearer-authenticated requests are not capped.
+    pub logged_questions_per_site_per_day: u64,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        Self { ip_per_minute: 600, burst_multiplier: 2, max_tracked_keys: 100_000, json_body_bytes: 64 * 1024, multipart_body_bytes: 10 * 1024 * 1024 }
+        Self {
+            ip_per_minute: 600,
+            burst_multiplier: 2,
+            max_tracked_keys: 100_000,
+            json_body_bytes: 64 * 1024,
+            multipart_body_bytes: 10 * 1024 * 1024,
+            leads_per_site_per_day: 1_000,
+            logged_questions_per_site_per_day: 50_000,
+        }
+    }
+}
+
+impl LimitsConfig {
+    /// The daily lead cap of a request: none for bearer-authenticated ones, none when set to 0.
+    pub fn lead_cap(&self, via_token: bool) -> crate::store::usage::DailyCap {
+        (!via_token && self.leads_per_site_per_day > 0).then_some(self.leads_per_site_per_day)
+    }
+
+    /// The daily cap on logged questions of a request: none for bearer-authenticated ones, none when 0.
+    pub fn logged_question_cap(&self, via_token: bool) -> crate::store::usage::DailyCap {
+        (!via_token && self.logged_questions_per_site_per_day > 0).then_some(self.logged_questions_per_site_per_day)
+    }
+}
+
+/// The data directory's disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    /// Below this many MiB free on the data directory's file system, visitors' writes stop before answers
+    /// do: questions are answered but not logged, widget events and feedback are not stored, leads are
+    /// refused with 503 (never acknowledged and then lost). 0: never.
+    pub min_free_mb: u64,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        Self { min_free_mb: 512 }
+    }
+}
+
+/// The parsed `*.allowed_link_local` list of a policy.
+fn link_local(list: &[IpAddr]) -> std::sync::Arc<[IpAddr]> {
+    list.iter().copied().collect()
+}
+
+/// Checks that every entry of an `allowed_link_local` list is link-local or metadata (anything else is
+/// governed by `allow_private_networks`, and listing it here would suggest otherwise).
+pub(super) fn check_link_local(key: &str, list: &[IpAddr]) -> Result<(), ConfigError> {
+    match list.iter().find(|ip| !crate::domain::is_link_local_or_metadata(**ip)) {
+        Some(ip) => Err(ConfigError::BadValue {
+            key: key.into(),
+            message: format!("{ip} is not a link-local or metadata address (169.254.0.0/16, fe80::/10, fd00:ec2::254); allow_private_networks governs it"),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -115,6 +174,9 @@ pub struct WebhooksConfig {
     pub allow_http: bool,
     /// Accept webhook URLs on loopback and private networks (on-premises CRMs).
     pub allow_private_networks: bool,
+    /// Link-local or metadata addresses (169.254.0.0/16, fe80::/10, fd00:ec2::254) webhooks may reach,
+    /// each named; none otherwise, whatever `allow_private_networks` says.
+    pub allowed_link_local: Vec<IpAddr>,
     /// Delays after the first attempt, e.g. `["5s", "5m", "30m", "2h", "5h", "10h"]`.
     pub retry_schedule: Vec<String>,
     /// Per-attempt timeout in seconds.
@@ -138,6 +200,7 @@ impl Default for WebhooksConfig {
         Self {
             allow_http: false,
             allow_private_networks: false,
+            allowed_link_local: Vec::new(),
             retry_schedule: ["5s", "5m", "30m", "2h", "5h", "10h"].map(String::from).to_vec(),
             timeout_secs: 15,
             workers: 16,
@@ -152,7 +215,11 @@ impl Default for WebhooksConfig {
 
 impl WebhooksConfig {
     pub fn policy(&self) -> crate::domain::NetworkPolicy {
-        crate::domain::NetworkPolicy { allow_http: self.allow_http, allow_private_networks: self.allow_private_networks }
+        crate::domain::NetworkPolicy {
+            allow_http: self.allow_http,
+            allow_private_networks: self.allow_private_networks,
+            allowed_link_local: link_local(&self.allowed_link_local),
+        }
     }
 
     pub fn retry_delays(&self) -> Result<Vec<Duration>, ConfigError> {
@@ -258,6 +325,8 @@ pub struct AnswerConfig {
     /// Accept an endpoint on loopback or a private network, over http too (a model served on the same
     /// host or LAN).
     pub allow_private_networks: bool,
+    /// Link-local or metadata addresses the endpoint may be on, each named; none otherwise.
+    pub allowed_link_local: Vec<IpAddr>,
 }
 
 impl Default for AnswerConfig {
@@ -270,6 +339,7 @@ impl Default for AnswerConfig {
             timeout_secs: 8,
             max_concurrency: 4,
             allow_private_networks: false,
+            allowed_link_local: Vec::new(),
         }
     }
 }
@@ -278,7 +348,11 @@ impl AnswerConfig {
     /// The endpoint policy: the one webhooks follow, with http allowed exactly where private networks
     /// are (a local model server rarely has a certificate).
     pub fn policy(&self) -> crate::domain::NetworkPolicy {
-        crate::domain::NetworkPolicy { allow_http: self.allow_private_networks, allow_private_networks: self.allow_private_networks }
+        crate::domain::NetworkPolicy {
+            allow_http: self.allow_private_networks,
+            allow_private_networks: self.allow_private_networks,
+            allowed_link_local: link_local(&self.allowed_link_local),
+        }
     }
 }
 
@@ -289,6 +363,8 @@ pub struct CrawlConfig {
     pub allow_http: bool,
     /// Crawl sites on loopback and private networks (intranets, tests).
     pub allow_private_networks: bool,
+    /// Link-local or metadata addresses a crawl may reach, each named; none otherwise.
+    pub allowed_link_local: Vec<IpAddr>,
     /// Per-request timeout in seconds (connecting, and reading the whole answer).
     pub timeout_secs: u64,
     /// A page or sitemap larger than this is not read (reported as a failure).
@@ -303,13 +379,26 @@ pub struct CrawlConfig {
 
 impl Default for CrawlConfig {
     fn default() -> Self {
-        Self { allow_http: false, allow_private_networks: false, timeout_secs: 30, max_page_bytes: 10 << 20, connections: 4, max_pages: 5000, retries: 3 }
+        Self {
+            allow_http: false,
+            allow_private_networks: false,
+            allowed_link_local: Vec::new(),
+            timeout_secs: 30,
+            max_page_bytes: 10 << 20,
+            connections: 4,
+            max_pages: 5000,
+            retries: 3,
+        }
     }
 }
 
 impl CrawlConfig {
     pub fn policy(&self) -> crate::domain::NetworkPolicy {
-        crate::domain::NetworkPolicy { allow_http: self.allow_http, allow_private_networks: self.allow_private_networks }
+        crate::domain::NetworkPolicy {
+            allow_http: self.allow_http,
+            allow_private_networks: self.allow_private_networks,
+            allowed_link_local: link_local(&self.allowed_link_local),
+        }
     }
 }
 

@@ -70,7 +70,7 @@ pub struct Fetcher {
 impl Fetcher {
     pub fn new(config: &CrawlConfig) -> Result<Fetcher, reqwest::Error> {
         let policy = config.policy();
-        let client = checked_client(policy, "crawl.allow_private_networks", USER_AGENT)
+        let client = checked_client(policy.clone(), "crawl.allow_private_networks", USER_AGENT)
             .timeout(Duration::from_secs(config.timeout_secs))
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))
             .pool_max_idle_per_host(config.connections)
@@ -111,7 +111,7 @@ impl Fetcher {
 
     /// One request with its retries; `Err` is a failure reason.
     async fn send(&self, url: &Url, validators: Option<&Validators>) -> Result<reqwest::Response, String> {
-        check_endpoint(url.as_str(), self.policy, EndpointNames::CRAWL).map_err(|e| format!("refused: {e}"))?;
+        check_endpoint(url.as_str(), &self.policy, EndpointNames::CRAWL).map_err(|e| format!("refused: {e}"))?;
         let mut attempt = 0;
         loop {
             self.wait_turn().await;

@@ -3,14 +3,31 @@
 //! connection time (`crate::net::CheckedResolver`) so DNS rebinding cannot reach the internal network.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 use super::{Invalid, invalid};
 
 /// What an operator allows for one kind of outbound endpoint.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct NetworkPolicy {
     pub allow_http: bool,
     pub allow_private_networks: bool,
+    /// Link-local or metadata addresses the operator named one by one (an appliance on 169.254.0.0/16):
+    /// the only ones of those ranges ever reached, whatever `allow_private_networks` says.
+    pub allowed_link_local: Arc<[IpAddr]>,
+}
+
+impl NetworkPolicy {
+    /// Private networks and http allowed, no link-local address named: tests and local tools.
+    pub fn private() -> NetworkPolicy {
+        NetworkPolicy { allow_http: true, allow_private_networks: true, allowed_link_local: Arc::new([]) }
+    }
+
+    /// Whether the operator named this link-local or metadata address (an IPv4-mapped form counts as its
+    /// IPv4 address).
+    fn names(&self, ip: IpAddr) -> bool {
+        self.allowed_link_local.iter().any(|a| a.to_canonical() == ip.to_canonical())
+    }
 }
 
 /// How the messages of [`check_endpoint`] name the endpoint and the settings that relax its policy.
@@ -20,18 +37,34 @@ pub struct EndpointNames {
     pub what: &'static str,
     pub allow_http: &'static str,
     pub allow_private: &'static str,
+    pub allowed_link_local: &'static str,
 }
 
 impl EndpointNames {
-    pub const WEBHOOK: EndpointNames =
-        EndpointNames { what: "webhook", allow_http: "webhooks.allow_http", allow_private: "webhooks.allow_private_networks" };
-    pub const CRAWL: EndpointNames = EndpointNames { what: "crawl", allow_http: "crawl.allow_http", allow_private: "crawl.allow_private_networks" };
+    pub const WEBHOOK: EndpointNames = EndpointNames {
+        what: "webhook",
+        allow_http: "webhooks.allow_http",
+        allow_private: "webhooks.allow_private_networks",
+        allowed_link_local: "webhooks.allowed_link_local",
+    };
+    pub const CRAWL: EndpointNames = EndpointNames {
+        what: "crawl",
+        allow_http: "crawl.allow_http",
+        allow_private: "crawl.allow_private_networks",
+        allowed_link_local: "crawl.allowed_link_local",
+    };
+    pub const ANSWER: EndpointNames = EndpointNames {
+        what: "answer endpoint",
+        allow_http: "answer.allow_private_networks",
+        allow_private: "answer.allow_private_networks",
+        allowed_link_local: "answer.allowed_link_local",
+    };
 }
 
 /// The policy every outbound endpoint follows: https unless http is allowed, no credentials in the URL,
-/// never a link-local or metadata address, and no loopback, private or local host unless private networks
-/// are allowed. One function, so a tightening applies to all of them.
-pub fn check_endpoint(s: &str, policy: NetworkPolicy, names: EndpointNames) -> Result<url::Url, Invalid> {
+/// no link-local or metadata address unless the operator named it, and no loopback, private or local host
+/// unless private networks are allowed. One function, so a tightening applies to all of them.
+pub fn check_endpoint(s: &str, policy: &NetworkPolicy, names: EndpointNames) -> Result<url::Url, Invalid> {
     let what = names.what;
     let url = url::Url::parse(s.trim()).map_err(|_| invalid(format!("`{s}` is not a URL")))?;
     match url.scheme() {
@@ -55,7 +88,13 @@ pub fn check_endpoint(s: &str, policy: NetworkPolicy, names: EndpointNames) -> R
         url::Host::Domain(_) => None,
     };
     if let Some(ip) = literal.filter(|ip| is_link_local_or_metadata(*ip)) {
-        return Err(invalid(format!("{ip} is a link-local or cloud metadata address; no {what} URL may point to one")));
+        if policy.names(ip) {
+            return Ok(url);
+        }
+        return Err(invalid(format!(
+            "{ip} is a link-local or cloud metadata address; no {what} URL may point to one unless the operator names it in {}",
+            names.allowed_link_local
+        )));
     }
     if !policy.allow_private_networks {
         let refused = match host {
@@ -78,9 +117,13 @@ pub fn check_endpoint(s: &str, policy: NetworkPolicy, names: EndpointNames) -> R
 
 impl NetworkPolicy {
     /// Whether an outbound request may go to `ip`: public addresses always; private and loopback ones when
-    /// the operator allows private networks; link-local and metadata addresses never.
+    /// the operator allows private networks; link-local and metadata addresses only when named in
+    /// `allowed_link_local`.
     pub fn allows(&self, ip: IpAddr) -> bool {
-        !is_link_local_or_metadata(ip) && (self.allow_private_networks || is_public_ip(ip))
+        if is_link_local_or_metadata(ip) {
+            return self.names(ip);
+        }
+        self.allow_private_networks || is_public_ip(ip)
     }
 }
 
@@ -135,8 +178,9 @@ fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     }
 }
 
-/// Link-local addresses, where cloud metadata services answer (169.254.169.254, fd00:ec2::254): no webhook
-/// reaches them, even where the operator allows private networks.
+/// Link-local addresses (169.254.0.0/16, fe80::/10) and where cloud metadata services answer
+/// (169.254.169.254, fd00:ec2::254): no outbound request reaches them, even where the operator allows
+/// private networks, unless the operator named the address (`NetworkPolicy::allowed_link_local`).
 pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => v4.is_link_local(),
@@ -146,5 +190,47 @@ pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
             }
             (v6.segments()[0] & 0xffc0) == 0xfe80 || v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn private_networks_never_open_link_local_or_metadata_addresses() {
+        let open = NetworkPolicy::private();
+        for url in [
+            "http://169.254.169.254/latest/meta-data",
+            "http://169.254.10.5/",
+            "http://[fe80::1]/",
+            "http://[fd00:ec2::254]/",
+            "http://[::ffff:169.254.169.254]/",
+        ] {
+            let e = check_endpoint(url, &open, EndpointNames::WEBHOOK).unwrap_err();
+            assert!(e.0.contains("webhooks.allowed_link_local"), "{url}: {e:?}");
+        }
+        for a in ["169.254.169.254", "169.254.0.1", "fe80::1", "fd00:ec2::254", "::ffff:169.254.169.254"] {
+            assert!(!open.allows(ip(a)), "{a}");
+        }
+        assert!(open.allows(ip("10.0.0.1")) && open.allows(ip("127.0.0.1")));
+    }
+
+    #[test]
+    fn a_named_link_local_address_is_allowed_and_only_that_one() {
+        let policy = NetworkPolicy { allowed_link_local: Arc::new([ip("169.254.10.5"), ip("fd00:ec2::254")]), ..NetworkPolicy::default() };
+        assert!(check_endpoint("https://169.254.10.5/hook", &policy, EndpointNames::CRAWL).is_ok());
+        assert!(check_endpoint("https://[fd00:ec2::254]/", &policy, EndpointNames::CRAWL).is_ok());
+        assert!(policy.allows(ip("169.254.10.5")) && policy.allows(ip("::ffff:169.254.10.5")) && policy.allows(ip("fd00:ec2::254")));
+        let e = check_endpoint("https://169.254.169.254/", &policy, EndpointNames::CRAWL).unwrap_err();
+        assert!(e.0.contains("crawl.allowed_link_local"), "{e:?}");
+        assert!(!policy.allows(ip("169.254.169.254")) && !policy.allows(ip("fe80::1")));
+        // Naming a link-local address opens nothing else: private networks stay refused.
+        assert!(!policy.allows(ip("10.0.0.1")));
+        assert!(check_endpoint("https://10.0.0.1/", &policy, EndpointNames::CRAWL).is_err());
     }
 }

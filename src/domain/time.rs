@@ -62,7 +62,19 @@ impl Timestamp {
     pub fn date(self) -> NaiveDate {
         self.datetime().date_naive()
     }
+
+    /// Midnight UTC of this instant's day: the key of per-day counters.
+    pub const fn day_start(self) -> Timestamp {
+        Timestamp(self.0.div_euclid(DAY_MS) * DAY_MS)
+    }
+
+    /// Midnight UTC after this instant: when a daily quota starts again.
+    pub const fn next_day(self) -> Timestamp {
+        Timestamp(self.day_start().0 + DAY_MS)
+    }
 }
+
+const DAY_MS: i64 = 86_400_000;
 
 impl Add<Duration> for Timestamp {
     type Output = Timestamp;
@@ -100,6 +112,15 @@ impl Serialize for Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_start_and_end_at_midnight_utc() {
+        let t = Timestamp::parse("2026-11-21T23:59:59.999Z").unwrap();
+        assert_eq!(t.day_start(), Timestamp::parse("2026-11-21").unwrap());
+        assert_eq!(t.next_day(), Timestamp::parse("2026-11-22").unwrap());
+        let midnight = Timestamp::parse("2026-11-22").unwrap();
+        assert_eq!(midnight.day_start(), midnight);
+    }
 
     #[test]
     fn parses_dates_and_rfc3339_and_shows_whole_seconds() {

@@ -119,10 +119,10 @@ pub fn render(err: &ApiError, request_id: &str) -> Response {
         ApiError::MethodNotAllowed { allow } if !allow.is_empty() => {
             resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
         }
-        ApiError::RateLimited { retry_after_secs } => {
-            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
-        }
         _ => {}
+    }
+    if let Some(secs) = err.retry_after_secs() {
+        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     resp
 }

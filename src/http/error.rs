@@ -60,12 +60,20 @@ pub enum ApiError {
     Validation(Vec<FieldError>),
     #[error("rate limited")]
     RateLimited { retry_after_secs: u64 },
+    /// The site stored its daily cap of leads (`limits.leads_per_site_per_day`); `Retry-After` is the
+    /// next midnight UTC.
+    #[error("daily quota exceeded")]
+    DailyQuotaExceeded { retry_after_secs: u64 },
     #[error("not implemented")]
     NotImplemented { expected: serde_json::Value },
     #[error("internal error: {0}")]
     Internal(String),
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The data directory's free space is below `storage.min_free_mb`: nothing is accepted that would
+    /// have to be stored. Answered as `unavailable`, with `Retry-After`.
+    #[error("free space below storage.min_free_mb")]
+    StorageLow { retry_after_secs: u64 },
 }
 
 /// The problem document as sent.
@@ -109,9 +117,11 @@ impl ApiError {
             ApiError::Validation(Vec::new()),
             ApiError::IdempotencyKeyReused,
             ApiError::RateLimited { retry_after_secs: 0 },
+            ApiError::DailyQuotaExceeded { retry_after_secs: 0 },
             ApiError::NotImplemented { expected: serde_json::Value::Null },
             ApiError::Internal(String::new()),
             ApiError::Unavailable(String::new()),
+            ApiError::StorageLow { retry_after_secs: 0 },
         ];
         for e in &all {
             match e {
@@ -134,17 +144,46 @@ impl ApiError {
                 | ApiError::Validation(_)
                 | ApiError::IdempotencyKeyReused
                 | ApiError::RateLimited { .. }
+                | ApiError::DailyQuotaExceeded { .. }
                 | ApiError::NotImplemented { .. }
                 | ApiError::Internal(_)
-                | ApiError::Unavailable(_) => {}
+                | ApiError::Unavailable(_)
+                | ApiError::StorageLow { .. } => {}
             }
         }
         all
     }
 
-    /// The stable codes answered with `status`, in the order of [`every`](Self::every).
+    /// The stable codes answered with `status`, in the order of [`every`](Self::every), each once.
     pub fn codes_for(status: u16) -> Vec<&'static str> {
-        Self::every().iter().map(|e| e.parts()).filter(|p| p.0.as_u16() == status).map(|p| p.1).collect()
+        let mut codes: Vec<&'static str> = Vec::new();
+        for (s, code, ..) in Self::every().iter().map(|e| e.parts()) {
+            if s.as_u16() == status && !codes.contains(&code) {
+                codes.push(code);
+            }
+        }
+        codes
+    }
+
+    /// Every stable code, each once.
+    pub fn codes() -> Vec<&'static str> {
+        let mut codes: Vec<&'static str> = Vec::new();
+        for code in Self::every().iter().map(|e| e.parts().1) {
+            if !codes.contains(&code) {
+                codes.push(code);
+            }
+        }
+        codes
+    }
+
+    /// `Retry-After` seconds, for the errors that carry one.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            ApiError::RateLimited { retry_after_secs } | ApiError::DailyQuotaExceeded { retry_after_secs } | ApiError::StorageLow { retry_after_secs } => {
+                Some(*retry_after_secs)
+            }
+            _ => None,
+        }
     }
 
     pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
@@ -196,6 +235,12 @@ impl ApiError {
             RateLimited { retry_after_secs } => {
                 (StatusCode::TOO_MANY_REQUESTS, "rate_limited", "Too many requests", format!("Rate limit exceeded; retry in {retry_after_secs} s."))
             }
+            DailyQuotaExceeded { retry_after_secs } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "daily_quota_exceeded",
+                "Daily quota exceeded",
+                format!("This site has received as many leads today as it accepts from visitors in a day; retry after midnight UTC, in {retry_after_secs} s."),
+            ),
             NotImplemented { .. } => (
                 StatusCode::NOT_IMPLEMENTED,
                 "not_implemented",
@@ -211,6 +256,12 @@ impl ApiError {
             Unavailable(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", "The service is temporarily unavailable; retry shortly.".into())
             }
+            StorageLow { retry_after_secs } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "Service unavailable",
+                format!("The service cannot store anything right now; nothing was kept. Retry in {retry_after_secs} s."),
+            ),
         }
     }
 

@@ -92,5 +92,5 @@ async fn answer(state: &Arc<AppState>, req: &hyper::Request<Incoming>) -> hyper:
             Vec::new()
         }
     };
-    reply(200, CONTENT_TYPE, state.metrics.encode(&outbox, state.knowledge.embedder.queue_depth()))
+    reply(200, CONTENT_TYPE, state.metrics.encode(&outbox, state.knowledge.embedder.queue_depth(), state.free_space.sample().free_bytes))
 }

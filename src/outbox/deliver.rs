@@ -52,7 +52,7 @@ pub struct Sender {
 impl Sender {
     pub fn new(config: &WebhooksConfig) -> Result<Sender, reqwest::Error> {
         let policy = config.policy();
-        let client = checked_client(policy, "webhooks.allow_private_networks", concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
+        let client = checked_client(policy.clone(), "webhooks.allow_private_networks", concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
             .timeout(Duration::from_secs(config.timeout_secs))
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))
             .build()?;
@@ -63,7 +63,7 @@ impl Sender {
     /// with the same policy code that accepted the URL when it was set: the operator may have tightened
     /// the policy since.
     fn check_url(&self, url: &str) -> Result<reqwest::Url, String> {
-        let url = WebhookUrl::parse(url, self.policy).map_err(|e| format!("refused: {e}"))?;
+        let url = WebhookUrl::parse(url, &self.policy).map_err(|e| format!("refused: {e}"))?;
         reqwest::Url::parse(url.as_str()).map_err(|e| format!("invalid webhook URL: {e}"))
     }
 

@@ -77,6 +77,8 @@ pub struct Report {
     pub by_day: Vec<DayCounts>,
     pub questions: u64,
     pub answered: u64,
+    /// Questions answered but not logged (the daily cap was reached): in no other figure of the report.
+    pub unlogged_questions: u64,
     /// Answered / questions (0 when there were none).
     pub answer_rate: f64,
     pub feedback_up: u64,
@@ -143,6 +145,11 @@ impl<'s> Analytics<'s> {
                 c.query_row("SELECT count(*), coalesce(sum(resolved), 0) FROM query_log WHERE site_id = ?1 AND created_at >= ?2", params![site, since], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })?;
+            let unlogged: i64 = c.query_row(
+                "SELECT coalesce(sum(unlogged_questions), 0) FROM daily_usage WHERE site_id = ?1 AND day >= ?2",
+                params![site, day_of(since)],
+                |r| r.get(0),
+            )?;
             let (up, down): (i64, i64) = c.query_row(
                 "SELECT coalesce(sum(rating = 'up'), 0), coalesce(sum(rating = 'down'), 0) FROM feedback WHERE site_id = ?1 AND at >= ?2",
                 params![site, since],
@@ -180,6 +187,7 @@ impl<'s> Analytics<'s> {
                 by_day: by_day.into_values().collect(),
                 questions: questions as u64,
                 answered: answered as u64,
+                unlogged_questions: unlogged.max(0) as u64,
                 answer_rate: if questions == 0 { 0.0 } else { (answered as f64 / questions as f64 * 10_000.0).round() / 10_000.0 },
                 feedback_up: up as u64,
                 feedback_down: down as u64,

@@ -4,6 +4,7 @@ use rusqlite::{Transaction, params};
 use serde::Serialize;
 
 use super::outbox::{self, MessageId};
+use super::usage::{self, DailyCap, DayUsage};
 use super::{OptionalRow, Result, SiteStore};
 use crate::domain::{Email, EventType, SiteId, Timestamp};
 
@@ -54,6 +55,10 @@ pub enum Capture {
     Replayed(StoredResponse),
     /// The key was used in the window with a different request: nothing is stored or replayed.
     KeyReused,
+    /// The site has stored its daily cap of leads: nothing is stored until `resets_at` (midnight UTC).
+    OverDailyCap {
+        resets_at: Timestamp,
+    },
 }
 
 /// An `Idempotency-Key` and the SHA-256 (hex) of the request it came with.
@@ -75,8 +80,9 @@ impl<'s> Leads<'s> {
 
     /// Stores a lead, its `lead.captured` outbox event (when the site wants it), the site's lead counter
     /// and the idempotency key, all in one transaction. A key seen in the last 24 h for this site returns
-    /// the first response instead, and nothing is written.
-    pub fn capture(&self, new: NewLead, idempotency: Option<Idempotency<'_>>, respond: impl FnOnce(&Lead) -> StoredResponse) -> Result<Capture> {
+    /// the first response instead, and nothing is written. A site that has stored `cap` leads today (UTC)
+    /// gets `OverDailyCap` and nothing is written; a replay is answered whatever the count.
+    pub fn capture(&self, new: NewLead, idempotency: Option<Idempotency<'_>>, cap: DailyCap, respond: impl FnOnce(&Lead) -> StoredResponse) -> Result<Capture> {
         let site_id = self.site.id();
         self.site.store().write(|tx| {
             let now = Timestamp::now();
@@ -93,6 +99,9 @@ impl<'s> Leads<'s> {
                     Some((status, body, _)) => return Ok(Capture::Replayed(StoredResponse { status: status as u16, body })),
                     None => {}
                 }
+            }
+            if !usage::has_room(usage::day(tx, &site_id, now)?.leads, cap) {
+                return Ok(Capture::OverDailyCap { resets_at: now.next_day() });
             }
             let transcript = new.conversation_id.as_deref().map(|id| super::conversations::turns(tx, &site_id, id)).transpose()?;
             let lead = Lead {
@@ -111,6 +120,7 @@ impl<'s> Leads<'s> {
                 params![lead.lead_id, lead.site_id, lead.name, lead.email, lead.message, lead.page_url, lead.created_at, lead.conversation_id],
             )?;
             super::stats::record_lead(tx, &site_id, now)?;
+            usage::add(tx, &site_id, now, DayUsage { leads: 1, ..DayUsage::default() })?;
             let message_id = outbox::enqueue(tx, &site_id, EventType::LeadCaptured, &lead)?;
             if let Some(i) = idempotency {
                 let stored = respond(&lead);

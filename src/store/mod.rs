@@ -30,6 +30,7 @@ pub mod retention;
 pub mod sites;
 pub mod stats;
 mod tenant;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};

@@ -607,9 +607,9 @@ mod tests {
     fn store_with_site(url: Option<&str>) -> (tempfile::TempDir, Store, Site) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[3; 32])).unwrap();
-        let open = NetworkPolicy { allow_http: true, allow_private_networks: true };
+        let open = NetworkPolicy::private();
         let mut new = NewSite::new("S", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
-        new.webhook_url = url.map(|u| WebhookUrl::parse(u, open).unwrap());
+        new.webhook_url = url.map(|u| WebhookUrl::parse(u, &open).unwrap());
         let (site, _) = store.sites().create(new).unwrap();
         (dir, store, site)
     }
@@ -648,7 +648,7 @@ mod tests {
         assert_eq!(msg.attempts, 0, "a 410 does not use up the retry schedule");
         assert_eq!(attempts.len(), 1);
         // Setting the URL again re-enables the endpoint and the waiting event goes out.
-        let url = WebhookUrl::parse("http://127.0.0.1:9/new", NetworkPolicy { allow_http: true, allow_private_networks: true }).unwrap();
+        let url = WebhookUrl::parse("http://127.0.0.1:9/new", &NetworkPolicy::private()).unwrap();
         let up = crate::store::SiteUpdate { webhook_url: Some(Some(url)), ..Default::default() };
         store.site(site.id).update(up).unwrap();
         let claimed = store.outbox().claim_due(ms(later), ms(later + 1), 10, &POLICY).unwrap();

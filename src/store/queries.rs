@@ -5,6 +5,7 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::outbox::{self, MessageId};
+use super::usage::{self, DailyCap, DayUsage};
 use super::{Result, SiteStore};
 use crate::domain::{AnswerMode, EventType, SiteId, Timestamp};
 
@@ -53,6 +54,15 @@ pub struct GenerationLog {
     pub first_sentence_ms: u64,
 }
 
+/// What became of a question's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Logged {
+    /// Logged, with the id of its `query.completed` event when the site wants one.
+    Logged { message: Option<MessageId> },
+    /// Counted in the public stats only: the site has logged its daily cap of questions.
+    OverDailyCap,
+}
+
 /// One site's query log.
 pub struct QueryLog<'s> {
     site: SiteStore<'s>,
@@ -64,12 +74,21 @@ impl<'s> QueryLog<'s> {
     }
 
     /// Logs the query, appends it to its conversation, counts it in `site_stats` and enqueues
-    /// `query.completed` for sites that opted in, in one transaction. Returns the outbox message id when an
-    /// event was enqueued; `NotFound` when the conversation belongs to another site.
-    pub fn record(&self, q: &QueryRecord) -> Result<Option<MessageId>> {
+    /// `query.completed` for sites that opted in, in one transaction. `NotFound` when the conversation
+    /// belongs to another site.
+    ///
+    /// A site that has logged `cap` questions today (UTC) gets `Logged::OverDailyCap`: the question is
+    /// counted in the public stats and as unlogged in the day's usage, and nothing else is written (no log
+    /// row, no conversation turn, no `query.completed`).
+    pub fn record(&self, q: &QueryRecord, cap: DailyCap) -> Result<Logged> {
         let site = self.site.id();
         self.site.store().write(|tx| {
             let now = Timestamp::now();
+            if !usage::has_room(usage::day(tx, &site, now)?.logged_questions, cap) {
+                super::stats::record_query(tx, &site, q.resolved, now)?;
+                usage::add(tx, &site, now, DayUsage { unlogged_questions: 1, ..DayUsage::default() })?;
+                return Ok(Logged::OverDailyCap);
+            }
             let conversation = q.conversation.as_ref().map(|(id, _)| id.as_str());
             let g = q.generation.as_ref();
             tx.prepare_cached(
@@ -104,7 +123,8 @@ impl<'s> QueryLog<'s> {
                 super::conversations::append(tx, &site, id, &q.question, answer, &q.query_id, now)?;
             }
             super::stats::record_query(tx, &site, q.resolved, now)?;
-            outbox::enqueue(tx, &site, EventType::QueryCompleted, q)
+            usage::add(tx, &site, now, DayUsage { logged_questions: 1, ..DayUsage::default() })?;
+            Ok(Logged::Logged { message: outbox::enqueue(tx, &site, EventType::QueryCompleted, q)? })
         })
     }
 }

@@ -97,7 +97,7 @@ mod tests {
                 conversation: Some((format!("cnv_{i}"), "answer".into())),
                 cited: Vec::new(),
             };
-            store.site(site.id).queries().record(&rec).unwrap();
+            store.site(site.id).queries().record(&rec, None).unwrap();
         }
         let day = 86_400_000;
         let now = Timestamp::now();

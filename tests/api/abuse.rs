@@ -1,5 +1,5 @@
 //! Abuse, black-box over loopback: slow clients and a burst of connections from single addresses while
-//! another client keeps asking. Bounded: fixed counts (about 1,200 connections), every wait under a
+//! another client keeps asking and leaving leads. Bounded: fixed counts (about 1,200 connections), every wait under a
 //! timeout, and everything stops by itself within about 15 s.
 //!
 //! Each attacker is one loopback address (127.0.0.0/8 is all loopback), so the per-client caps apply to
@@ -75,8 +75,9 @@ async fn slow_clients_and_bursts_leave_other_clients_served() {
         join_all(waiting).await.into_iter().map(Result::unwrap).collect::<Vec<_>>()
     });
 
-    // Meanwhile another client asks 20 times, each time over a new connection and handshake: ten times
-    // while the burst builds up, ten once all of it is connected.
+    // Meanwhile another client makes 20 requests, each over a new connection and handshake: ten while the
+    // burst builds up, ten once all of it is connected; every other one leaves a lead, which must be stored.
+    let (site, _) = app.create_site(sitebot::domain::Tier::Pro).await;
     let client = client_from(&app, "127.0.0.2");
     let mut slowest = Duration::ZERO;
     let mut all_connected = Some(all_connected);
@@ -85,13 +86,19 @@ async fn slow_clients_and_bursts_leave_other_clients_served() {
             all_connected.take().unwrap().await.unwrap();
         }
         let t = Instant::now();
-        let resp = tokio::time::timeout(Duration::from_secs(3), client.get(app.url("/healthz")).send()).await;
+        let request = if i % 2 == 0 {
+            client.get(app.url("/healthz"))
+        } else {
+            client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).json(&serde_json::json!({"email": format!("v{i}@example.com")}))
+        };
+        let resp = tokio::time::timeout(Duration::from_secs(3), request.send()).await;
         let status = resp.unwrap_or_else(|_| panic!("request {i} not answered within 3 s")).unwrap_or_else(|e| panic!("request {i}: {e}")).status();
-        assert_eq!(status, 200, "request {i}");
+        assert_eq!(status, if i % 2 == 0 { 200 } else { 202 }, "request {i}");
         slowest = slowest.max(t.elapsed());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     println!("another client: 20/20 answered, slowest in {slowest:?}");
+    assert_eq!(app.count("SELECT count(*) FROM leads WHERE site_id = ?1", [site.id.to_string()]), 10, "every 202 is a stored lead");
 
     let heads: Vec<_> = join_all(heads).await.into_iter().map(Result::unwrap).collect();
     let trickled: Vec<_> = join_all(trickled).await.into_iter().map(Result::unwrap).collect();

@@ -51,7 +51,7 @@ fn hours(body: &Value) -> Script {
 async fn a_supported_answer_is_shown_with_its_markers_and_logged() {
     let model = ModelServer::start(hours).await;
     let (app, site, _) = clinic_app(&model).await;
-    let hook = WebhookUrl::parse("http://127.0.0.1:9/hook", NetworkPolicy { allow_http: true, allow_private_networks: true }).unwrap();
+    let hook = WebhookUrl::parse("http://127.0.0.1:9/hook", &NetworkPolicy::private()).unwrap();
     let up = SiteUpdate { webhook_url: Some(Some(hook)), webhook_events: Some(vec![EventType::QueryCompleted]), ..Default::default() };
     app.state.store.run(move |s| s.site(site).update(up)).await.unwrap();
     let a = ask_json(&app, site, json!({"question": "When are you open?"})).await;

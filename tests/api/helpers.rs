@@ -216,8 +216,7 @@ pub fn with_origins(mut s: NewSite, origins: &[&str]) -> NewSite {
 }
 
 pub fn with_webhook(mut s: NewSite, url: &str) -> NewSite {
-    let policy = sitebot::domain::NetworkPolicy { allow_http: true, allow_private_networks: true };
-    s.webhook_url = Some(WebhookUrl::parse(url, policy).unwrap());
+    s.webhook_url = Some(WebhookUrl::parse(url, &sitebot::domain::NetworkPolicy::private()).unwrap());
     s
 }
 

@@ -27,5 +27,6 @@ mod operations;
 mod pricing;
 mod query;
 mod stats;
+mod storage;
 mod stream;
 mod webhooks;

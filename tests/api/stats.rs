@@ -23,7 +23,7 @@ pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
             conversation: None,
             cited: Vec::new(),
         };
-        app.state.store.run(move |s| s.site(site).queries().record(&rec)).await.unwrap();
+        app.state.store.run(move |s| s.site(site).queries().record(&rec, None)).await.unwrap();
     }
 }
 

@@ -169,7 +169,7 @@ async fn gone_disables_the_endpoint_and_events_wait_until_it_is_set_again() {
     assert_eq!(pending.len(), 2);
     // The operator sets the URL again (`site update --webhook-url`): both go out.
     rx.set_default(Reply::Status(200));
-    let url = sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), app.state.config.webhooks.policy()).unwrap();
+    let url = sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), &app.state.config.webhooks.policy()).unwrap();
     let up = sitebot::store::SiteUpdate { webhook_url: Some(Some(url)), ..Default::default() };
     app.state.store.run(move |s| s.site(id).update(up)).await.unwrap();
     let got = deliveries(&app, &rx, 3).await;

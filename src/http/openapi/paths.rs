@@ -27,7 +27,10 @@ pub(super) fn paths() -> Map<String, Value> {
             "Stores the lead and, in the same transaction, a `lead.captured` event in the webhook outbox when the site has a webhook \
              and opted in. Forwarding to the CRM is asynchronous, durable and at least once. With `Idempotency-Key`, a repeated key \
              from the same site within 24 h with the same request returns the first response (with `Idempotent-Replayed: true`) and stores \
-             nothing new; the same key with a different request is 422 `idempotency_key_reused`.",
+             nothing new; the same key with a different request is 422 `idempotency_key_reused`. A site takes a daily number of \
+             leads from visitors (requests without a bearer token); beyond it, 429 `daily_quota_exceeded` with `Retry-After` \
+             until midnight UTC. When the server is short of disk space, 503 `unavailable` with `Retry-After`. A lead that is \
+             not answered 202 is not stored.",
             json!({"202": {
                 "description": "Accepted: the lead is stored",
                 "headers": {
@@ -39,7 +42,7 @@ pub(super) fn paths() -> Map<String, Value> {
                 },
                 "content": {"application/json": {"schema": schema_ref("LeadAccepted")}}
             }}),
-            &[400, 401, 403, 404, 413, 415, 422],
+            &[400, 401, 403, 404, 413, 415, 422, 503],
             json!({
                 "security": tenant_security(),
                 "parameters": [
@@ -70,15 +73,17 @@ pub(super) fn paths() -> Map<String, Value> {
         "/v1/feedback".into(),
         json!({"post": operation("widget", "rateAnswer", "Rate an answer",
             "Thumbs up or down on one of the site's answers, with an optional comment; rating again replaces the earlier rating. \
-             An answer of another site, or none, is 404 `query_not_found`.",
+             An answer of another site, or none, is 404 `query_not_found`. When the server is short of disk space, 503 \
+             `unavailable` with `Retry-After`, and nothing is stored.",
             json!({"202": ok("Recorded", "application/json", schema_ref("Accepted"))}),
-            &[400, 401, 403, 404, 413, 415, 422],
+            &[400, 401, 403, 404, 413, 415, 422, 503],
             json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("FeedbackRequest")}))}),
     );
     p.insert(
         "/v1/events".into(),
         json!({"post": operation("widget", "recordEvents", "Widget analytics",
-            "1 to 50 widget events. Counted per site, day and type; kept raw for 30 days. An unknown type is 422 and nothing of the batch is stored.",
+            "1 to 50 widget events. Counted per site, day and type; kept raw for 30 days. An unknown type is 422 and nothing of the batch is stored. \
+             When the server is short of disk space none is stored, and `accepted` is 0.",
             json!({"202": ok("Recorded", "application/json", schema_ref("EventsAccepted"))}),
             &[400, 401, 403, 404, 413, 415, 422],
             json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("EventsRequest")}))}),
@@ -113,7 +118,9 @@ fn query_paths(p: &mut Map<String, Value>) {
              `topK` documents are returned. A question that closely matches one of the site's curated answers (written by its \
              operator) gets that answer's text, citing it as the one source (`ans_...`). When none remains, `answer` is a localized fallback that offers contact, \
              `sources` is empty and `resolved` is false. Every query is logged for the site's public stats and, for sites that \
-             opted in, announced as a `query.completed` webhook.",
+             opted in, announced as a `query.completed` webhook; beyond the site's daily cap of logged questions from visitors, \
+             below the server's free-space watermark or when the write fails, the answer is the same 200 and the query is \
+             not logged.",
             json!({"200": ok("The answer", "application/json", schema_ref("QueryResponse"))}),
             &[400, 401, 403, 404, 413, 415, 422], extra())}),
     );
@@ -124,7 +131,7 @@ fn query_paths(p: &mut Map<String, Value>) {
              answer as `data` (raw UTF-8; a newline would be split over several `data:` lines), then one `event: done` whose data \
              is a `QueryDone` JSON object. Concatenating the token data gives exactly the `/v1/query` answer. Errors before the \
              stream starts are ordinary problem+json responses; an error after the 200 is one `event: error` with the problem JSON \
-             as data, and the stream ends without `done`. A `:` comment line every 15 s keeps idle connections open. Never \
+             as data, and the stream ends without `done` (a query that cannot be logged still ends with `done`). A `:` comment line every 15 s keeps idle connections open. Never \
              compressed; sent with `Cache-Control: no-cache` and `X-Accel-Buffering: no`.",
             json!({"200": {
                 "description": "An event stream: `token`* then `done` (or `error`)",

@@ -14,7 +14,7 @@ pub(super) fn components() -> Value {
     let int_header = |d: &str| json!({"description": d, "schema": {"type": "integer", "minimum": 0}});
     let problem_response = |status: u16, description: &str, schema: Value| {
         let mut headers = common_headers();
-        if status == 429 {
+        if status == 429 || status == 503 {
             headers["Retry-After"] = header_ref("RetryAfter");
         }
         if status == 401 {
@@ -33,10 +33,10 @@ pub(super) fn components() -> Value {
         (413, ": JSON bodies are limited to 64 KiB, multipart to 10 MiB; reading stops at the limit", "Problem"),
         (415, ": JSON routes need `Content-Type: application/json`", "Problem"),
         (422, ", with one entry per invalid field for `validation_failed`", "Problem"),
-        (429, ": retry after `Retry-After` seconds", "Problem"),
+        (429, ": retry after `Retry-After` seconds (`daily_quota_exceeded`: at midnight UTC)", "Problem"),
         (500, ": generic text only; quote `requestId`", "Problem"),
         (501, ", with `expected`", "NotImplementedProblem"),
-        (503, ": retry shortly", "Problem"),
+        (503, ": retry shortly, or after `Retry-After` seconds when it is sent", "Problem"),
     ] {
         let codes = ApiError::codes_for(status);
         let description = format!("{}{note}", codes.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "));
@@ -51,7 +51,7 @@ pub(super) fn components() -> Value {
         }
         responses.insert(format!("Problem{status}"), response);
     }
-    let codes: Vec<&str> = ApiError::every().iter().map(|e| e.problem("").code).collect();
+    let codes: Vec<&str> = ApiError::codes();
     json!({
         "securitySchemes": {
             "bearerAuth": {"type": "http", "scheme": "bearer",
@@ -107,7 +107,9 @@ pub(super) fn components() -> Value {
                     }
                 }}}]
             },
-            "Health": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}, "version": {"type": "string"}}},
+            "Health": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}, "version": {"type": "string"},
+                "storage": {"type": "string", "enum": ["ok", "low"],
+                    "description": "`/readyz` only: `low` when the data directory's free space is below `storage.min_free_mb` (questions are answered but not logged, leads refused with 503)"}}},
             "LeadRequest": {
                 "type": "object", "required": ["email"],
                 "properties": {

@@ -63,8 +63,7 @@ sentence and do not guess. Answer in the language of the question, briefly.";
 
 /// `{base}/chat/completions`, after the endpoint policy has accepted `base`.
 pub fn endpoint(base: &str, config: &AnswerConfig) -> Result<url::Url, Invalid> {
-    let names = EndpointNames { what: "answer endpoint", allow_http: "answer.allow_private_networks", allow_private: "answer.allow_private_networks" };
-    let base = check_endpoint(base, config.policy(), names)?;
+    let base = check_endpoint(base, &config.policy(), EndpointNames::ANSWER)?;
     let joined = format!("{}/chat/completions", base.as_str().trim_end_matches('/'));
     url::Url::parse(&joined).map_err(|_| Invalid(format!("`{joined}` is not a URL")))
 }
