@@ -273,6 +273,6 @@ impl Knowledge {
     /// Brings the site's vector index up to date with the store and saves it (after a CLI import).
     pub fn sync_index_blocking(&self, store: &Store, site: &SiteId) -> Result<usize, KnowledgeError> {
         let generation = store.site(*site).knowledge().generation().map_err(IndexError::from)?;
-        Ok(self.indexes.with_index(store, site, generation, |i| i.len())?)
+        Ok(self.indexes.sync(store, site, generation)?)
     }
 }
