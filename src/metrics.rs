@@ -77,7 +77,13 @@ impl Stages {
 /// Who a rate-limit rejection counted against.
 #[derive(Debug, Clone, Copy)]
 pub enum LimitScope {
+    /// A site's budget for its visitors.
     Site,
+    /// A site's budget for bearer-token calls.
+    Token,
+    /// One visitor's share of a site's budget.
+    Visitor,
+    /// A client on routes without a site.
     Ip,
 }
 
@@ -108,7 +114,7 @@ impl Metrics {
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
-        registry.register("sitebot_rate_limited", "Requests refused with 429, by what they counted against (site or ip)", rate_limited.clone());
+        registry.register("sitebot_rate_limited", "Requests refused with 429, by the bucket that refused them (site, token, visitor or ip)", rate_limited.clone());
         registry.register("sitebot_webhook_delivery_attempts", "Webhook delivery attempts, by outcome", attempts.clone());
         registry.register("sitebot_outbox_events", "Webhook events in the outbox, by state (read at scrape time)", outbox.clone());
         registry.register("sitebot_embedding_queue_depth", "Questions waiting for the embedding session (read at scrape time)", embedding_queue.clone());
@@ -138,6 +144,8 @@ impl Metrics {
         }
         let scope = match scope {
             LimitScope::Site => "site",
+            LimitScope::Token => "token",
+            LimitScope::Visitor => "visitor",
             LimitScope::Ip => "ip",
         };
         self.rate_limited.get_or_create(&vec![("scope", scope.to_owned())]).inc();

@@ -128,6 +128,9 @@ impl Config {
         if self.webhooks.workers == 0 || self.webhooks.timeout_secs == 0 {
             return Err(ConfigError::Invalid("webhooks.workers and webhooks.timeout_secs must be at least 1".into()));
         }
+        if !(self.limits.visitor_share > 0.0 && self.limits.visitor_share <= 1.0) {
+            return Err(ConfigError::BadValue { key: "limits.visitor_share".into(), message: "must be above 0 and at most 1".into() });
+        }
         if !(0.0..=1.0).contains(&self.knowledge.min_score) {
             return Err(ConfigError::BadValue { key: "knowledge.min_score".into(), message: "must be between 0 and 1".into() });
         }

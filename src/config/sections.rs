@@ -94,6 +94,9 @@ pub struct LimitsConfig {
     pub ip_per_minute: u32,
     /// Bucket capacity as a multiple of the per-minute rate, for sites and IPs alike.
     pub burst_multiplier: u32,
+    /// Each visitor's (client IP, IPv6 by /64) share of its site's rate, in (0, 1]: one visitor cannot
+    /// spend the whole site's budget. Calls with the site's bearer token have their own full budget.
+    pub visitor_share: f64,
     /// Most rate-limit keys kept in memory; idle keys are pruned first.
     pub max_tracked_keys: usize,
     /// Largest JSON body read, in bytes.
@@ -104,7 +107,21 @@ pub struct LimitsConfig {
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        Self { ip_per_minute: 600, burst_multiplier: 2, max_tracked_keys: 100_000, json_body_bytes: 64 * 1024, multipart_body_bytes: 10 * 1024 * 1024 }
+        Self {
+            ip_per_minute: 600,
+            burst_multiplier: 2,
+            visitor_share: 0.25,
+            max_tracked_keys: 100_000,
+            json_body_bytes: 64 * 1024,
+            multipart_body_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+impl LimitsConfig {
+    /// One visitor's rate a minute on a site whose tier allows `site_rate`: at least one.
+    pub fn visitor_rate(&self, site_rate: u32) -> u32 {
+        ((f64::from(site_rate) * self.visitor_share).round() as u32).clamp(1, site_rate.max(1))
     }
 }
 

@@ -238,7 +238,7 @@ impl<E: Endpoint> Endpoint for Edge<E> {
         let decision = match meta.decision() {
             Some(d) => d,
             None => {
-                let d = self.state.limiter.check(Key::Ip(ip), self.state.config.limits.ip_per_minute);
+                let d = self.state.limiter.check(Key::ip(ip), self.state.config.limits.ip_per_minute);
                 if !d.allowed {
                     self.state.metrics.rate_limited(LimitScope::Ip);
                     resp = render(&ApiError::RateLimited { retry_after_secs: d.retry_after_secs }, &request_id);
