@@ -99,6 +99,16 @@ pub struct Metrics {
     attempts: Family<Labels, Counter>,
     outbox: Family<Labels, Gauge>,
     embedding_queue: Gauge,
+    shed: Family<Labels, Counter>,
+}
+
+/// Requests turned away by a full line in front of shared work since start, by line (read at scrape
+/// time from the gates and the store).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shed {
+    pub embedding: u64,
+    pub search: u64,
+    pub writer: u64,
 }
 
 impl Metrics {
@@ -111,6 +121,7 @@ impl Metrics {
         let attempts = Family::<Labels, Counter>::default();
         let outbox = Family::<Labels, Gauge>::default();
         let embedding_queue = Gauge::default();
+        let shed = Family::<Labels, Counter>::default();
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
@@ -118,9 +129,10 @@ impl Metrics {
         registry.register("sitebot_webhook_delivery_attempts", "Webhook delivery attempts, by outcome", attempts.clone());
         registry.register("sitebot_outbox_events", "Webhook events in the outbox, by state (read at scrape time)", outbox.clone());
         registry.register("sitebot_embedding_queue_depth", "Questions waiting for the embedding session (read at scrape time)", embedding_queue.clone());
+        registry.register("sitebot_shed", "Requests answered 503 because a line in front of shared work was full or too slow, by line (embedding, search, writer)", shed.clone());
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
-        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue }
+        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, shed }
     }
 
     /// One answered request. `route` is the route template (`/v1/landing/:site/:lang/:slug`), never the
@@ -160,9 +172,13 @@ impl Metrics {
     }
 
     /// The text exposition of every series, with the scrape-time values given.
-    pub fn encode(&self, outbox_by_state: &[(&'static str, u64)], embedding_queue: usize) -> String {
+    pub fn encode(&self, outbox_by_state: &[(&'static str, u64)], embedding_queue: usize, shed: Shed) -> String {
         for (state, n) in outbox_by_state {
             self.outbox.get_or_create(&vec![("state", (*state).to_owned())]).set(*n as i64);
+        }
+        for (line, n) in [("embedding", shed.embedding), ("search", shed.search), ("writer", shed.writer)] {
+            let counter = self.shed.get_or_create(&vec![("queue", line.to_owned())]);
+            counter.inc_by(n.saturating_sub(counter.get()));
         }
         self.embedding_queue.set(embedding_queue as i64);
         let mut out = String::new();
@@ -184,7 +200,7 @@ mod tests {
         m.rate_limited(LimitScope::Ip);
         m.delivery_attempt("delivered");
         stages.observe(Stage::Lexical, Duration::from_millis(1));
-        let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1);
+        let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1, Shed { embedding: 0, search: 3, writer: 0 });
         for line in [
             "sitebot_http_requests_total{route=\"/v1/query\",status=\"200\"} 1",
             "sitebot_http_request_duration_seconds_count{route=\"/v1/query\"} 1",
@@ -193,6 +209,7 @@ mod tests {
             "sitebot_webhook_delivery_attempts_total{outcome=\"delivered\"} 1",
             "sitebot_outbox_events{state=\"pending\"} 2",
             "sitebot_embedding_queue_depth 1",
+            "sitebot_shed_total{queue=\"search\"} 3",
         ] {
             assert!(text.contains(line), "missing {line} in:\n{text}");
         }
@@ -201,6 +218,6 @@ mod tests {
         let m = Metrics::new(true, true, &stages);
         let site = SiteId::parse("6f1c2a8e-2b6a-4c1e-9a51-0d6c7a1e2f3b").unwrap();
         m.request("/v1/query", 200, Some(site), Duration::from_millis(3));
-        assert!(m.encode(&[], 0).contains(&format!("site=\"{site}\"")));
+        assert!(m.encode(&[], 0, Shed::default()).contains(&format!("site=\"{site}\"")));
     }
 }

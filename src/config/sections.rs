@@ -103,6 +103,14 @@ pub struct LimitsConfig {
     pub json_body_bytes: usize,
     /// Largest multipart body read, in bytes.
     pub multipart_body_bytes: usize,
+    /// Questions waiting for the embedding session at most; further ones get 503 `unavailable`.
+    pub embedding_queue: usize,
+    /// Questions waiting for a search slot at most; further ones get 503 `unavailable`.
+    pub search_queue: usize,
+    /// Writes waiting for the database writer at most; further ones get 503 `unavailable`.
+    pub write_queue: usize,
+    /// Longest wait in any of those lines, e.g. `2s` or `500ms`; then 503 `unavailable`.
+    pub queue_wait: String,
 }
 
 impl Default for LimitsConfig {
@@ -114,11 +122,31 @@ impl Default for LimitsConfig {
             max_tracked_keys: 100_000,
             json_body_bytes: 64 * 1024,
             multipart_body_bytes: 10 * 1024 * 1024,
+            embedding_queue: 32,
+            search_queue: 64,
+            write_queue: 64,
+            queue_wait: "2s".into(),
         }
     }
 }
 
 impl LimitsConfig {
+    /// `queue_wait`, parsed (checked when the configuration loads).
+    pub fn queue_wait(&self) -> Result<Duration, ConfigError> {
+        parse_duration(&self.queue_wait)
+            .ok_or_else(|| ConfigError::Invalid(format!("limits.queue_wait: `{}` is not a duration such as 500ms or 2s", self.queue_wait)))
+    }
+
+    /// The lines in front of the embedding session and the search slots.
+    pub fn queues(&self) -> Result<crate::knowledge::Queues, ConfigError> {
+        use crate::knowledge::gate::Bound;
+        let wait = self.queue_wait()?;
+        Ok(crate::knowledge::Queues {
+            embedding: Bound { max_waiting: self.embedding_queue, wait },
+            search: Bound { max_waiting: self.search_queue, wait },
+        })
+    }
+
     /// One visitor's rate a minute on a site whose tier allows `site_rate`: at least one.
     pub fn visitor_rate(&self, site_rate: u32) -> u32 {
         ((f64::from(site_rate) * self.visitor_share).round() as u32).clamp(1, site_rate.max(1))

@@ -103,6 +103,9 @@ impl<E> Edge<E> {
     }
 }
 
+/// `Retry-After` of a `503 unavailable`.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
+
 /// Renders an error as problem+json; logs 5xx causes (never sent).
 pub fn render(err: &ApiError, request_id: &str) -> Response {
     let problem = err.problem(request_id);
@@ -121,6 +124,10 @@ pub fn render(err: &ApiError, request_id: &str) -> Response {
         }
         ApiError::RateLimited { retry_after_secs } => {
             resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+        // A full line in front of shared work (or a busy database) drains within a second or so.
+        ApiError::Unavailable(_) => {
+            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(UNAVAILABLE_RETRY_AFTER_SECS));
         }
         _ => {}
     }

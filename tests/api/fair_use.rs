@@ -1,5 +1,5 @@
-//! Fair use of shared capacity: a visitor's share of its site's budget, and bearer-token calls apart from
-//! visitors.
+//! Fair use of shared capacity: a visitor's share of its site's budget, bearer-token calls apart from
+//! visitors, and bounded queues in front of shared work (503 with Retry-After, never a hang).
 //!
 //! Clients are chosen through a trusted proxy's `X-Forwarded-For` (the test client connects from
 //! 127.0.0.1, made a trusted proxy here), as a load balancer in front of sitebot would name them.
@@ -103,4 +103,36 @@ async fn bearer_token_calls_neither_drain_nor_are_drained_by_visitors() {
     app.clock.advance(std::time::Duration::from_millis(100));
     let resp = lead_from(&app, &id, "203.0.113.6").await;
     assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY, "one request refilled in 100 ms, none taken by tokens");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_beyond_the_lines_is_turned_away_with_503_and_retry_after() {
+    let mut config = test_config();
+    // One question may wait for the embedding session and one for a search slot, 200 ms at most.
+    config.limits.embedding_queue = 1;
+    config.limits.search_queue = 1;
+    config.limits.queue_wait = "200ms".into();
+    let app = spawn_app_with(config).await;
+    let (site, _) = app.create_site(Tier::Enterprise).await;
+    crate::knowledge::import_files(&app, site.id, &crate::knowledge::clinic()).await;
+    // A long question takes the embedding session for tens of milliseconds.
+    let question = "How much does a ceramic crown cost, and how long does the treatment take? ".repeat(25);
+    let burst = (0..40).map(|_| crate::knowledge::ask(&app, site.id, json!({ "question": question })));
+    let answers = futures_util::future::join_all(burst).await;
+    let (mut served, mut shed) = (0, 0);
+    for resp in answers {
+        match resp.status().as_u16() {
+            200 => served += 1,
+            503 => {
+                assert_eq!(resp.headers()["retry-after"], "1");
+                problem(resp, 503, "unavailable").await;
+                shed += 1;
+            }
+            other => panic!("a question got {other}: {}", resp.text().await.unwrap()),
+        }
+    }
+    println!("burst of 40: {served} answered, {shed} turned away");
+    assert!(served > 0 && shed > 0, "{served} answered, {shed} turned away");
+    // The lines drained: the next question is answered.
+    crate::knowledge::ask_ok(&app, site.id, "How much is a crown?").await;
 }

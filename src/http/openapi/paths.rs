@@ -39,7 +39,7 @@ pub(super) fn paths() -> Map<String, Value> {
                 },
                 "content": {"application/json": {"schema": schema_ref("LeadAccepted")}}
             }}),
-            &[400, 401, 403, 404, 413, 415, 422],
+            &[400, 401, 403, 404, 413, 415, 422, 503],
             json!({
                 "security": tenant_security(),
                 "parameters": [
@@ -72,7 +72,7 @@ pub(super) fn paths() -> Map<String, Value> {
             "Thumbs up or down on one of the site's answers, with an optional comment; rating again replaces the earlier rating. \
              An answer of another site, or none, is 404 `query_not_found`.",
             json!({"202": ok("Recorded", "application/json", schema_ref("Accepted"))}),
-            &[400, 401, 403, 404, 413, 415, 422],
+            &[400, 401, 403, 404, 413, 415, 422, 503],
             json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("FeedbackRequest")}))}),
     );
     p.insert(
@@ -80,7 +80,7 @@ pub(super) fn paths() -> Map<String, Value> {
         json!({"post": operation("widget", "recordEvents", "Widget analytics",
             "1 to 50 widget events. Counted per site, day and type; kept raw for 30 days. An unknown type is 422 and nothing of the batch is stored.",
             json!({"202": ok("Recorded", "application/json", schema_ref("EventsAccepted"))}),
-            &[400, 401, 403, 404, 413, 415, 422],
+            &[400, 401, 403, 404, 413, 415, 422, 503],
             json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("EventsRequest")}))}),
     );
     let multimodal = operation(
@@ -115,7 +115,7 @@ fn query_paths(p: &mut Map<String, Value>) {
              `sources` is empty and `resolved` is false. Every query is logged for the site's public stats and, for sites that \
              opted in, announced as a `query.completed` webhook.",
             json!({"200": ok("The answer", "application/json", schema_ref("QueryResponse"))}),
-            &[400, 401, 403, 404, 413, 415, 422], extra())}),
+            &[400, 401, 403, 404, 413, 415, 422, 503], extra())}),
     );
     p.insert(
         "/v1/query/stream".into(),
@@ -154,6 +154,6 @@ fn query_paths(p: &mut Map<String, Value>) {
                     "example": "event: token\ndata: We \n\nevent: token\ndata: open \n\nevent: done\ndata: {\"id\":\"qry_01J...\",\"sources\":[],\"resolved\":true,\"lang\":\"en\",\"latencyMs\":6}\n\n"
                 }}
             }}),
-            &[400, 401, 403, 404, 413, 415, 422], extra())}),
+            &[400, 401, 403, 404, 413, 415, 422, 503], extra())}),
     );
 }

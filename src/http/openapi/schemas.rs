@@ -14,7 +14,7 @@ pub(super) fn components() -> Value {
     let int_header = |d: &str| json!({"description": d, "schema": {"type": "integer", "minimum": 0}});
     let problem_response = |status: u16, description: &str, schema: Value| {
         let mut headers = common_headers();
-        if status == 429 {
+        if status == 429 || status == 503 {
             headers["Retry-After"] = header_ref("RetryAfter");
         }
         if status == 401 {
@@ -36,7 +36,8 @@ pub(super) fn components() -> Value {
         (429, ": retry after `Retry-After` seconds", "Problem"),
         (500, ": generic text only; quote `requestId`", "Problem"),
         (501, ", with `expected`", "NotImplementedProblem"),
-        (503, ": retry shortly", "Problem"),
+        (503, ": a line in front of shared work (the embedding session, the search slots, the database writer) was full or \
+            too slow, or the database is busy; retry after `Retry-After` seconds", "Problem"),
     ] {
         let codes = ApiError::codes_for(status);
         let description = format!("{}{note}", codes.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "));
