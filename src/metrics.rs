@@ -125,11 +125,19 @@ impl Metrics {
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
-        registry.register("sitebot_rate_limited", "Requests refused with 429, by the bucket that refused them (site, token, visitor or ip)", rate_limited.clone());
+        registry.register(
+            "sitebot_rate_limited",
+            "Requests refused with 429, by the bucket that refused them (site, token, visitor or ip)",
+            rate_limited.clone(),
+        );
         registry.register("sitebot_webhook_delivery_attempts", "Webhook delivery attempts, by outcome", attempts.clone());
         registry.register("sitebot_outbox_events", "Webhook events in the outbox, by state (read at scrape time)", outbox.clone());
         registry.register("sitebot_embedding_queue_depth", "Questions waiting for the embedding session (read at scrape time)", embedding_queue.clone());
-        registry.register("sitebot_shed", "Requests answered 503 because a line in front of shared work was full or too slow, by line (embedding, search, writer)", shed.clone());
+        registry.register(
+            "sitebot_shed",
+            "Requests answered 503 because a line in front of shared work was full or too slow, by line (embedding, search, writer)",
+            shed.clone(),
+        );
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
         Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, shed }

@@ -174,8 +174,13 @@ impl RateLimiter {
                 let tat = known.unwrap_or(now).max(now);
                 if tat - now > tolerance {
                     let retry = tat - now - tolerance;
-                    let refused =
-                        Decision { allowed: false, limit: per_minute, remaining: 0, reset_secs: ceil_secs(tat - now), retry_after_secs: ceil_secs(retry).max(1) };
+                    let refused = Decision {
+                        allowed: false,
+                        limit: per_minute,
+                        remaining: 0,
+                        reset_secs: ceil_secs(tat - now),
+                        retry_after_secs: ceil_secs(retry).max(1),
+                    };
                     return (i, refused);
                 }
                 if known.is_none() {

@@ -141,10 +141,7 @@ impl LimitsConfig {
     pub fn queues(&self) -> Result<crate::knowledge::Queues, ConfigError> {
         use crate::knowledge::gate::Bound;
         let wait = self.queue_wait()?;
-        Ok(crate::knowledge::Queues {
-            embedding: Bound { max_waiting: self.embedding_queue, wait },
-            search: Bound { max_waiting: self.search_queue, wait },
-        })
+        Ok(crate::knowledge::Queues { embedding: Bound { max_waiting: self.embedding_queue, wait }, search: Bound { max_waiting: self.search_queue, wait } })
     }
 
     /// One visitor's rate a minute on a site whose tier allows `site_rate`: at least one.

@@ -243,7 +243,9 @@ impl Indexes {
             tracing::info!(site = %site, "vector index behind the database; syncing it in the background");
             let synced = store.site(site).knowledge().generation().map_err(IndexError::from).and_then(|g| this.sync_slot(&store, &site, &slot, g));
             match synced {
-                Ok(idx) => tracing::info!(site = %site, generation = idx.generation, size = idx.len(), took_ms = started.elapsed().as_millis() as u64, "vector index swapped in"),
+                Ok(idx) => {
+                    tracing::info!(site = %site, generation = idx.generation, size = idx.len(), took_ms = started.elapsed().as_millis() as u64, "vector index swapped in")
+                }
                 Err(e) => tracing::warn!(site = %site, error = %e, "background vector index sync failed; the next question retries"),
             }
             slot.in_background.store(false, Ordering::SeqCst);

@@ -323,10 +323,7 @@ async fn an_index_behind_the_database_is_synced_in_the_background_while_question
     let ask = || ask(&app, site.id, json!({"question": "Sprechen Ihre Zahnärzte Japanisch?", "scoreThreshold": 0.0, "topK": 3}));
     let resp = ask().await;
     assert_eq!(resp.status(), 200);
-    assert!(
-        app.state.knowledge.indexes.syncing_in_background(&site.id),
-        "the answer came while the index of 20,000 new chunks was still being built"
-    );
+    assert!(app.state.knowledge.indexes.syncing_in_background(&site.id), "the answer came while the index of 20,000 new chunks was still being built");
     let during: Value = resp.json().await.unwrap();
     assert!(!cites(&during, "Languages"), "answered from the index as it was: {during}");
     wait_for_background_sync(&app, site.id).await;
