@@ -73,12 +73,13 @@ impl AppState {
     /// As `build`, with the rate limiter's clock chosen by the caller (tests advance a manual one).
     pub fn build_with_clock(config: Config, data_dir: PathBuf, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<AppState>> {
         let store = open_store(&config, &data_dir)?;
+        store.bound_writes(config.limits.write_queue, config.limits.queue_wait()?);
         let generator = match config.answer.generator {
             crate::config::GeneratorKind::Openai => Some(Arc::new(crate::knowledge::generate::Generator::new(&config.answer, clock.clone())?)),
             crate::config::GeneratorKind::Extractive => None,
         };
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
-        let knowledge = crate::knowledge::Knowledge::open(&config.knowledge, &data_dir)?;
+        let knowledge = crate::knowledge::Knowledge::open_with(&config.knowledge, &data_dir, config.limits.queues()?)?;
         let proxies = config.server.proxies()?;
         let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_listen.is_some(), config.server.metrics_per_site, &knowledge.stages));
         let free_space = crate::disk::FreeSpace::new(&data_dir, config.storage.min_free_mb);

@@ -77,7 +77,13 @@ impl Stages {
 /// Who a rate-limit rejection counted against.
 #[derive(Debug, Clone, Copy)]
 pub enum LimitScope {
+    /// A site's budget for its visitors.
     Site,
+    /// A site's budget for bearer-token calls.
+    Token,
+    /// One visitor's share of a site's budget.
+    Visitor,
+    /// A client on routes without a site.
     Ip,
 }
 
@@ -115,6 +121,16 @@ pub struct Metrics {
     embedding_queue: Gauge,
     not_stored: Family<Labels, Counter>,
     free_bytes: Gauge,
+    shed: Family<Labels, Counter>,
+}
+
+/// Requests turned away by a full line in front of shared work since start, by line (read at scrape
+/// time from the gates and the store).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shed {
+    pub embedding: u64,
+    pub search: u64,
+    pub writer: u64,
 }
 
 impl Metrics {
@@ -129,10 +145,15 @@ impl Metrics {
         let embedding_queue = Gauge::default();
         let not_stored = Family::<Labels, Counter>::default();
         let free_bytes = Gauge::default();
+        let shed = Family::<Labels, Counter>::default();
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
-        registry.register("sitebot_rate_limited", "Requests refused with 429, by what they counted against (site or ip)", rate_limited.clone());
+        registry.register(
+            "sitebot_rate_limited",
+            "Requests refused with 429, by the bucket that refused them (site, token, visitor or ip)",
+            rate_limited.clone(),
+        );
         registry.register("sitebot_webhook_delivery_attempts", "Webhook delivery attempts, by outcome", attempts.clone());
         registry.register("sitebot_outbox_events", "Webhook events in the outbox, by state (read at scrape time)", outbox.clone());
         registry.register("sitebot_embedding_queue_depth", "Questions waiting for the embedding session (read at scrape time)", embedding_queue.clone());
@@ -146,9 +167,14 @@ impl Metrics {
             "Bytes free for the server on the data directory's file system (read at scrape time)",
             free_bytes.clone(),
         );
+        registry.register(
+            "sitebot_shed",
+            "Requests answered 503 because a line in front of shared work was full or too slow, by line (embedding, search, writer)",
+            shed.clone(),
+        );
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
-        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, not_stored, free_bytes }
+        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, not_stored, free_bytes, shed }
     }
 
     /// One answered request. `route` is the route template (`/v1/landing/:site/:lang/:slug`), never the
@@ -172,6 +198,8 @@ impl Metrics {
         }
         let scope = match scope {
             LimitScope::Site => "site",
+            LimitScope::Token => "token",
+            LimitScope::Visitor => "visitor",
             LimitScope::Ip => "ip",
         };
         self.rate_limited.get_or_create(&vec![("scope", scope.to_owned())]).inc();
@@ -205,12 +233,16 @@ impl Metrics {
     }
 
     /// The text exposition of every series, with the scrape-time values given.
-    pub fn encode(&self, outbox_by_state: &[(&'static str, u64)], embedding_queue: usize, free_bytes: Option<u64>) -> String {
+    pub fn encode(&self, outbox_by_state: &[(&'static str, u64)], embedding_queue: usize, shed: Shed, free_bytes: Option<u64>) -> String {
         if let Some(free) = free_bytes {
             self.free_bytes.set(i64::try_from(free).unwrap_or(i64::MAX));
         }
         for (state, n) in outbox_by_state {
             self.outbox.get_or_create(&vec![("state", (*state).to_owned())]).set(*n as i64);
+        }
+        for (line, n) in [("embedding", shed.embedding), ("search", shed.search), ("writer", shed.writer)] {
+            let counter = self.shed.get_or_create(&vec![("queue", line.to_owned())]);
+            counter.inc_by(n.saturating_sub(counter.get()));
         }
         self.embedding_queue.set(embedding_queue as i64);
         let mut out = String::new();
@@ -233,7 +265,7 @@ mod tests {
         m.delivery_attempt("delivered");
         m.not_stored(Unstored::Question, Because::DailyCap);
         stages.observe(Stage::Lexical, Duration::from_millis(1));
-        let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1, Some(4096));
+        let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1, Shed { embedding: 0, search: 3, writer: 0 }, Some(4096));
         for line in [
             "sitebot_http_requests_total{route=\"/v1/query\",status=\"200\"} 1",
             "sitebot_http_request_duration_seconds_count{route=\"/v1/query\"} 1",
@@ -244,6 +276,7 @@ mod tests {
             "sitebot_embedding_queue_depth 1",
             "sitebot_writes_not_stored_total{what=\"question\",reason=\"daily_cap\"} 1",
             "sitebot_data_dir_free_bytes 4096",
+            "sitebot_shed_total{queue=\"search\"} 3",
         ] {
             assert!(text.contains(line), "missing {line} in:\n{text}");
         }
@@ -252,6 +285,6 @@ mod tests {
         let m = Metrics::new(true, true, &stages);
         let site = SiteId::parse("6f1c2a8e-2b6a-4c1e-9a51-0d6c7a1e2f3b").unwrap();
         m.request("/v1/query", 200, Some(site), Duration::from_millis(3));
-        assert!(m.encode(&[], 0, None).contains(&format!("site=\"{site}\"")));
+        assert!(m.encode(&[], 0, Shed::default(), None).contains(&format!("site=\"{site}\"")));
     }
 }

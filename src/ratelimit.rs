@@ -6,6 +6,11 @@
 //! the past holds a full bucket, which is the same as no entry at all, so such keys are pruned: memory
 //! grows with the number of keys active in the last `capacity × T`, never with history.
 //!
+//! A request may count against several buckets at once ([`RateLimiter::check_all`]): a visitor's own
+//! bucket inside its site's. It is allowed only when every one of them allows it, and then taken from
+//! all; a refused request takes from none, so a visitor refused by its own bucket does not spend the
+//! site's.
+//!
 //! Time comes from a [`Clock`] so tests advance it instead of sleeping.
 
 use std::collections::HashMap;
@@ -55,11 +60,46 @@ impl Clock for ManualClock {
     }
 }
 
+/// A client as limits count it: an IPv4 address, or an IPv6 /64 (a single IPv6 host usually has a whole
+/// /64 to pick source addresses from). An IPv4-mapped IPv6 address is its IPv4 address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Client {
+    V4([u8; 4]),
+    V6Prefix([u8; 8]),
+}
+
+impl Client {
+    pub fn of(ip: IpAddr) -> Self {
+        match ip {
+            IpAddr::V4(v4) => Client::V4(v4.octets()),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => Client::V4(v4.octets()),
+                None => {
+                    let o = v6.octets();
+                    Client::V6Prefix([o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]])
+                }
+            },
+        }
+    }
+}
+
 /// What a key is limited by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Key {
+    /// A site's budget for its visitors (requests that name it by `X-Site-Id`).
     Site(SiteId),
-    Ip(IpAddr),
+    /// A site's budget for calls with its bearer token (server to server), apart from its visitors'.
+    SiteToken(SiteId),
+    /// One visitor's share inside a site's budget.
+    Visitor(SiteId, Client),
+    /// A client on routes without a site.
+    Ip(Client),
+}
+
+impl Key {
+    pub fn ip(ip: IpAddr) -> Key {
+        Key::Ip(Client::of(ip))
+    }
 }
 
 /// The outcome of one check, with what the rate-limit headers report.
@@ -102,31 +142,65 @@ impl RateLimiter {
 
     /// Takes one request from `key`'s bucket, which refills `per_minute` a minute.
     pub fn check(&self, key: Key, per_minute: u32) -> Decision {
-        let per_minute = per_minute.max(1);
+        self.check_all(&[(key, per_minute)]).1
+    }
+
+    /// Takes one request from every bucket in `checks` (key, rate a minute), or from none: the first
+    /// bucket, in order, that has no request left refuses it, and nothing is taken. Returns the index of
+    /// the binding bucket and its decision, which the rate-limit headers report: the refusing one, else
+    /// the one with fewest requests left.
+    pub fn check_all(&self, checks: &[(Key, u32)]) -> (usize, Decision) {
         let now = self.clock.now_nanos();
-        let t = MINUTE_NANOS / per_minute as u64;
-        let capacity = per_minute as u64 * self.burst as u64;
-        let tolerance = t * (capacity - 1);
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.len() >= self.max_keys && !state.contains_key(&key) {
+        let new_keys = checks.iter().filter(|(k, _)| !state.contains_key(k)).count();
+        if new_keys > 0 && state.len() + new_keys > self.max_keys {
             state.retain(|_, tat| *tat > now);
-            if state.len() >= self.max_keys {
+        }
+        let mut room = self.max_keys.saturating_sub(state.len());
+        let mut updates = Vec::with_capacity(checks.len());
+        let mut binding: Option<(usize, Decision)> = None;
+        for (i, &(key, per_minute)) in checks.iter().enumerate() {
+            let per_minute = per_minute.max(1);
+            let t = MINUTE_NANOS / per_minute as u64;
+            let capacity = per_minute as u64 * self.burst as u64;
+            let tolerance = t * (capacity - 1);
+            let known = state.get(&key).copied();
+            let d = if known.is_none() && room == 0 {
                 // Every tracked key is active: refuse to grow. The new key is judged as if its bucket
                 // were full, but not remembered, which errs towards serving rather than refusing.
                 tracing::warn!(keys = state.len(), "rate limiter at max_tracked_keys; not tracking a new key");
-                return Decision { allowed: true, limit: per_minute, remaining: (capacity - 1) as u32, reset_secs: ceil_secs(t), retry_after_secs: 0 };
+                Decision { allowed: true, limit: per_minute, remaining: (capacity - 1) as u32, reset_secs: ceil_secs(t), retry_after_secs: 0 }
+            } else {
+                let tat = known.unwrap_or(now).max(now);
+                if tat - now > tolerance {
+                    let retry = tat - now - tolerance;
+                    let refused = Decision {
+                        allowed: false,
+                        limit: per_minute,
+                        remaining: 0,
+                        reset_secs: ceil_secs(tat - now),
+                        retry_after_secs: ceil_secs(retry).max(1),
+                    };
+                    return (i, refused);
+                }
+                if known.is_none() {
+                    room -= 1;
+                }
+                let new_tat = tat + t;
+                updates.push((key, new_tat));
+                let used = new_tat - now;
+                let remaining = (capacity * t).saturating_sub(used) / t;
+                Decision { allowed: true, limit: per_minute, remaining: remaining as u32, reset_secs: ceil_secs(used), retry_after_secs: 0 }
+            };
+            let tighter = binding.is_none_or(|(_, b)| (d.remaining, std::cmp::Reverse(d.reset_secs)) < (b.remaining, std::cmp::Reverse(b.reset_secs)));
+            if tighter {
+                binding = Some((i, d));
             }
         }
-        let tat = state.get(&key).copied().unwrap_or(now).max(now);
-        if tat - now > tolerance {
-            let retry = tat - now - tolerance;
-            return Decision { allowed: false, limit: per_minute, remaining: 0, reset_secs: ceil_secs(tat - now), retry_after_secs: ceil_secs(retry).max(1) };
+        for (key, tat) in updates {
+            state.insert(key, tat);
         }
-        let new_tat = tat + t;
-        state.insert(key, new_tat);
-        let used = new_tat - now;
-        let remaining = (capacity * t).saturating_sub(used) / t;
-        Decision { allowed: true, limit: per_minute, remaining: remaining as u32, reset_secs: ceil_secs(used), retry_after_secs: 0 }
+        binding.unwrap_or((0, Decision { allowed: true, limit: 0, remaining: 0, reset_secs: 0, retry_after_secs: 0 }))
     }
 
     /// Drops keys whose bucket is full again. Called periodically by the server.
@@ -154,7 +228,7 @@ mod tests {
     }
 
     fn ip(n: u8) -> Key {
-        Key::Ip(IpAddr::from([10, 0, 0, n]))
+        Key::ip(IpAddr::from([10, 0, 0, n]))
     }
 
     #[test]
@@ -227,5 +301,37 @@ mod tests {
         assert_eq!(d.reset_secs, 2);
         clock.advance(Duration::from_secs(2));
         assert_eq!(l.check(ip(1), 600).reset_secs, 1);
+    }
+
+    #[test]
+    fn a_request_is_taken_from_every_bucket_or_from_none() {
+        let (_c, l) = limiter(100);
+        let site = SiteId::parse("6f1c2a8e-2b6a-4c1e-9a51-0d6c7a1e2f3b").unwrap();
+        let visitor = |n: u8| Key::Visitor(site, Client::of(IpAddr::from([10, 0, 0, n])));
+        // Visitor share 15 a minute (30 in the bucket) inside a site's 60 (120).
+        for i in 0..30u32 {
+            let (binding, d) = l.check_all(&[(visitor(1), 15), (Key::Site(site), 60)]);
+            assert!(d.allowed);
+            assert_eq!((binding, d.limit, d.remaining), (0, 15, 29 - i), "the visitor's bucket binds");
+        }
+        let (binding, refused) = l.check_all(&[(visitor(1), 15), (Key::Site(site), 60)]);
+        assert_eq!((binding, refused.allowed, refused.limit, refused.retry_after_secs), (0, false, 15, 4));
+        // The refused requests took nothing from the site: 120 - 30 left.
+        for _ in 0..10 {
+            l.check_all(&[(visitor(1), 15), (Key::Site(site), 60)]);
+        }
+        assert_eq!(l.check(Key::Site(site), 60).remaining, 120 - 30 - 1);
+        // Another visitor still gets in, and the bearer-token bucket is apart.
+        assert!(l.check_all(&[(visitor(2), 15), (Key::Site(site), 60)]).1.allowed);
+        assert_eq!(l.check(Key::SiteToken(site), 60).remaining, 119);
+    }
+
+    #[test]
+    fn an_ipv6_client_is_its_64() {
+        let ip = |s: &str| Client::of(s.parse().unwrap());
+        assert_eq!(ip("2001:db8:1:2::1"), ip("2001:db8:1:2:ffff::9"));
+        assert_ne!(ip("2001:db8:1:2::1"), ip("2001:db8:1:3::1"));
+        assert_eq!(ip("::ffff:192.0.2.1"), ip("192.0.2.1"));
+        assert_ne!(ip("192.0.2.1"), ip("192.0.2.2"));
     }
 }

@@ -135,8 +135,10 @@ impl QueryRequest {
     }
 }
 
+/// A question turned away by a full line in front of shared work is a 503 with `Retry-After`; any
+/// other failure is ours.
 pub fn knowledge_error(e: KnowledgeError) -> ApiError {
-    ApiError::Internal(e.to_string())
+    if e.is_shed() { ApiError::Unavailable(e.to_string()) } else { ApiError::Internal(e.to_string()) }
 }
 
 /// Logs the query, bumps the counters and enqueues `query.completed` (one transaction); wakes the

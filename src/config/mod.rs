@@ -133,6 +133,10 @@ impl Config {
         if self.webhooks.workers == 0 || self.webhooks.timeout_secs == 0 {
             return Err(ConfigError::Invalid("webhooks.workers and webhooks.timeout_secs must be at least 1".into()));
         }
+        self.limits.queue_wait()?;
+        if !(self.limits.visitor_share > 0.0 && self.limits.visitor_share <= 1.0) {
+            return Err(ConfigError::BadValue { key: "limits.visitor_share".into(), message: "must be above 0 and at most 1".into() });
+        }
         if !(0.0..=1.0).contains(&self.knowledge.min_score) {
             return Err(ConfigError::BadValue { key: "knowledge.min_score".into(), message: "must be between 0 and 1".into() });
         }
@@ -271,6 +275,21 @@ mod tests {
         assert!(err.contains("limits.ip_per_minute"), "{err}");
         let err = Config::load(None, env(&[("SITEBOT_WEBHOOKS__RETRY_SCHEDULE", "[\"5 parsecs\"]")]), &Overrides::default()).unwrap_err().to_string();
         assert!(err.contains("retry_schedule"), "{err}");
+    }
+
+    #[test]
+    fn fair_use_limits_are_checked() {
+        let c = Config::load(None, env(&[]), &Overrides::default()).unwrap();
+        assert_eq!((c.limits.visitor_rate(60), c.limits.visitor_rate(600), c.limits.visitor_rate(1)), (15, 150, 1));
+        assert_eq!(c.limits.queue_wait().unwrap(), std::time::Duration::from_secs(2));
+        for share in ["0", "1.5", "-0.1"] {
+            let err = Config::load(None, env(&[("SITEBOT_LIMITS__VISITOR_SHARE", share)]), &Overrides::default()).unwrap_err().to_string();
+            assert!(err.contains("limits.visitor_share"), "{share}: {err}");
+        }
+        let err = Config::load(None, env(&[("SITEBOT_LIMITS__QUEUE_WAIT", "soon")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("limits.queue_wait"), "{err}");
+        let c = Config::load(None, env(&[("SITEBOT_LIMITS__QUEUE_WAIT", "250ms"), ("SITEBOT_LIMITS__VISITOR_SHARE", "1")]), &Overrides::default()).unwrap();
+        assert_eq!((c.limits.queue_wait().unwrap().as_millis(), c.limits.visitor_rate(60)), (250, 60));
     }
 
     #[test]

@@ -94,6 +94,9 @@ pub struct LimitsConfig {
     pub ip_per_minute: u32,
     /// Bucket capacity as a multiple of the per-minute rate, for sites and IPs alike.
     pub burst_multiplier: u32,
+    /// Each visitor's (client IP, IPv6 by /64) share of its site's rate, in (0, 1]: one visitor cannot
+    /// spend the whole site's budget. Calls with the site's bearer token have their own full budget.
+    pub visitor_share: f64,
     /// Most rate-limit keys kept in memory; idle keys are pruned first.
     pub max_tracked_keys: usize,
     /// Largest JSON body read, in bytes.
@@ -106,6 +109,14 @@ pub struct LimitsConfig {
     /// Questions a site logs a day (UTC) from anonymous visitors; more are answered and counted in the
     /// public stats, but not logged. 0: no cap. Bearer-authenticated requests are not capped.
     pub logged_questions_per_site_per_day: u64,
+    /// Questions waiting for the embedding session at most; further ones get 503 `unavailable`.
+    pub embedding_queue: usize,
+    /// Questions waiting for a search slot at most; further ones get 503 `unavailable`.
+    pub search_queue: usize,
+    /// Writes waiting for the database writer at most; further ones get 503 `unavailable`.
+    pub write_queue: usize,
+    /// Longest wait in any of those lines, e.g. `2s` or `500ms`; then 503 `unavailable`.
+    pub queue_wait: String,
 }
 
 impl Default for LimitsConfig {
@@ -113,11 +124,16 @@ impl Default for LimitsConfig {
         Self {
             ip_per_minute: 600,
             burst_multiplier: 2,
+            visitor_share: 0.25,
             max_tracked_keys: 100_000,
             json_body_bytes: 64 * 1024,
             multipart_body_bytes: 10 * 1024 * 1024,
             leads_per_site_per_day: 1_000,
             logged_questions_per_site_per_day: 50_000,
+            embedding_queue: 32,
+            search_queue: 64,
+            write_queue: 64,
+            queue_wait: "2s".into(),
         }
     }
 }
@@ -131,6 +147,24 @@ impl LimitsConfig {
     /// The daily cap on logged questions of a request: none for bearer-authenticated ones, none when 0.
     pub fn logged_question_cap(&self, via_token: bool) -> crate::store::usage::DailyCap {
         (!via_token && self.logged_questions_per_site_per_day > 0).then_some(self.logged_questions_per_site_per_day)
+    }
+
+    /// `queue_wait`, parsed (checked when the configuration loads).
+    pub fn queue_wait(&self) -> Result<Duration, ConfigError> {
+        parse_duration(&self.queue_wait)
+            .ok_or_else(|| ConfigError::Invalid(format!("limits.queue_wait: `{}` is not a duration such as 500ms or 2s", self.queue_wait)))
+    }
+
+    /// The lines in front of the embedding session and the search slots.
+    pub fn queues(&self) -> Result<crate::knowledge::Queues, ConfigError> {
+        use crate::knowledge::gate::Bound;
+        let wait = self.queue_wait()?;
+        Ok(crate::knowledge::Queues { embedding: Bound { max_waiting: self.embedding_queue, wait }, search: Bound { max_waiting: self.search_queue, wait } })
+    }
+
+    /// One visitor's rate a minute on a site whose tier allows `site_rate`: at least one.
+    pub fn visitor_rate(&self, site_rate: u32) -> u32 {
+        ((f64::from(site_rate) * self.visitor_share).round() as u32).clamp(1, site_rate.max(1))
     }
 }
 

@@ -103,6 +103,9 @@ impl<E> Edge<E> {
     }
 }
 
+/// `Retry-After` of a `503 unavailable`.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
+
 /// Renders an error as problem+json; logs 5xx causes (never sent).
 pub fn render(err: &ApiError, request_id: &str) -> Response {
     let problem = err.problem(request_id);
@@ -238,7 +241,7 @@ impl<E: Endpoint> Endpoint for Edge<E> {
         let decision = match meta.decision() {
             Some(d) => d,
             None => {
-                let d = self.state.limiter.check(Key::Ip(ip), self.state.config.limits.ip_per_minute);
+                let d = self.state.limiter.check(Key::ip(ip), self.state.config.limits.ip_per_minute);
                 if !d.allowed {
                     self.state.metrics.rate_limited(LimitScope::Ip);
                     resp = render(&ApiError::RateLimited { retry_after_secs: d.retry_after_secs }, &request_id);

@@ -182,6 +182,8 @@ impl ApiError {
             ApiError::RateLimited { retry_after_secs } | ApiError::DailyQuotaExceeded { retry_after_secs } | ApiError::StorageLow { retry_after_secs } => {
                 Some(*retry_after_secs)
             }
+            // A full line in front of shared work (or a busy database) drains within a second or so.
+            ApiError::Unavailable(_) => Some(crate::http::edge::UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         }
     }

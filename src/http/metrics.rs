@@ -92,5 +92,7 @@ async fn answer(state: &Arc<AppState>, req: &hyper::Request<Incoming>) -> hyper:
             Vec::new()
         }
     };
-    reply(200, CONTENT_TYPE, state.metrics.encode(&outbox, state.knowledge.embedder.queue_depth(), state.free_space.sample().free_bytes))
+    let (embedding, search) = state.knowledge.shed();
+    let shed = crate::metrics::Shed { embedding, search, writer: state.store.writes_shed() };
+    reply(200, CONTENT_TYPE, state.metrics.encode(&outbox, state.knowledge.embedder.queue_depth(), shed, state.free_space.sample().free_bytes))
 }

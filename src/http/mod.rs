@@ -77,7 +77,7 @@ fn only<E: poem::Endpoint + 'static>(allow: &'static str, route: E) -> impl poem
 fn refusal(state: Arc<AppState>) -> listener::Refusal {
     Arc::new(move |peer: SocketAddr| {
         let request_id = edge::new_request_id();
-        let d = state.limiter.check(Key::Ip(peer.ip()), state.config.limits.ip_per_minute);
+        let d = state.limiter.check(Key::ip(peer.ip()), state.config.limits.ip_per_minute);
         let body = serde_json::to_string(&ApiError::HttpsRequired.problem(&request_id)).unwrap_or_default();
         format!(
             "HTTP/1.1 403 Forbidden\r\nContent-Type: application/problem+json\r\nContent-Length: {}\r\nConnection: close\r\n\

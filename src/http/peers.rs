@@ -7,31 +7,10 @@
 //! entries leave the map when their last connection closes, so it holds open connections only.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Client {
-    V4([u8; 4]),
-    V6Prefix([u8; 8]),
-}
-
-impl Client {
-    fn of(ip: IpAddr) -> Self {
-        match ip {
-            IpAddr::V4(v4) => Client::V4(v4.octets()),
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => Client::V4(v4.octets()),
-                None => Client::V6Prefix(prefix64(&v6)),
-            },
-        }
-    }
-}
-
-fn prefix64(v6: &Ipv6Addr) -> [u8; 8] {
-    let o = v6.octets();
-    [o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]]
-}
+use crate::ratelimit::Client;
 
 #[derive(Debug, Default)]
 struct Count {

@@ -4,6 +4,11 @@
 //! and skips the Origin check) or from `X-Site-Id`, counts the request against the site's tier budget,
 //! and refuses disabled sites and browser origins outside the site's list. Handlers read the result as
 //! `Data<&Tenant>`. `PublicScope` counts the request against the client IP.
+//!
+//! A site's budget is shared fairly: a visitor (client IP, IPv6 by /64) also has a bucket of its own,
+//! `limits.visitor_share` of the tier's rate, and a request must pass both (one refused by the
+//! visitor's bucket takes nothing from the site's). Calls with the site's bearer token count against a
+//! third bucket, at the tier's full rate, which visitors neither drain nor are drained by.
 
 use std::sync::Arc;
 
@@ -15,7 +20,7 @@ use super::error::ApiError;
 use crate::app::AppState;
 use crate::domain::SiteId;
 use crate::metrics::LimitScope;
-use crate::ratelimit::Key;
+use crate::ratelimit::{Client, Key};
 use crate::store::Site;
 
 /// The site a tenant route acts for.
@@ -64,21 +69,31 @@ async fn site_by_id(state: &AppState, id: SiteId) -> Result<Site, ApiError> {
     state.store.run(move |s| s.site(id).get()).await?.ok_or(ApiError::SiteNotFound)
 }
 
-/// Counts the request against `key`, records the decision for the edge's headers, and refuses it with
-/// 429 when the bucket is empty.
-fn charge(state: &AppState, meta: &RequestMeta, key: Key, per_minute: u32) -> Result<(), ApiError> {
-    let scope = match key {
-        Key::Site(_) => LimitScope::Site,
-        Key::Ip(_) => LimitScope::Ip,
-    };
-    let d = state.limiter.check(key, per_minute);
+/// Counts the request against every bucket in `checks`, records the binding decision for the edge's
+/// headers, and refuses it with 429 when one bucket is empty (then nothing is taken from the others).
+fn charge(state: &AppState, meta: &RequestMeta, checks: &[(Key, u32)]) -> Result<(), ApiError> {
+    let (binding, d) = state.limiter.check_all(checks);
     meta.record(d);
     if d.allowed {
-        Ok(())
-    } else {
-        state.metrics.rate_limited(scope);
-        Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs })
+        return Ok(());
     }
+    let scope = match checks.get(binding).map(|c| c.0) {
+        Some(Key::Site(_)) => LimitScope::Site,
+        Some(Key::SiteToken(_)) => LimitScope::Token,
+        Some(Key::Visitor(..)) => LimitScope::Visitor,
+        Some(Key::Ip(_)) | None => LimitScope::Ip,
+    };
+    state.metrics.rate_limited(scope);
+    Err(ApiError::RateLimited { retry_after_secs: d.retry_after_secs })
+}
+
+/// The buckets a tenant request counts against: the token's, or the visitor's and the site's.
+fn tenant_buckets(state: &AppState, tenant: &Tenant, client: std::net::IpAddr) -> Vec<(Key, u32)> {
+    let (id, rate) = (tenant.site.id, tenant.site.tier.per_minute());
+    if tenant.via_token {
+        return vec![(Key::SiteToken(id), rate)];
+    }
+    vec![(Key::Visitor(id, Client::of(client)), state.config.limits.visitor_rate(rate)), (Key::Site(id), rate)]
 }
 
 pub struct TenantScope;
@@ -101,12 +116,12 @@ impl<E: Endpoint> Endpoint for TenantEndpoint<E> {
             Ok(t) => t,
             Err(e) => {
                 // Without a site, the failed request counts against the client's address.
-                charge(&state, &meta, Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute)?;
+                charge(&state, &meta, &[(Key::ip(client_ip(&req)), state.config.limits.ip_per_minute)])?;
                 return Err(e.into());
             }
         };
         meta.set_site(tenant.site.id);
-        charge(&state, &meta, Key::Site(tenant.site.id), tenant.site.tier.per_minute())?;
+        charge(&state, &meta, &tenant_buckets(&state, &tenant, client_ip(&req)))?;
         if !tenant.site.enabled {
             return Err(ApiError::SiteDisabled.into());
         }
@@ -155,7 +170,7 @@ impl<E: Endpoint> Endpoint for PublicEndpoint<E> {
 
     async fn call(&self, mut req: Request) -> poem::Result<Response> {
         let (state, meta) = state_and_meta(&req)?;
-        charge(&state, &meta, Key::Ip(client_ip(&req)), state.config.limits.ip_per_minute)?;
+        charge(&state, &meta, &[(Key::ip(client_ip(&req)), state.config.limits.ip_per_minute)])?;
         if self.resolve_site {
             let tenant = match header_site_id(&req)? {
                 Some(id) => Some(Tenant { site: site_by_id(&state, id).await?, via_token: false }),

@@ -13,8 +13,10 @@
 //! renamed so that visitor text cannot produce them.
 //!
 //! Sessions: the embedder loads one single-threaded session, on which questions are embedded; async
-//! callers take the one permit of a semaphore and then run on the blocking pool, so a burst of questions
-//! queues here instead of piling onto the blocking pool. The first bulk embedding (an import, a
+//! callers take the one permit of a [`Gate`] and then run on the blocking pool, so a burst of questions
+//! queues here instead of piling onto the blocking pool. The line is bounded by the caller's [`Bound`]
+//! (`limits.embedding_queue`, `limits.queue_wait` for the server): beyond it a question is turned away
+//! (`EmbedError::Shed`, 503 to the client) instead of waiting without end. The first bulk embedding (an import, a
 //! re-embedding) adds a session per further core; its threads take the next text from a shared counter,
 //! so no core idles while another has work.
 //!
@@ -35,6 +37,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
 use super::unigram::TextTokenizer;
 
+use super::gate::{Bound, Gate, Shed};
 use super::model::{self, Manifest, Pooling, Role};
 use super::runtime::{self, RuntimeError};
 use crate::config::KnowledgeConfig;
@@ -48,26 +51,12 @@ pub enum EmbedError {
     Inference(String),
     #[error("embedding task failed: {0}")]
     Join(String),
+    #[error("the embedding session is busy: {0}")]
+    Shed(#[from] Shed),
 }
 
 fn inference(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Inference(e.to_string())
-}
-
-/// Counts a caller waiting for the query session until it gets it or gives up (its future dropped).
-struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
-
-impl<'a> Waiting<'a> {
-    fn start(n: &'a std::sync::atomic::AtomicUsize) -> Self {
-        n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Waiting(n)
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
 }
 
 pub struct Embedder {
@@ -78,9 +67,8 @@ pub struct Embedder {
     env: ort::environment::Environment,
     model: PathBuf,
     tokenizer: TextTokenizer,
-    permits: tokio::sync::Semaphore,
-    /// Questions waiting for `permits` (the metrics' embedding queue depth).
-    waiting: std::sync::atomic::AtomicUsize,
+    /// The query session's one permit, and the questions waiting for it.
+    gate: Gate,
     pub ort_library: PathBuf,
     pub model_dir: PathBuf,
     pub manifest: Manifest,
@@ -158,8 +146,7 @@ impl Embedder {
             bulk: OnceLock::new(),
             env,
             model,
-            permits: tokio::sync::Semaphore::new(1),
-            waiting: Default::default(),
+            gate: Gate::new(1),
             tokenizer,
             ort_library: lib.clone(),
             model_dir: dir.clone(),
@@ -219,7 +206,12 @@ impl Embedder {
 
     /// Questions waiting for the query session now.
     pub fn queue_depth(&self) -> usize {
-        self.waiting.load(std::sync::atomic::Ordering::Relaxed)
+        self.gate.waiting()
+    }
+
+    /// Questions turned away from the query session since start.
+    pub fn shed(&self) -> u64 {
+        self.gate.shed()
     }
 
     /// Sessions loaded now.
@@ -287,12 +279,9 @@ impl Embedder {
         Ok(out)
     }
 
-    /// Embeds from async code: waits for a permit, then runs on the blocking pool.
-    pub async fn embed(self: &Arc<Self>, texts: Vec<String>, role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let waiting = Waiting::start(&self.waiting);
-        let permit = self.permits.acquire().await;
-        drop(waiting);
-        let _permit = permit.map_err(|e| EmbedError::Join(e.to_string()))?;
+    /// Embeds from async code: waits for the query session within `bound`, then runs on the blocking pool.
+    pub async fn embed(self: &Arc<Self>, texts: Vec<String>, role: Role, bound: Bound) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let _permit = self.gate.enter(bound).await?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || this.embed_blocking(&texts, role)).await.map_err(|e| EmbedError::Join(e.to_string()))?
     }

@@ -6,18 +6,28 @@
 //! SQLite is the truth (every chunk's embedding is stored there); the index is derived. It is persisted
 //! beside the database as `indexes/<site>.usearch` with `<site>.usearch.gen` naming the site
 //! generation and model it reflects. On first use a file whose generation matches is loaded; otherwise the index
-//! is rebuilt from SQLite. While running, a query that finds the site's generation moved on (an import
-//! by the CLI or another process) syncs incrementally: chunks gone are removed, new ones added, and the
+//! is rebuilt from SQLite. A sync is incremental: chunks gone are removed, new ones added, and the
 //! file is saved again. Writes go to a temporary file renamed into place, so a reader never sees half
 //! a file, and a crash between file and generation only costs a rebuild.
 //!
-//! Concurrency: searches share a read lock; a sync takes the write lock of that site only. usearch
-//! needs a search context per concurrent thread; `SEARCH_THREADS` are reserved and the caller bounds
-//! concurrent searches below that (see `Knowledge`).
+//! Build aside, then swap: a sync works on a copy of the site's index (or a fresh one) while searches
+//! go on in the current one, and replaces it when done; searches never wait for a sync. An import in
+//! this process syncs before it returns ([`Indexes::sync`]). A question that finds the site's
+//! generation moved on (an import by the CLI, another process) does not sync: it starts one in the
+//! background (one per site at a time) and is answered from the index as it was, whose chunks since
+//! deleted are left out when the passages are read, and whose missing new chunks are still found by
+//! BM25, with their cosine read from the database (`SiteIndex::similarity`); only the dense search
+//! misses them until the new index is swapped in. Only a site with no index in memory yet (the first question after a
+//! start) loads its file, or builds it when the file is missing or stale, inside the question.
+//!
+//! Concurrency: the current index is shared (`Arc`), searched by any number of threads; a site's syncs
+//! take turns on its `building` lock. usearch needs a search context per concurrent thread;
+//! `SEARCH_THREADS` are reserved and the caller bounds concurrent searches below that (see `Knowledge`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
@@ -51,6 +61,16 @@ pub struct SiteIndex {
     pub generation: i64,
     index: Index,
     keys: HashSet<u64>,
+    /// Where the vectors of chunks it does not hold yet are read from (see `similarity`).
+    stored: Option<Stored>,
+}
+
+/// The site's stored embeddings of the loaded model.
+#[derive(Clone)]
+struct Stored {
+    store: Store,
+    site: SiteId,
+    model: String,
 }
 
 impl SiteIndex {
@@ -66,7 +86,7 @@ impl SiteIndex {
         };
         let index = Index::new(&options).map_err(usearch_err)?;
         index.reserve_capacity_and_threads(capacity.max(64), SEARCH_THREADS).map_err(usearch_err)?;
-        Ok(SiteIndex { generation: -1, index, keys: HashSet::new() })
+        Ok(SiteIndex { generation: -1, index, keys: HashSet::new(), stored: None })
     }
 
     fn add(&mut self, vectors: Vec<(u64, Vec<f32>)>) -> Result<(), IndexError> {
@@ -91,14 +111,20 @@ impl SiteIndex {
         Ok(m.keys.into_iter().zip(m.distances).map(|(k, d)| (k, 1.0 - d)).collect())
     }
 
-    /// The cosine similarity of `query` with the stored vector of `key`, if the index has it.
+    /// The cosine similarity of `query` with the vector of `key`: from the index, or, for a chunk the
+    /// index does not hold yet (it is behind the database while a sync runs in the background), from
+    /// the database, when the loaded model embedded it. A BM25 hit on a new chunk thus gets its real
+    /// cosine before the index has it.
     pub fn similarity(&self, query: &[f32], key: u64) -> Option<f32> {
+        let cosine = |v: &[f32]| query.iter().zip(v).map(|(a, b)| a * b).sum();
         if !self.keys.contains(&key) {
-            return None;
+            let s = self.stored.as_ref()?;
+            let stored = s.store.site(s.site).knowledge().embeddings_of(&s.model, &[key]).ok()?;
+            return stored.first().filter(|(_, v)| v.len() == DIMENSIONS).map(|(_, v)| cosine(v));
         }
         let mut v = vec![0f32; DIMENSIONS];
         match self.index.get(key, &mut v) {
-            Ok(n) if n > 0 => Some(query.iter().zip(&v).map(|(a, b)| a * b).sum()),
+            Ok(n) if n > 0 => Some(cosine(&v)),
             _ => None,
         }
     }
@@ -107,56 +133,140 @@ impl SiteIndex {
         self.keys.len()
     }
 
+    /// A copy to sync while this one is searched.
+    fn duplicate(&self) -> Result<SiteIndex, IndexError> {
+        let mut buffer = vec![0u8; self.index.serialized_length()];
+        self.index.save_to_buffer(&mut buffer).map_err(usearch_err)?;
+        let copy = SiteIndex::empty(self.keys.len())?;
+        copy.index.load_from_buffer(&buffer).map_err(usearch_err)?;
+        copy.index.change_expansion_search(EXPANSION_SEARCH);
+        copy.index.reserve_capacity_and_threads(copy.index.capacity().max(self.keys.len()).max(64), SEARCH_THREADS).map_err(usearch_err)?;
+        Ok(SiteIndex { generation: self.generation, index: copy.index, keys: self.keys.clone(), stored: self.stored.clone() })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 }
 
-/// Every site's index, loaded on demand.
-pub struct Indexes {
+/// Every site's index, loaded on demand. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct Indexes(Arc<Shared>);
+
+struct Shared {
     dir: PathBuf,
     /// The fingerprint of the loaded model: only its vectors are indexed.
     model: String,
-    sites: Mutex<HashMap<SiteId, Arc<RwLock<Option<SiteIndex>>>>>,
+    sites: Mutex<HashMap<SiteId, Arc<Slot>>>,
+}
+
+/// One site's index as searched now, and its syncs.
+#[derive(Default)]
+struct Slot {
+    current: Mutex<Option<Arc<SiteIndex>>>,
+    /// Held by the sync in progress: syncs of one site take turns.
+    building: Mutex<()>,
+    /// A sync started by a question runs in the background.
+    in_background: AtomicBool,
+}
+
+impl Slot {
+    fn current(&self) -> Option<Arc<SiteIndex>> {
+        self.current.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 impl Indexes {
     pub fn new(dir: PathBuf, model: String) -> Indexes {
-        Indexes { dir, model, sites: Mutex::new(HashMap::new()) }
+        Indexes(Arc::new(Shared { dir, model, sites: Mutex::new(HashMap::new()) }))
     }
 
     fn paths(&self, site: &SiteId) -> (PathBuf, PathBuf) {
-        paths(&self.dir, site)
+        paths(&self.0.dir, site)
     }
 
-    /// Runs `f` on the site's index once it reflects at least `generation` (blocking: call from a
-    /// blocking task).
+    fn slot(&self, site: &SiteId) -> Arc<Slot> {
+        self.0.sites.lock().unwrap_or_else(|p| p.into_inner()).entry(*site).or_default().clone()
+    }
+
+    /// Runs `f` on the site's index for a question (blocking: call from a blocking task). When the index
+    /// is behind `generation`, `f` runs on it as it is and a sync starts in the background; only a site
+    /// with no index in memory yet is loaded (or built) first.
     pub fn with_index<T>(&self, store: &Store, site: &SiteId, generation: i64, f: impl FnOnce(&SiteIndex) -> T) -> Result<T, IndexError> {
-        let slot = self.sites.lock().unwrap_or_else(|p| p.into_inner()).entry(*site).or_default().clone();
-        {
-            let guard = slot.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(idx) = guard.as_ref().filter(|i| i.generation >= generation) {
-                return Ok(f(idx));
+        let slot = self.slot(site);
+        let idx = match slot.current() {
+            Some(idx) => {
+                if idx.generation < generation {
+                    self.sync_in_background(store, site, &slot);
+                }
+                idx
             }
-        }
-        let mut guard = slot.write().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_none_or(|i| i.generation < generation) {
-            let current = guard.take();
-            *guard = Some(self.sync(store, site, generation, current)?);
-        }
-        Ok(f(guard.as_ref().expect("just synced")))
+            None => self.sync_slot(store, site, &slot, generation)?,
+        };
+        Ok(f(&idx))
     }
 
-    /// Brings an index (or a fresh one, loaded or rebuilt) to `generation`, then persists it.
-    fn sync(&self, store: &Store, site: &SiteId, generation: i64, current: Option<SiteIndex>) -> Result<SiteIndex, IndexError> {
+    /// Brings the site's index to `generation` (blocking) and returns its size: an import's last step.
+    /// Searches go on in the previous index meanwhile.
+    pub fn sync(&self, store: &Store, site: &SiteId, generation: i64) -> Result<usize, IndexError> {
+        let slot = self.slot(site);
+        Ok(self.sync_slot(store, site, &slot, generation)?.len())
+    }
+
+    /// Whether a question started a sync of the site that is still running.
+    pub fn syncing_in_background(&self, site: &SiteId) -> bool {
+        self.0.sites.lock().unwrap_or_else(|p| p.into_inner()).get(site).is_some_and(|s| s.in_background.load(Ordering::SeqCst))
+    }
+
+    /// Builds the slot's next index aside, from a copy of the current one, and swaps it in.
+    fn sync_slot(&self, store: &Store, site: &SiteId, slot: &Slot, generation: i64) -> Result<Arc<SiteIndex>, IndexError> {
+        let _turn = slot.building.lock().unwrap_or_else(|p| p.into_inner());
+        let current = slot.current();
+        if let Some(idx) = current.as_ref().filter(|i| i.generation >= generation) {
+            return Ok(idx.clone());
+        }
+        let mut next = self.sync_index(store, site, generation, current.as_deref())?;
+        next.stored = Some(Stored { store: store.clone(), site: *site, model: self.0.model.clone() });
+        let next = Arc::new(next);
+        *slot.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(next.clone());
+        Ok(next)
+    }
+
+    /// Starts one background sync of the site to its latest generation, unless one is running.
+    fn sync_in_background(&self, store: &Store, site: &SiteId, slot: &Arc<Slot>) {
+        if slot.in_background.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (this, store, site, slot) = (self.clone(), store.clone(), *site, slot.clone());
+        let work = move || {
+            let started = std::time::Instant::now();
+            tracing::info!(site = %site, "vector index behind the database; syncing it in the background");
+            let synced = store.site(site).knowledge().generation().map_err(IndexError::from).and_then(|g| this.sync_slot(&store, &site, &slot, g));
+            match synced {
+                Ok(idx) => {
+                    tracing::info!(site = %site, generation = idx.generation, size = idx.len(), took_ms = started.elapsed().as_millis() as u64, "vector index swapped in")
+                }
+                Err(e) => tracing::warn!(site = %site, error = %e, "background vector index sync failed; the next question retries"),
+            }
+            slot.in_background.store(false, Ordering::SeqCst);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(work)),
+            Err(_) => drop(std::thread::spawn(work)),
+        }
+    }
+
+    /// The index at `generation`: the saved file when it is at that generation (another process synced
+    /// it), else a copy of `current` (or a fresh index) synced and persisted.
+    fn sync_index(&self, store: &Store, site: &SiteId, generation: i64, current: Option<&SiteIndex>) -> Result<SiteIndex, IndexError> {
         let kb = store.site(*site).knowledge();
-        let keys: HashSet<u64> = kb.chunk_keys_of(&self.model)?.into_iter().collect();
+        let keys: HashSet<u64> = kb.chunk_keys_of(&self.0.model)?.into_iter().collect();
+        if let Some(loaded) = self.load(site, generation, &keys) {
+            return Ok(loaded);
+        }
         let mut idx = match current {
-            Some(i) => i,
-            None => match self.load(site, generation, &keys) {
-                Some(i) => return Ok(i),
-                None => SiteIndex::empty(keys.len())?,
-            },
+            Some(i) => i.duplicate()?,
+            None => SiteIndex::empty(keys.len())?,
         };
         let gone: Vec<u64> = idx.keys.difference(&keys).copied().collect();
         for k in &gone {
@@ -166,7 +276,7 @@ impl Indexes {
         let mut new: Vec<u64> = keys.difference(&idx.keys).copied().collect();
         new.sort_unstable();
         for part in new.chunks(512) {
-            let vectors = kb.embeddings_of(&self.model, part)?;
+            let vectors = kb.embeddings_of(&self.0.model, part)?;
             idx.add(vectors)?;
         }
         idx.generation = generation;
@@ -186,7 +296,7 @@ impl Indexes {
         // `generation model size sha256`: written after the index file was synced to disk.
         let mut fields = saved.split_whitespace();
         let (saved, model, size, sum) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
-        if saved.parse::<i64>().ok()? != generation || model != self.model {
+        if saved.parse::<i64>().ok()? != generation || model != self.0.model {
             return None;
         }
         if let Err(why) = check_file(&file, size, sum) {
@@ -207,7 +317,7 @@ impl Indexes {
     }
 
     fn save(&self, site: &SiteId, idx: &SiteIndex) -> Result<(), IndexError> {
-        std::fs::create_dir_all(&self.dir)?;
+        std::fs::create_dir_all(&self.0.dir)?;
         let (file, gen_file) = self.paths(site);
         let tmp = file.with_extension(format!("usearch.tmp{}", std::process::id()));
         let tmp_str = tmp.to_str().ok_or_else(|| IndexError::Usearch("index path is not UTF-8".into()))?;
@@ -224,11 +334,11 @@ impl Indexes {
         {
             use std::io::Write;
             let mut f = std::fs::File::create(&gen_tmp)?;
-            write!(f, "{} {} {size} {sum}", idx.generation, self.model)?;
+            write!(f, "{} {} {size} {sum}", idx.generation, self.0.model)?;
             f.sync_all()?;
         }
         std::fs::rename(&gen_tmp, &gen_file)?;
-        std::fs::File::open(&self.dir)?.sync_all()?;
+        std::fs::File::open(&self.0.dir)?.sync_all()?;
         Ok(())
     }
 
@@ -237,7 +347,7 @@ impl Indexes {
     /// A deleted site's index stays in a running server's memory until it restarts; the site's requests
     /// are refused from the moment its row is gone, so nothing reads it.
     pub fn drop_site(&self, site: &SiteId) {
-        self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
+        self.0.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
         let (file, gen_file) = self.paths(site);
         let _ = std::fs::remove_file(gen_file);
         let _ = std::fs::remove_file(file);

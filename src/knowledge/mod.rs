@@ -24,6 +24,7 @@ pub mod curated;
 pub mod demo;
 pub mod document;
 pub mod embed;
+pub mod gate;
 pub mod generate;
 pub mod import;
 pub mod index;
@@ -58,6 +59,27 @@ pub enum KnowledgeError {
     Index(#[from] IndexError),
     #[error("retrieval task failed: {0}")]
     Join(String),
+    #[error("no search slot: {0}")]
+    Shed(#[from] gate::Shed),
+}
+
+impl KnowledgeError {
+    /// Whether the question was turned away by a full line or its deadline (a 503, not a failure).
+    pub fn is_shed(&self) -> bool {
+        matches!(self, KnowledgeError::Shed(_) | KnowledgeError::Embed(EmbedError::Shed(_)))
+    }
+}
+
+/// The lines in front of a server's shared query work (`limits.embedding_queue`, `limits.search_queue`,
+/// `limits.queue_wait`); the CLI's are unbounded.
+#[derive(Debug, Clone, Copy)]
+pub struct Queues {
+    pub embedding: gate::Bound,
+    pub search: gate::Bound,
+}
+
+impl Queues {
+    pub const UNBOUNDED: Queues = Queues { embedding: gate::Bound::UNBOUNDED, search: gate::Bound::UNBOUNDED };
 }
 
 /// A question as the API received it, validated.
@@ -173,7 +195,8 @@ pub struct Knowledge {
     pub indexes: Indexes,
     pub term_stats: retrieve::TermStats,
     /// Bounds concurrent retrievals (index searches need a reserved usearch context each).
-    searches: tokio::sync::Semaphore,
+    searches: gate::Gate,
+    queues: Queues,
     /// The threshold of a question that sends none (`knowledge.min_score`).
     pub min_score: f32,
     /// How close a question must be to a curated answer's question to get it.
@@ -193,7 +216,13 @@ impl std::fmt::Debug for Knowledge {
 
 impl Knowledge {
     /// Loads the runtime and model (or says exactly what is missing) and prepares the index directory.
+    /// Questions wait as long as they need (the CLI); a server bounds the lines with [`open_with`](Self::open_with).
     pub fn open(config: &KnowledgeConfig, data_dir: &Path) -> Result<Arc<Knowledge>, RuntimeError> {
+        Self::open_with(config, data_dir, Queues::UNBOUNDED)
+    }
+
+    /// As `open`, with the lines in front of the embedding session and the search slots bounded.
+    pub fn open_with(config: &KnowledgeConfig, data_dir: &Path, queues: Queues) -> Result<Arc<Knowledge>, RuntimeError> {
         let embedder = Embedder::load(config)?;
         Ok(Arc::new(Knowledge {
             stale: Default::default(),
@@ -201,7 +230,8 @@ impl Knowledge {
             indexes: Indexes::new(data_dir.join(INDEX_DIR), embedder.fingerprint.clone()),
             embedder,
             term_stats: retrieve::TermStats::default(),
-            searches: tokio::sync::Semaphore::new(index::SEARCH_THREADS),
+            searches: gate::Gate::new(index::SEARCH_THREADS),
+            queues,
             min_score: config.min_score,
             curated_min_similarity: config.curated_min_similarity,
         }))
@@ -220,7 +250,7 @@ impl Knowledge {
     /// What answers a question: the operator's curated answer when one matches it closely, else the site's
     /// passages, best first, at most `top_k`, none below the threshold.
     pub async fn passages(self: &Arc<Self>, store: &Store, site: &SiteId, q: &Question) -> Result<Found, KnowledgeError> {
-        let _permit = self.searches.acquire().await.map_err(|e| KnowledgeError::Join(e.to_string()))?;
+        let _permit = self.searches.enter(self.queues.search).await?;
         // BM25 needs no embedding: it runs while the question is embedded.
         let search = q.search_text();
         let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, search.clone(), q.top_k);
@@ -234,7 +264,7 @@ impl Knowledge {
         let t = Instant::now();
         let vector = match mode {
             retrieve::Mode::Bm25 => Vec::new(),
-            _ => self.embedder.embed(vec![search], model::Role::Query).await?.pop().unwrap_or_default(),
+            _ => self.embedder.embed(vec![search], model::Role::Query, self.queues.embedding).await?.pop().unwrap_or_default(),
         };
         self.stages.observe(Stage::Embedding, t.elapsed());
         let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
@@ -257,6 +287,11 @@ impl Knowledge {
         Ok(Found { passages, curated })
     }
 
+    /// Questions turned away since start: (embedding session, search slots), for the metrics.
+    pub fn shed(&self) -> (u64, u64) {
+        (self.embedder.shed(), self.searches.shed())
+    }
+
     /// Whether the site is searched by BM25 alone while its chunks are re-embedded.
     pub fn is_stale(&self, site: &SiteId) -> bool {
         self.stale.lock().unwrap_or_else(|p| p.into_inner()).contains(site)
@@ -274,6 +309,6 @@ impl Knowledge {
     /// Brings the site's vector index up to date with the store and saves it (after a CLI import).
     pub fn sync_index_blocking(&self, store: &Store, site: &SiteId) -> Result<usize, KnowledgeError> {
         let generation = store.site(*site).knowledge().generation().map_err(IndexError::from)?;
-        Ok(self.indexes.with_index(store, site, generation, |i| i.len())?)
+        Ok(self.indexes.sync(store, site, generation)?)
     }
 }

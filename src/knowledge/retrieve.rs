@@ -41,7 +41,10 @@ const RANK_SCALE: f32 = 5.0;
 const MAX_TERM_SHARE: f64 = 0.2;
 /// However common they are, the rarest this many terms are kept.
 const MIN_TERMS: usize = 2;
-/// Cached document frequencies at most; the cache starts over beyond that.
+/// Cached document frequencies of one site at most; that site's cache starts over beyond that, no
+/// other site's.
+const MAX_TERMS_PER_SITE: usize = 10_000;
+/// Cached document frequencies of all sites at most; beyond that the site caching the most starts over.
 const MAX_CACHED_TERMS: usize = 100_000;
 
 /// The dense-only model for a candidate in another language than the question:
@@ -167,24 +170,61 @@ pub fn match_expression(question: &str) -> Option<String> {
 /// `MIN_TERMS` rarest) cuts that work; the README gives the measured CPU and nDCG@10 on SciFact.
 /// Frequencies come from FTS5 itself (a `count(*)` of the term's phrase query, so the stemming is the
 /// index's own) and are cached until the site's generation moves.
+///
+/// The cache is kept per site, so one tenant's traffic cannot empty another's: a site holds at most
+/// `MAX_TERMS_PER_SITE` terms (beyond that its own cache starts over), and when all sites together
+/// hold `MAX_CACHED_TERMS`, the site holding the most starts over. A site's entries are dropped whole
+/// when its generation moves (they are all stale then).
 #[derive(Debug, Default)]
 pub struct TermStats {
-    cache: std::sync::Mutex<std::collections::HashMap<(SiteId, String), (i64, u64)>>,
+    cache: std::sync::Mutex<TermCache>,
+}
+
+#[derive(Debug, Default)]
+struct TermCache {
+    sites: std::collections::HashMap<SiteId, SiteTerms>,
+    /// Terms cached over all sites.
+    total: usize,
+}
+
+#[derive(Debug, Default)]
+struct SiteTerms {
+    generation: i64,
+    counts: std::collections::HashMap<String, u64>,
+}
+
+impl TermCache {
+    fn get(&self, site: &SiteId, generation: i64, key: &str) -> Option<u64> {
+        self.sites.get(site).filter(|t| t.generation == generation)?.counts.get(key).copied()
+    }
+
+    fn insert(&mut self, site: SiteId, generation: i64, key: &str, n: u64) {
+        if self.total >= MAX_CACHED_TERMS
+            && let Some(largest) = self.sites.iter().max_by_key(|(_, t)| t.counts.len()).map(|(s, _)| *s)
+        {
+            self.total -= self.sites.remove(&largest).map_or(0, |t| t.counts.len());
+        }
+        let terms = self.sites.entry(site).or_default();
+        if terms.generation != generation || terms.counts.len() >= MAX_TERMS_PER_SITE {
+            self.total -= terms.counts.len();
+            terms.counts.clear();
+            terms.generation = generation;
+        }
+        if terms.counts.insert(key.to_owned(), n).is_none() {
+            self.total += 1;
+        }
+    }
 }
 
 impl TermStats {
     /// `count()` for `key`, from the cache when it was counted at this generation.
     fn get(&self, site: &SiteId, generation: i64, key: &str, count: impl FnOnce() -> Result<u64, StoreError>) -> Result<u64, StoreError> {
-        let hit = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(&(*site, key.to_owned())).filter(|(g, _)| *g == generation).map(|(_, n)| *n);
+        let hit = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(site, generation, key);
         if let Some(n) = hit {
             return Ok(n);
         }
         let n = count()?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= MAX_CACHED_TERMS {
-            cache.clear();
-        }
-        cache.insert((*site, key.to_owned()), (generation, n));
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*site, generation, key, n);
         Ok(n)
     }
 
@@ -429,12 +469,69 @@ mod tests {
 
     #[test]
     fn one_candidate_per_document_in_rank_order() {
-        let c = |key: u64, score: f32| Candidate { key, cos: 0.0, bm25: None, bm25_rank: None, dense_rank: None, score };
+        let c = |key: u64, score: f32| Candidate { key, cos: 0.0, bm25: None, bm25_rank: None, dense_rank: None, lift: 0.0, cross_lingual: false, score };
         let docs: std::collections::HashMap<u64, String> =
             [(1, "a"), (2, "a"), (3, "b"), (4, "c"), (5, "b")].into_iter().map(|(k, d)| (k, d.to_owned())).collect();
         let ranked = vec![c(2, 0.9), c(1, 0.8), c(5, 0.7), c(9, 0.65), c(3, 0.6), c(4, 0.5)];
         let keys = |v: Vec<Candidate>| v.into_iter().map(|c| c.key).collect::<Vec<_>>();
         assert_eq!(keys(best_per_document(ranked.clone(), &docs, 10)), vec![2, 5, 4]);
         assert_eq!(keys(best_per_document(ranked, &docs, 2)), vec![2, 5]);
+    }
+
+    #[test]
+    fn one_sites_many_terms_leave_another_sites_cache_in_place() {
+        let stats = TermStats::default();
+        let (a, b) = (SiteId::new_random(), SiteId::new_random());
+        let counted = std::cell::Cell::new(0);
+        let get = |site: &SiteId, term: &str| {
+            stats
+                .get(site, 1, term, || {
+                    counted.set(counted.get() + 1);
+                    Ok(7)
+                })
+                .unwrap()
+        };
+        for t in ["crown", "implant", "whitening"] {
+            get(&b, t);
+        }
+        assert_eq!(counted.get(), 3);
+        // Site A asks about far more distinct terms than any cap.
+        for i in 0..3 * MAX_CACHED_TERMS {
+            get(&a, &format!("term{i}"));
+        }
+        counted.set(0);
+        for t in ["crown", "implant", "whitening"] {
+            assert_eq!(get(&b, t), 7);
+        }
+        assert_eq!(counted.get(), 0, "site B's terms are still cached");
+        let cache = stats.cache.lock().unwrap();
+        assert!(cache.sites[&a].counts.len() <= MAX_TERMS_PER_SITE && cache.total <= MAX_CACHED_TERMS);
+        assert_eq!(cache.total, cache.sites.values().map(|t| t.counts.len()).sum::<usize>());
+    }
+
+    #[test]
+    fn the_site_caching_the_most_starts_over_when_all_are_full() {
+        let stats = TermStats::default();
+        let sites: Vec<SiteId> = (0..MAX_CACHED_TERMS / MAX_TERMS_PER_SITE + 1).map(|_| SiteId::new_random()).collect();
+        let mut cache = stats.cache.lock().unwrap();
+        // Every site but the last fills its share; the last holds a few.
+        for s in &sites[..sites.len() - 1] {
+            for i in 0..MAX_TERMS_PER_SITE - 1 {
+                cache.insert(*s, 1, &format!("t{i}"), 1);
+            }
+        }
+        let small = sites[sites.len() - 1];
+        for i in 0..MAX_TERMS_PER_SITE - 1 {
+            cache.insert(small, 1, &format!("t{i}"), 1);
+            if cache.total >= MAX_CACHED_TERMS - 10 {
+                break;
+            }
+        }
+        cache.insert(sites[0], 1, "extra", 1);
+        for i in 0..20 {
+            cache.insert(small, 1, &format!("late{i}"), 1);
+        }
+        assert!(cache.total <= MAX_CACHED_TERMS);
+        assert!(cache.sites.get(&small).is_some_and(|t| t.counts.contains_key("late19")), "the small site keeps what it cached");
     }
 }

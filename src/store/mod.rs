@@ -10,6 +10,10 @@
 //! Async code moves a unit of work to tokio's blocking pool with [`Store::run`], never running SQLite
 //! on the async runtime. The CLI opens the same file while a server runs; WAL lets both read while one
 //! writes, and `busy_timeout` makes the second writer wait instead of failing.
+//!
+//! The line for the writer can be bounded ([`Store::bound_writes`]: the server's `limits.write_queue`
+//! and `limits.queue_wait`): a write that finds the line full, or does not get the writer within the
+//! wait, fails with `StoreError::Busy` (503 to a client) instead of queueing without end.
 
 pub mod analytics;
 mod columns;
@@ -33,7 +37,9 @@ mod tenant;
 pub mod usage;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
@@ -58,10 +64,37 @@ pub struct Store {
 
 struct Inner {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    writer: Mutex<Writer>,
+    writer_returned: Condvar,
+    /// Writes waiting for the writer at most, and how long each may wait (milliseconds; `u64::MAX`: no
+    /// limit). Unbounded unless `bound_writes` says otherwise.
+    write_queue: AtomicUsize,
+    write_wait_ms: AtomicU64,
+    /// Writes turned away since the store opened.
+    writes_shed: AtomicU64,
     readers: Mutex<Readers>,
     reader_returned: Condvar,
     keyring: crate::secrets::Keyring,
+}
+
+/// The writer connection when no write holds it, and the writes waiting for it.
+struct Writer {
+    conn: Option<Connection>,
+    waiting: usize,
+}
+
+struct WriterLease<'a> {
+    store: &'a Store,
+    conn: Option<Connection>,
+}
+
+impl Drop for WriterLease<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.store.inner.writer.lock().unwrap_or_else(|p| p.into_inner()).conn = Some(conn);
+            self.store.inner.writer_returned.notify_one();
+        }
+    }
 }
 
 /// The reader pool: connections not in use, and how many are open in all.
@@ -138,12 +171,28 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
-                writer: Mutex::new(writer),
+                writer: Mutex::new(Writer { conn: Some(writer), waiting: 0 }),
+                writer_returned: Condvar::new(),
+                write_queue: AtomicUsize::new(usize::MAX),
+                write_wait_ms: AtomicU64::new(u64::MAX),
+                writes_shed: AtomicU64::new(0),
                 readers: Mutex::new(Readers::default()),
                 reader_returned: Condvar::new(),
                 keyring,
             }),
         })
+    }
+
+    /// Bounds the line for the writer: at most `max_waiting` writes wait, each at most `wait`; others
+    /// fail at once with `StoreError::Busy`. Applies to every handle of this store.
+    pub fn bound_writes(&self, max_waiting: usize, wait: Duration) {
+        self.inner.write_queue.store(max_waiting, Ordering::Relaxed);
+        self.inner.write_wait_ms.store(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// Writes turned away by the bound on the writer's line since the store opened.
+    pub fn writes_shed(&self) -> u64 {
+        self.inner.writes_shed.load(Ordering::Relaxed)
     }
 
     pub fn path(&self) -> &Path {
@@ -246,11 +295,45 @@ impl Store {
     /// Runs `f` inside one IMMEDIATE transaction on the writer, on the calling thread. Commits when `f`
     /// returns `Ok`, rolls back otherwise.
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut lease = self.writer()?;
+        let conn = lease.conn.as_mut().expect("leased writer");
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)
+    }
+
+    /// The writer connection, once it is free, within the line's bound (see `bound_writes`).
+    fn writer(&self) -> Result<WriterLease<'_>> {
+        let inner = &self.inner;
+        let mut w = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if w.conn.is_none() {
+            let shed = || {
+                inner.writes_shed.fetch_add(1, Ordering::Relaxed);
+                StoreError::Busy
+            };
+            if w.waiting >= inner.write_queue.load(Ordering::Relaxed) {
+                return Err(shed());
+            }
+            let wait_ms = inner.write_wait_ms.load(Ordering::Relaxed);
+            let deadline = (wait_ms != u64::MAX).then(|| Instant::now() + Duration::from_millis(wait_ms));
+            w.waiting += 1;
+            while w.conn.is_none() {
+                w = match deadline {
+                    None => inner.writer_returned.wait(w).unwrap_or_else(|p| p.into_inner()),
+                    Some(d) => {
+                        let left = d.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            w.waiting -= 1;
+                            return Err(shed());
+                        }
+                        inner.writer_returned.wait_timeout(w, left).unwrap_or_else(|p| p.into_inner()).0
+                    }
+                };
+            }
+            w.waiting -= 1;
+        }
+        Ok(WriterLease { store: self, conn: w.conn.take() })
     }
 
     /// An online, consistent copy of the live database into `dest` (which must not exist yet).
@@ -367,7 +450,7 @@ mod tests {
         let backup = dir.path().join("copy.db");
         store.backup_to(&backup).unwrap();
         assert_eq!(mode(&backup), 0o600);
-        let full: i64 = store.inner.writer.lock().unwrap().pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
+        let full: i64 = store.writer().unwrap().conn.as_ref().unwrap().pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
         assert_eq!(full, 2, "synchronous=FULL on the writer");
     }
 
@@ -381,5 +464,36 @@ mod tests {
         }
         assert_eq!(store.read(|c| Ok(c.query_row("SELECT 2", [], |r| r.get::<_, i64>(0))?)).unwrap(), 2);
         assert_eq!(store.inner.readers.lock().unwrap().open, 1);
+    }
+
+    #[test]
+    fn writes_beyond_the_line_or_its_wait_are_busy_and_the_writer_comes_back() {
+        let (_dir, store) = store();
+        store.bound_writes(1, Duration::from_millis(100));
+        let (held, release) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                store
+                    .write(|_| {
+                        held.wait();
+                        release.wait();
+                        Ok(())
+                    })
+                    .unwrap()
+            });
+            held.wait();
+            // The writer is held: one write may wait (and times out), a second finds the line full.
+            let waiter = s.spawn(|| store.meta("demo_site").set("a"));
+            while store.inner.writer.lock().unwrap().waiting == 0 {
+                std::thread::yield_now();
+            }
+            assert!(matches!(store.meta("demo_site").set("b"), Err(StoreError::Busy)), "the line is full");
+            assert!(matches!(waiter.join().unwrap(), Err(StoreError::Busy)), "no turn within 100 ms");
+            release.wait();
+        });
+        assert_eq!(store.writes_shed(), 2);
+        store.meta("demo_site").set("c").unwrap();
+        assert_eq!(store.meta("demo_site").get().unwrap().as_deref(), Some("c"));
+        assert_eq!(store.inner.writer.lock().unwrap().waiting, 0);
     }
 }

@@ -594,9 +594,9 @@ mod tests {
     }
 
     fn add_site(store: &Store, url: &str) -> Site {
-        let open = NetworkPolicy { allow_http: true, allow_private_networks: true };
+        let open = NetworkPolicy::private();
         let mut new = NewSite::new("T", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
-        new.webhook_url = Some(WebhookUrl::parse(url, open).unwrap());
+        new.webhook_url = Some(WebhookUrl::parse(url, &open).unwrap());
         store.sites().create(new).unwrap().0
     }
 

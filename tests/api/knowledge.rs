@@ -1,6 +1,7 @@
 //! Knowledge import through the real pipeline (parsers, chunker, the real MiniLM model, SQLite, the
 //! usearch index), observed through the API: idempotent re-imports, replaced documents, bad files
-//! skipped with a reason, CLI imports seen by a running server, the index file reloaded on restart.
+//! skipped with a reason, CLI imports seen by a running server (the index synced in the
+//! background meanwhile), the index file reloaded on restart.
 
 use serde_json::{Value, json};
 use sitebot::domain::{SiteId, Tier};
@@ -147,6 +148,10 @@ async fn an_import_by_the_cli_becomes_visible_to_a_running_server() {
     assert_eq!(summary["documents"], 1, "{summary}");
     assert_eq!(summary["failed"], json!([]));
 
+    // The next question starts syncing the server's vector index in the background; once it is swapped
+    // in, the new page is found by both halves of retrieval.
+    ask_ok(&app, site.id, "How much is a flat tyre repair?").await;
+    wait_for_background_sync(&app, site.id).await;
     let after = ask_ok(&app, site.id, "How much is a flat tyre repair?").await;
     assert_eq!(after["resolved"], true, "{after}");
     assert_eq!(after["sources"][0]["url"], "https://bikes.example/repairs");
@@ -250,4 +255,78 @@ async fn serve_refuses_a_corrupt_model_and_doctor_passes_on_a_good_setup() {
     let report = String::from_utf8_lossy(&good.stdout);
     assert!(good.status.success(), "{report}");
     assert!(report.lines().any(|l| l.starts_with("ok    embedding model") && l.contains("embeds a sentence")), "{report}");
+}
+
+/// What another process's import leaves: many chunks of the loaded model, and a page on a topic the site
+/// had no word for, written to the database without touching this server's vector index.
+async fn import_elsewhere(app: &TestApp, site: SiteId, chunks: usize) {
+    use sitebot::store::knowledge::{NewChunk, NewDocument};
+    let (store, knowledge) = (app.state.store.clone(), app.state.knowledge.clone());
+    tokio::task::spawn_blocking(move || {
+        let model = knowledge.embedder.fingerprint.clone();
+        // Pseudo-random directions (xorshift), far from any question and from each other.
+        let vector = |i: usize| {
+            let mut x = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let v: Vec<f32> = (0..384)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
+        };
+        let doc = NewDocument {
+            source: "archive.jsonl".into(),
+            title: "Archive".into(),
+            url: None,
+            format: "jsonl".into(),
+            content_hash: "archive".into(),
+            model,
+            lang: None,
+            chunks: (0..chunks).map(|i| NewChunk { heading: "Archive".into(), text: format!("Archived note number {i}."), embedding: vector(i) }).collect(),
+        };
+        store.site(site).knowledge().replace_document(&doc).unwrap();
+        let input = sitebot::knowledge::import::Input {
+            name: "languages.md".into(),
+            format: sitebot::knowledge::import::Format::Markdown,
+            bytes: b"# Languages\n\nOur dentists speak Japanese and Korean with their patients.\n".to_vec(),
+        };
+        sitebot::knowledge::import::import(&store, &knowledge.embedder, &site, &[input], false, &|_, _| {}).unwrap();
+    })
+    .await
+    .unwrap();
+}
+
+async fn wait_for_background_sync(app: &TestApp, site: SiteId) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    while app.state.knowledge.indexes.syncing_in_background(&site) {
+        assert!(std::time::Instant::now() < deadline, "the background sync did not end in 180 s");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+fn cites(answer: &Value, title: &str) -> bool {
+    answer["sources"].as_array().unwrap().iter().any(|s| s["title"] == title)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_behind_the_database_is_synced_in_the_background_while_questions_are_answered() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Enterprise).await;
+    import_files(&app, site.id, &clinic()).await;
+    ask_ok(&app, site.id, "When are you open on Saturday?").await;
+    import_elsewhere(&app, site.id, 20_000).await;
+    // No word in common with the new page: only the dense side can find it.
+    let ask = || ask(&app, site.id, json!({"question": "Sprechen Ihre Zahnärzte Japanisch?", "scoreThreshold": 0.0, "topK": 3}));
+    let resp = ask().await;
+    assert_eq!(resp.status(), 200);
+    assert!(app.state.knowledge.indexes.syncing_in_background(&site.id), "the answer came while the index of 20,000 new chunks was still being built");
+    let during: Value = resp.json().await.unwrap();
+    assert!(!cites(&during, "Languages"), "answered from the index as it was: {during}");
+    wait_for_background_sync(&app, site.id).await;
+    let after: Value = ask().await.json().await.unwrap();
+    assert!(cites(&after, "Languages"), "the swapped-in index finds the new page: {after}");
 }

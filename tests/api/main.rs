@@ -18,6 +18,7 @@ mod early_answers;
 mod generative;
 mod edge;
 mod erasure;
+mod fair_use;
 mod insights;
 mod knowledge;
 mod landing;

@@ -107,7 +107,7 @@ async fn questions_over_the_daily_logging_cap_are_answered_counted_but_not_logge
     let id = site.id;
     let report = app.state.store.run(move |s| s.site(id).analytics().report(since)).await.unwrap();
     assert_eq!((report.questions, report.unlogged_questions), (2, 2), "the operator's report says how many were not logged");
-    let metrics = app.state.metrics.encode(&[], 0, None);
+    let metrics = app.state.metrics.encode(&[], 0, Default::default(), None);
     assert!(metrics.contains("sitebot_writes_not_stored_total{what=\"question\",reason=\"daily_cap\"} 2"), "{metrics}");
 
     // The site's own server (bearer token) is logged beyond the cap.
@@ -166,7 +166,7 @@ async fn a_failing_query_log_write_still_answers_200() {
     assert!(done["id"].as_str().unwrap().starts_with("qry_") && done["sources"].as_array().is_some_and(|s| !s.is_empty()), "{done}");
     assert_eq!(logged(&app, site.id), 0);
     assert_eq!(public_questions(&app, site.id), 0, "the transaction rolled back whole");
-    let metrics = app.state.metrics.encode(&[], 0, None);
+    let metrics = app.state.metrics.encode(&[], 0, Default::default(), None);
     assert!(metrics.contains("sitebot_writes_not_stored_total{what=\"question\",reason=\"failed\"} 2"), "{metrics}");
 
     // Once the fault is gone, questions are logged again.

@@ -85,7 +85,7 @@ pub(super) fn paths() -> Map<String, Value> {
             "1 to 50 widget events. Counted per site, day and type; kept raw for 30 days. An unknown type is 422 and nothing of the batch is stored. \
              When the server is short of disk space none is stored, and `accepted` is 0.",
             json!({"202": ok("Recorded", "application/json", schema_ref("EventsAccepted"))}),
-            &[400, 401, 403, 404, 413, 415, 422],
+            &[400, 401, 403, 404, 413, 415, 422, 503],
             json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("EventsRequest")}))}),
     );
     let multimodal = operation(
@@ -122,7 +122,7 @@ fn query_paths(p: &mut Map<String, Value>) {
              below the server's free-space watermark or when the write fails, the answer is the same 200 and the query is \
              not logged.",
             json!({"200": ok("The answer", "application/json", schema_ref("QueryResponse"))}),
-            &[400, 401, 403, 404, 413, 415, 422], extra())}),
+            &[400, 401, 403, 404, 413, 415, 422, 503], extra())}),
     );
     p.insert(
         "/v1/query/stream".into(),
@@ -161,6 +161,6 @@ fn query_paths(p: &mut Map<String, Value>) {
                     "example": "event: token\ndata: We \n\nevent: token\ndata: open \n\nevent: done\ndata: {\"id\":\"qry_01J...\",\"sources\":[],\"resolved\":true,\"lang\":\"en\",\"latencyMs\":6}\n\n"
                 }}
             }}),
-            &[400, 401, 403, 404, 413, 415, 422], extra())}),
+            &[400, 401, 403, 404, 413, 415, 422, 503], extra())}),
     );
 }

@@ -36,7 +36,8 @@ pub(super) fn components() -> Value {
         (429, ": retry after `Retry-After` seconds (`daily_quota_exceeded`: at midnight UTC)", "Problem"),
         (500, ": generic text only; quote `requestId`", "Problem"),
         (501, ", with `expected`", "NotImplementedProblem"),
-        (503, ": retry shortly, or after `Retry-After` seconds when it is sent", "Problem"),
+        (503, ": a line in front of shared work (the embedding session, the search slots, the database writer) was full or \
+            too slow, the database is busy, or (leads and feedback) the disk is below its free-space watermark; retry after `Retry-After` seconds", "Problem"),
     ] {
         let codes = ApiError::codes_for(status);
         let description = format!("{}{note}", codes.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "));
@@ -66,9 +67,13 @@ pub(super) fn components() -> Value {
         },
         "headers": {
             "XRequestId": {"description": "Echoes a sane client `X-Request-Id` (1-128 of `[A-Za-z0-9._:-]`), else a new `req_<ulid>`.", "schema": {"type": "string"}},
-            "XRateLimitLimit": int_header("Requests a minute for this site (by tier: 60, 600, 6000) or client IP (default 600)."),
-            "XRateLimitRemaining": int_header("Whole requests left in the bucket after this one (0 to 2x the limit)."),
-            "XRateLimitReset": int_header("Seconds, rounded up, until the bucket is full again (0 when full). Delta seconds, not an epoch."),
+            "XRateLimitLimit": int_header("Requests a minute of the bucket that binds this request. Tenant routes count a request twice: \
+                against the visitor's own bucket (client IP, IPv6 by /64: `limits.visitor_share` of the tier, by default 15, 150, 1500) \
+                and the site's (by tier: 60, 600, 6000); the headers describe the one that refused, else the one with fewest \
+                requests left. Calls with the site's bearer token have a bucket of their own at the tier's rate. Routes without a \
+                site count per client IP (default 600)."),
+            "XRateLimitRemaining": int_header("Whole requests left in the binding bucket after this one (0 to 2x the limit)."),
+            "XRateLimitReset": int_header("Seconds, rounded up, until the binding bucket is full again (0 when full). Delta seconds, not an epoch."),
             "RetryAfter": int_header("Seconds until a request will be accepted again.")
         },
         "responses": responses,
