@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_generative_answers.sql"),
     include_str!("migrations/0010_insights.sql"),
     include_str!("migrations/0011_crawl.sql"),
+    include_str!("migrations/0012_lexical_analysis.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {
