@@ -260,9 +260,18 @@ pub fn reindex_if_stale(store: &Store, site: &SiteId) -> Result<String, StoreErr
 /// their row counts.
 pub fn reindex_stale(store: &Store) -> Result<Vec<(SiteId, usize)>, StoreError> {
     let mut out = Vec::new();
+    for site in stale_sites(store)? {
+        out.push((site, reindex(store, &site)?));
+    }
+    Ok(out)
+}
+
+/// Sites whose full-text index another analysis built (blocking; `sitebot doctor` reports them).
+pub fn stale_sites(store: &Store) -> Result<Vec<SiteId>, StoreError> {
+    let mut out = Vec::new();
     for site in store.sites().list()? {
         if store.site(site.id).knowledge().fts_analyzer()?.is_some_and(|v| v != VERSION) {
-            out.push((site.id, reindex(store, &site.id)?));
+            out.push(site.id);
         }
     }
     Ok(out)
