@@ -140,6 +140,37 @@ const SHOP_ZH: [(&str, &str); 4] = [
     ),
 ];
 
+/// Rebuilds the site's FTS5 table as builds before the per-language analysis made it: Porter over the
+/// raw text, analysis version 0.
+fn index_as_an_earlier_build(app: &crate::helpers::TestApp, site: sitebot::domain::SiteId) {
+    let table = fts_table(site);
+    app.db()
+        .execute_batch(&format!(
+            "DROP TABLE {table};
+             CREATE VIRTUAL TABLE {table} USING fts5(heading, text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+             INSERT INTO {table} (rowid, heading, text) SELECT rowid, heading, text FROM kb_chunks WHERE site_id = '{site}';
+             UPDATE kb_generations SET fts_analyzer = 0, generation = generation + 1 WHERE site_id = '{site}';"
+        ))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_import_rebuilds_an_index_an_earlier_build_made() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let files: Vec<(&str, &[u8])> = SHOP_ZH.iter().map(|(n, b)| (*n, b.as_bytes())).collect();
+    import_files(&app, site.id, &files[..3]).await;
+    index_as_an_earlier_build(&app, site.id);
+    // Importing one more page rebuilds the whole index first, so the pages imported before are found too.
+    import_files(&app, site.id, &files[3..]).await;
+    for (question, url) in [("礼品卡可以用多久？", "https://shop.example/zh/giftcards"), ("不喜欢的话可以退货吗？", "https://shop.example/zh/returns")]
+    {
+        let a = ask_ok(&app, site.id, question).await;
+        assert_eq!(a["resolved"], true, "{question}: {a}");
+        assert_eq!(a["sources"][0]["url"], url, "{question}: {a}");
+    }
+}
+
 /// The FTS5 table's name for a site, as the store names it.
 fn fts_table(site: sitebot::domain::SiteId) -> String {
     format!("kb_fts_{}", site.to_string().replace('-', ""))
@@ -161,16 +192,7 @@ async fn a_chinese_question_finds_its_passage_by_its_words_also_in_an_index_an_e
 
     // As a build before the per-language analysis left the site: FTS5's Porter tokenizer over the raw
     // text, where a run of Chinese is one token that no question's words meet.
-    let table = fts_table(site.id);
-    app.db()
-        .execute_batch(&format!(
-            "DROP TABLE {table};
-             CREATE VIRTUAL TABLE {table} USING fts5(heading, text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
-             INSERT INTO {table} (rowid, heading, text) SELECT rowid, heading, text FROM kb_chunks WHERE site_id = '{id}';
-             UPDATE kb_generations SET fts_analyzer = 0, generation = generation + 1 WHERE site_id = '{id}';",
-            id = site.id
-        ))
-        .unwrap();
+    index_as_an_earlier_build(&app, site.id);
     let before = ask_ok(&app, site.id, question).await;
     assert!(!found(&before), "the dense side alone does not reach the threshold: {before}");
 
