@@ -112,7 +112,7 @@ fn evaluate(
     for q in queries {
         let rel = &rels[&q.id];
         let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
-        let ranked = retrieve::rank(store, &k.indexes, &k.term_stats, site, &q.text, &q.vector, depth, fusion, mode)?;
+        let ranked = retrieve::rank(store, &k.indexes, &k.term_stats, site, &q.text, "en", &q.vector, depth, fusion, mode)?;
         if let Some(s) = samples.as_deref_mut() {
             for c in &ranked {
                 let label = doc_of.get(&c.key).is_some_and(|d| rel.get(d).copied().unwrap_or(0.0) > 0.0);
@@ -157,6 +157,11 @@ fn main() -> anyhow::Result<()> {
     let knowledge = Knowledge::open(&config.knowledge, &data_dir)?;
     let site = site(&store)?;
 
+    if store.site(site).knowledge().fts_analyzer()? != Some(sitebot::knowledge::analysis::VERSION) {
+        let t = Instant::now();
+        let rows = sitebot::knowledge::analysis::reindex(&store, &site)?;
+        println!("full-text index rebuilt with the current analysis: {rows} chunks in {:.2}s", t.elapsed().as_secs_f64());
+    }
     let started = Instant::now();
     let mut failed = Vec::new();
     let inputs = import::read_paths(&[eval.join("corpus.jsonl")], &mut failed);

@@ -116,6 +116,19 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
             Err(e) => println!("stale embeddings: cannot tell ({e})"),
         }
     }
+    // Not a failure either: `serve` rebuilds them before it answers.
+    match crate::app::open_store(config, data_dir)
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|store| crate::knowledge::analysis::stale_sites(&store).map_err(|e| e.to_string()))
+    {
+        Ok(s) if s.is_empty() => println!("ok    full-text indexes: every site's is built with the current analysis"),
+        Ok(s) => println!(
+            "stale full-text indexes: {} site(s) indexed by an earlier build; serve (or knowledge reindex) rebuilds them: {}",
+            s.len(),
+            s.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        Err(e) => println!("stale full-text indexes: cannot tell ({e})"),
+    }
     if config.answer.generator == crate::config::GeneratorKind::Openai {
         checks.report("answer generator", answer_generator_check(config));
     }

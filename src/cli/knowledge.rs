@@ -187,7 +187,7 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
         KnowledgeCommand::Reindex { site } => {
             let site = existing(&store, site)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
-            let rows = store.site(site).knowledge().rebuild_fts()?;
+            let rows = crate::knowledge::analysis::reindex(&store, &site)?;
             knowledge.indexes.drop_site(&site);
             let n = knowledge.sync_index_blocking(&store, &site)?;
             println!("indexes of {site} rebuilt: {rows} chunks in the full-text index, {n} in the vector index");

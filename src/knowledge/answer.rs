@@ -3,7 +3,8 @@
 //! from, so it can only say what a source says.
 //!
 //! Sentence choice: every sentence of every passage is scored by the passage's relevance times how much
-//! of the question it covers (content words compared by a crude stem); a passage's first sentence gets
+//! of the question it covers (its search terms in the question's language, `analysis::terms`: Snowball
+//! stems, character pairs for Chinese, Japanese and Thai); a passage's first sentence gets
 //! a small bonus (an FAQ answer or a section's lead usually answers directly); questions are never
 //! quoted (an FAQ's question is its heading, not its answer). The best sentence is kept, then up to
 //! `MAX_SENTENCES` more that score at least half as well and are not near-duplicates of one already
@@ -12,8 +13,9 @@
 
 use std::collections::HashSet;
 
+use super::analysis::terms;
 use super::retrieve::Passage;
-use super::text::{sentences, stem, terms};
+use super::text::sentences;
 
 const MAX_SENTENCES: usize = 3;
 const MAX_CHARS: usize = 700;
@@ -48,10 +50,6 @@ pub fn fallback(lang: &str) -> &'static str {
     }
 }
 
-fn stems(words: &[String]) -> HashSet<String> {
-    words.iter().map(|w| stem(w).to_owned()).collect()
-}
-
 struct Candidate {
     source: usize,
     position: usize,
@@ -66,17 +64,18 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
     if union == 0.0 { 0.0 } else { inter / union }
 }
 
-/// Composes the answer from `passages` (in source order: marker `[i + 1]` cites `passages[i]`).
-/// Returns `None` when no passage has a quotable sentence.
-pub fn compose(question: &str, passages: &[Passage]) -> Option<String> {
-    let q = stems(&terms(question));
+/// Composes the answer from `passages` (in source order: marker `[i + 1]` cites `passages[i]`), comparing
+/// words in `lang` (the question's language, ISO 639-1). Returns `None` when no passage has a quotable
+/// sentence.
+pub fn compose(question: &str, lang: &str, passages: &[Passage]) -> Option<String> {
+    let q: HashSet<String> = terms(lang, question).into_iter().collect();
     let mut candidates = Vec::new();
     for (source, p) in passages.iter().enumerate() {
         for (position, s) in sentences(&p.chunk.text).into_iter().enumerate() {
-            if s.ends_with('?') || s.split_whitespace().count() < 2 {
+            let words: HashSet<String> = terms(lang, &s).into_iter().collect();
+            if s.ends_with(['?', '？']) || (words.len() < 2 && s.split_whitespace().count() < 2) {
                 continue;
             }
-            let words = stems(&terms(&s));
             let coverage = if q.is_empty() { 0.0 } else { q.intersection(&words).count() as f32 / q.len() as f32 };
             let lead = if position == 0 { 0.15 } else { 0.0 };
             let score = p.score * (0.35 + coverage + lead);
@@ -109,7 +108,7 @@ pub fn compose(question: &str, passages: &[Passage]) -> Option<String> {
         out.push_str(&c.text);
         let last_of_run = kept.get(i + 1).is_none_or(|n| n.source != c.source);
         if last_of_run {
-            if !c.text.ends_with(['.', '!', '?', ':', ';', '"', ')']) {
+            if !c.text.ends_with(['.', '!', '?', ':', ';', '"', ')', '。', '！', '？']) {
                 out.push('.');
             }
             out.push_str(&format!(" [{}]", c.source + 1));
@@ -143,7 +142,7 @@ mod tests {
             passage("We are open Monday to Friday from 8 am to 6 pm. Parking is free.", 0.9),
             passage("On Saturdays we are open from 9 am to 1 pm. Our team speaks English.", 0.7),
         ];
-        let a = compose("When are you open on Saturday?", &ps).unwrap();
+        let a = compose("When are you open on Saturday?", "en", &ps).unwrap();
         assert!(a.contains("On Saturdays we are open from 9 am to 1 pm. [2]"), "{a}");
         assert!(!a.contains("Parking"), "{a}");
         assert!(a.starts_with("We are open Monday"), "{a}");
@@ -152,7 +151,7 @@ mod tests {
     #[test]
     fn near_duplicates_are_quoted_once() {
         let ps = vec![passage("A check-up costs 60 euros.", 0.9), passage("A check-up costs 60 euros!", 0.8)];
-        let a = compose("How much is a check-up?", &ps).unwrap();
+        let a = compose("How much is a check-up?", "en", &ps).unwrap();
         assert_eq!(a, "A check-up costs 60 euros. [1]");
     }
 

@@ -7,6 +7,8 @@
 //!   [`model`]: the model's manifest (prefixes, pooling, limits) and fingerprint.
 //! - [`refresh`]: re-embedding, in the background, the chunks an earlier model embedded.
 //! - [`index`]: a usearch index per site, derived from SQLite, persisted and synced by generation.
+//! - [`analysis`]: text to search terms per language (Snowball stems, character pairs for unspaced
+//!   scripts), for the FTS5 index and the question alike; rebuilding a site's index made by another.
 //! - [`retrieve`]: hybrid BM25 + dense retrieval fused into a calibrated score.
 //! - [`answer`]: extractive answer composition with `[n]` markers, and the localized fallback.
 //! - [`curated`]: operator-written answers, preferred when a question matches one closely.
@@ -18,6 +20,7 @@
 //! matched against the question ([`curated`]: a close one is the answer); the answer is composed from
 //! the passages, one per document.
 
+pub mod analysis;
 pub mod answer;
 pub mod chunk;
 pub mod curated;
@@ -169,7 +172,7 @@ pub struct Found {
 pub fn extractive(q: &Question, found: Found, started: Instant, conversation_id: String) -> Answer {
     let (text, sources) = match found.curated {
         Some(m) => (m.text(), vec![m.source()]),
-        None => match answer::compose(&q.search_text(), &found.passages) {
+        None => match answer::compose(&q.search_text(), q.lang.primary(), &found.passages) {
             Some(text) => (text, sources(found.passages)),
             None => (answer::fallback(q.lang.as_str()).to_owned(), Vec::new()),
         },
@@ -253,11 +256,11 @@ impl Knowledge {
         let _permit = self.searches.enter(self.queues.search).await?;
         // BM25 needs no embedding: it runs while the question is embedded.
         let search = q.search_text();
-        let (this, lstore, site_id, text, top_k) = (self.clone(), store.clone(), *site, search.clone(), q.top_k);
+        let (this, lstore, site_id, text, top_k, lang) = (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned());
         let mode = if self.is_stale(site) { retrieve::Mode::Bm25 } else { retrieve::Mode::Hybrid };
         let lexical = tokio::task::spawn_blocking(move || {
             let (fusion, t) = (retrieve::Fusion::default(), Instant::now());
-            let lex = retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid);
+            let lex = retrieve::lexical(&lstore, &this.term_stats, &site_id, &text, &lang, retrieve::depth(top_k), &fusion, retrieve::Mode::Hybrid);
             this.stages.observe(Stage::Lexical, t.elapsed());
             lex
         });

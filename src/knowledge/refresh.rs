@@ -1,5 +1,6 @@
 //! Re-embedding after a model change: chunks that another model embedded (their stored fingerprint is
-//! not the loaded model's) are embedded again in the background while the server serves.
+//! not the loaded model's) are embedded again in the background while the server serves. Full-text
+//! indexes another analysis built are rebuilt before that, at start.
 //!
 //! Guarantees: a stale site is marked before the server accepts a query (`start` marks, then spawns),
 //! and a marked site is searched by BM25 alone, so no query ever sees vectors of two models, nor a dense
@@ -43,7 +44,14 @@ pub fn stale_sites(store: &Store, model: &str) -> Result<Vec<(SiteId, u64)>, Sto
 }
 
 /// Marks the stale sites now, then re-embeds them in a background task until done or `stop`.
+///
+/// First, before any question: full-text indexes another analysis built are rebuilt
+/// (`analysis::reindex_stale`; 12k chunks take a few seconds, so it is not worth a BM25-less window).
 pub async fn start(knowledge: Arc<Knowledge>, store: Store, stop: CancellationToken) -> Result<tokio::task::JoinHandle<Report>, StoreError> {
+    let t = std::time::Instant::now();
+    for (site, rows) in store.run(super::analysis::reindex_stale).await? {
+        tracing::info!(site = %site, chunks = rows, ms = t.elapsed().as_millis() as u64, "full-text index rebuilt with the current analysis");
+    }
     let model = knowledge.embedder.fingerprint.clone();
     let stale = store.run(move |s| stale_sites(s, &model)).await?;
     for (site, n) in &stale {

@@ -22,14 +22,15 @@
 //! the figures, including what it answers of questions the knowledge cannot answer). A document whose
 //! language was not detected confidently is taken to be in the site's language.
 //!
-//! The BM25 query is an OR of the question's content terms, each quoted (so FTS5 syntax in a question is
-//! inert) and stemmed by FTS5's Porter tokenizer, less those too common to matter (`TermStats`); the
-//! heading column weighs more than the text.
+//! The BM25 query is an OR of the question's search terms (`analysis::question_terms`: Snowball stems in
+//! the question's language and in the site's main document languages, character pairs for unspaced
+//! scripts), each quoted (so FTS5 syntax in a question is inert), less those too common to matter
+//! (`TermStats`); the heading column weighs more than the text.
 
 use serde::Serialize;
 
+use super::analysis::question_terms;
 use super::index::{IndexError, Indexes};
-use super::text::question_terms;
 use crate::domain::SiteId;
 use crate::store::knowledge::{ChunkRow, Knowledge};
 use crate::store::{Store, StoreError};
@@ -46,6 +47,11 @@ const MIN_TERMS: usize = 2;
 const MAX_TERMS_PER_SITE: usize = 10_000;
 /// Cached document frequencies of all sites at most; beyond that the site caching the most starts over.
 const MAX_CACHED_TERMS: usize = 100_000;
+/// A document language is a question's second language when at least this share of the site's
+/// documents is in it (so a few stray detections do not add another stemmer's noise to every question).
+const LANGUAGE_SHARE: f64 = 0.1;
+/// Languages a question is analyzed in at most: its own and the site's main document languages.
+const MAX_LANGUAGES: usize = 3;
 
 /// The dense-only model for a candidate in another language than the question:
 /// `sigmoid(w_cos · cos + w_lift · (cos - reference) + bias)`, where the reference is the mean cosine of
@@ -152,13 +158,12 @@ fn phrase(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
 }
 
-/// The FTS5 expression for a question: its content terms, quoted, OR-ed. `None` when it has none.
-pub fn match_expression(question: &str) -> Option<String> {
-    let t = question_terms(question);
-    if t.is_empty() {
+/// The FTS5 expression for a question's terms: quoted, OR-ed. `None` when there are none.
+pub fn match_expression(terms: &[String]) -> Option<String> {
+    if terms.is_empty() {
         return None;
     }
-    Some(t.iter().map(|w| phrase(w)).collect::<Vec<_>>().join(" OR "))
+    Some(terms.iter().map(|w| phrase(w)).collect::<Vec<_>>().join(" OR "))
 }
 
 /// Document frequencies of question terms, per site and generation, for pruning the BM25 query.
@@ -178,6 +183,8 @@ pub fn match_expression(question: &str) -> Option<String> {
 #[derive(Debug, Default)]
 pub struct TermStats {
     cache: std::sync::Mutex<TermCache>,
+    /// The site's main document languages (`LANGUAGE_SHARE`), by generation.
+    languages: std::sync::Mutex<std::collections::HashMap<SiteId, (i64, Vec<String>)>>,
 }
 
 #[derive(Debug, Default)]
@@ -228,16 +235,44 @@ impl TermStats {
         Ok(n)
     }
 
-    /// The FTS5 expression for the question without its too common terms. `None` when nothing is left.
-    fn expression(&self, kb: &Knowledge<'_>, site: &SiteId, generation: i64, question: &str, max_share: f64) -> Result<Option<String>, StoreError> {
-        let terms = question_terms(question);
+    /// The languages a question in `lang` is analyzed in: `lang`, then the site's main document
+    /// languages.
+    pub fn languages(&self, kb: &Knowledge<'_>, site: &SiteId, generation: i64, lang: &str) -> Result<Vec<String>, StoreError> {
+        let hit = self.languages.lock().unwrap_or_else(|p| p.into_inner()).get(site).filter(|(g, _)| *g == generation).map(|(_, l)| l.clone());
+        let main = match hit {
+            Some(l) => l,
+            None => {
+                let total = kb.document_count()?;
+                let main: Vec<String> = kb
+                    .document_languages(super::language::CONFIDENT)?
+                    .into_iter()
+                    .filter(|(_, n)| *n as f64 >= total as f64 * LANGUAGE_SHARE)
+                    .map(|(l, _)| l)
+                    .collect();
+                let mut cache = self.languages.lock().unwrap_or_else(|p| p.into_inner());
+                if cache.len() >= MAX_CACHED_TERMS {
+                    cache.clear();
+                }
+                cache.insert(*site, (generation, main.clone()));
+                main
+            }
+        };
+        let mut out = vec![lang.to_owned()];
+        out.extend(main.into_iter().filter(|l| l != lang));
+        out.truncate(MAX_LANGUAGES);
+        Ok(out)
+    }
+
+    /// The FTS5 expression for the question's terms without the too common ones. `None` when nothing is
+    /// left.
+    fn expression(&self, kb: &Knowledge<'_>, site: &SiteId, generation: i64, terms: &[String], max_share: f64) -> Result<Option<String>, StoreError> {
         if terms.len() <= MIN_TERMS {
-            return Ok(match_expression(question));
+            return Ok(match_expression(terms));
         }
         // The empty key (no term is empty) holds the site's chunk count.
         let chunks = self.get(site, generation, "", || kb.fts_rows())?;
         let mut df = Vec::with_capacity(terms.len());
-        for t in &terms {
+        for t in terms {
             let p = phrase(t);
             df.push((self.get(site, generation, t, || kb.fts_count(&p))?, p));
         }
@@ -260,19 +295,33 @@ pub struct Lexical {
     pub lang: Option<&'static str>,
 }
 
-/// BM25 hits for the question (blocking); none in `Mode::Dense`.
-pub fn lexical(store: &Store, stats: &TermStats, site: &SiteId, question: &str, depth: usize, fusion: &Fusion, mode: Mode) -> Result<Lexical, IndexError> {
+/// BM25 hits for the question in `lang` (ISO 639-1) (blocking); none in `Mode::Dense`.
+#[allow(clippy::too_many_arguments)]
+pub fn lexical(
+    store: &Store,
+    stats: &TermStats,
+    site: &SiteId,
+    question: &str,
+    lang: &str,
+    depth: usize,
+    fusion: &Fusion,
+    mode: Mode,
+) -> Result<Lexical, IndexError> {
     let kb = store.site(*site).knowledge();
     let generation = kb.generation()?;
-    let lang = super::language::detect_confident(question);
+    // The question's own language as detected (not the answer's, which a request may choose): it
+    // decides which passages are in another language (`CrossLingual`).
+    let detected = super::language::detect_confident(question);
     if mode == Mode::Dense {
-        return Ok(Lexical { generation, hits: Vec::new(), lang });
+        return Ok(Lexical { generation, hits: Vec::new(), lang: detected });
     }
-    let hits = match stats.expression(&kb, site, generation, question, fusion.max_term_share)? {
+    let langs = stats.languages(&kb, site, generation, lang)?;
+    let terms = question_terms(question, &langs.iter().map(String::as_str).collect::<Vec<_>>());
+    let hits = match stats.expression(&kb, site, generation, &terms, fusion.max_term_share)? {
         Some(e) => kb.fts_search(&e, fusion.heading_weight, depth)?,
         None => Vec::new(),
     };
-    Ok(Lexical { generation, hits, lang })
+    Ok(Lexical { generation, hits, lang: detected })
 }
 
 /// Ranks the site's chunks for a question (blocking). Candidates come best first for `mode`.
@@ -283,12 +332,13 @@ pub fn rank(
     stats: &TermStats,
     site: &SiteId,
     question: &str,
+    lang: &str,
     query: &[f32],
     depth: usize,
     fusion: &Fusion,
     mode: Mode,
 ) -> Result<Vec<Candidate>, IndexError> {
-    let lex = lexical(store, stats, site, question, depth, fusion, mode)?;
+    let lex = lexical(store, stats, site, question, lang, depth, fusion, mode)?;
     fuse(store, indexes, site, lex, query, depth, fusion, mode)
 }
 
@@ -423,6 +473,7 @@ fn best_per_document(ranked: Vec<Candidate>, documents: &std::collections::HashM
 mod tests {
     use super::*;
     use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::knowledge::analysis;
     use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};
 
@@ -432,7 +483,13 @@ mod tests {
         let store = Store::open(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[7u8; 32])).unwrap();
         let new = NewSite::new("t", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
         let site = store.sites().create(new).unwrap().0.id;
-        let chunk = |text: String| NewChunk { heading: "Prices".into(), text, embedding: vec![0.0; 384] };
+        let chunk = |text: String| NewChunk {
+            index_heading: analysis::index_text("en", "Prices"),
+            index_text: analysis::index_text("en", &text),
+            heading: "Prices".into(),
+            text,
+            embedding: vec![0.0; 384],
+        };
         let chunks =
             (0..20).map(|i| chunk(format!("The price of treatment {i} is listed here."))).chain([chunk("A ceramic crown has its own price.".into())]).collect();
         let doc = NewDocument {
@@ -454,14 +511,14 @@ mod tests {
         let (_dir, store, site) = site_with_common_word();
         let stats = TermStats::default();
         let kb = store.site(site).knowledge();
-        let expr = |q: &str| stats.expression(&kb, &site, kb.generation().unwrap(), q, 0.1).unwrap();
+        let expr = |q: &str| stats.expression(&kb, &site, kb.generation().unwrap(), &question_terms(q, &["en"]), 0.1).unwrap();
         // "price" is in every chunk, "crown" in one, "ceramic" in one, "implant" in none.
-        assert_eq!(expr("ceramic crown implant price").as_deref(), Some(r#""ceramic" OR "crown""#));
+        assert_eq!(expr("ceramic crown implant price").as_deref(), Some(r#""ceram" OR "crown""#));
         // With only common words, the rarest two (20 chunks each; "price" is in 21) are kept whatever their share.
-        assert_eq!(expr("price treatment listed").as_deref(), Some(r#""treatment" OR "listed""#));
+        assert_eq!(expr("price treatment listed").as_deref(), Some(r#""treatment" OR "list""#));
         // Every term kept when the share allows it.
-        let all = stats.expression(&kb, &site, kb.generation().unwrap(), "ceramic crown price", 1.0).unwrap();
-        assert_eq!(all.as_deref(), Some(r#""ceramic" OR "crown" OR "price""#));
+        let all = stats.expression(&kb, &site, kb.generation().unwrap(), &question_terms("ceramic crown price", &["en"]), 1.0).unwrap();
+        assert_eq!(all.as_deref(), Some(r#""ceram" OR "crown" OR "price""#));
         // The hits for the pruned query are the chunk about the crown.
         let hits = kb.fts_search(&expr("ceramic crown price").unwrap(), 2.0, 5).unwrap();
         assert_eq!(hits.len(), 1);

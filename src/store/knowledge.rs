@@ -1,9 +1,11 @@
 //! Knowledge tables: documents, chunks (text, heading path, embedding), the per-site FTS5 index (kept
 //! in step by this module in the same transaction as each chunk change) and the per-site generation
 //! counter. [`Knowledge`] is bound to one site: every query filters by its id. Full-text search uses one contentless FTS5
-//! table per site (`kb_fts_<uuid hex>`, Porter stemming, `contentless_delete`), created on the site's
+//! table per site (`kb_fts_<uuid hex>`, `contentless_delete`), created on the site's
 //! first import: a query reads only that site's postings (no join to filter by site, BM25 statistics of
-//! the site's own corpus), and no other tenant's text can ever match.
+//! the site's own corpus), and no other tenant's text can ever match. The table indexes analyzed terms
+//! that the caller makes (stems, character pairs: `knowledge::analysis`), so its tokenizer only splits at
+//! spaces and folds diacritics; `fts_analyzer` tells which analysis built it.
 //!
 //! Each chunk records the fingerprint of the model that embedded it; the vector side of retrieval reads
 //! only chunks of the current model (`chunk_keys_of`), and `stale_chunks`/`set_embeddings` let a server
@@ -25,6 +27,10 @@ pub struct NewChunk {
     pub heading: String,
     pub text: String,
     pub embedding: Vec<f32>,
+    /// What the full-text index holds for the heading and the text: their analyzed terms, joined by
+    /// spaces (`knowledge::analysis::index_text`).
+    pub index_heading: String,
+    pub index_text: String,
 }
 
 /// A parsed, chunked and embedded document.
@@ -143,7 +149,7 @@ impl<'s> Knowledge<'s> {
             let mut fts_insert = tx.prepare_cached(&format!("INSERT INTO {fts} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
             for (i, c) in doc.chunks.iter().enumerate() {
                 stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding), doc.model])?;
-                fts_insert.execute(params![tx.last_insert_rowid(), c.heading, c.text])?;
+                fts_insert.execute(params![tx.last_insert_rowid(), c.index_heading, c.index_text])?;
             }
             bump_generation(tx, site)?;
             Ok(id)
@@ -211,16 +217,56 @@ impl<'s> Knowledge<'s> {
         })
     }
 
-    /// Rebuilds the site's full-text index from its chunks (`knowledge reindex`); returns the row count.
-    pub fn rebuild_fts(&self) -> Result<usize> {
+    /// The analysis version the site's full-text index was built with; `None` before its first import.
+    pub fn fts_analyzer(&self) -> Result<Option<i64>> {
+        self.read(|conn, site| conn.query_row("SELECT fts_analyzer FROM kb_generations WHERE site_id = ?1", [site], |r| r.get(0)).optional_row())
+    }
+
+    /// Rebuilds the site's full-text index from its chunks, in one transaction, with `analyze` (given the
+    /// chunk's document language and its confidence, and a text) making the indexed terms, and records
+    /// `version` as the analysis it was built with. Returns the row count.
+    pub fn rebuild_fts(&self, version: i64, analyze: impl Fn(Option<(&str, f32)>, &str) -> String) -> Result<usize> {
         self.write(|tx, site| {
             let table = fts_table(site);
             tx.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))?;
             ensure_fts(tx, site)?;
-            let n = tx.execute(&format!("INSERT INTO {table} (rowid, heading, text) SELECT rowid, heading, text FROM kb_chunks WHERE site_id = ?1"), [site])?;
+            let mut insert = tx.prepare(&format!("INSERT INTO {table} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
+            let mut select = tx.prepare(
+                "SELECT c.rowid, c.heading, c.text, d.lang, d.lang_confidence FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
+                 WHERE c.site_id = ?1 AND d.site_id = ?1",
+            )?;
+            let mut rows = select.query([site])?;
+            let mut n = 0;
+            while let Some(r) = rows.next()? {
+                let (key, heading, text): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+                let lang: Option<String> = r.get(3)?;
+                let confidence: Option<f64> = r.get(4)?;
+                let detected = lang.as_deref().map(|l| (l, confidence.unwrap_or(0.0) as f32));
+                insert.execute(params![key, analyze(detected, &heading), analyze(detected, &text)])?;
+                n += 1;
+            }
             bump_generation(tx, site)?;
+            tx.execute("UPDATE kb_generations SET fts_analyzer = ?2 WHERE site_id = ?1", params![site, version])?;
             Ok(n)
         })
+    }
+
+    /// The languages of the site's documents detected with at least `min_confidence`, with how many
+    /// documents each, most first.
+    pub fn document_languages(&self, min_confidence: f32) -> Result<Vec<(String, u64)>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT lang, count(*) AS n FROM kb_documents WHERE site_id = ?1 AND lang IS NOT NULL AND lang_confidence >= ?2
+                 GROUP BY lang ORDER BY n DESC, lang",
+            )?;
+            let rows = stmt.query_map(params![site, min_confidence as f64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// How many documents the site has.
+    pub fn document_count(&self) -> Result<u64> {
+        self.read(|conn, site| Ok(conn.query_row("SELECT count(*) FROM kb_documents WHERE site_id = ?1", [site], |r| r.get::<_, i64>(0))? as u64))
     }
 
     /// Every chunk key of the site whose embedding `model` made.
@@ -392,7 +438,7 @@ fn ensure_fts(tx: &Transaction<'_>, site: &SiteId) -> Result<String> {
     let table = fts_table(site);
     tx.execute_batch(&format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(heading, text, content = '', contentless_delete = 1, \
-         tokenize = 'porter unicode61 remove_diacritics 2')"
+         tokenize = \"unicode61 remove_diacritics 2 categories 'L* N* Co M*'\")"
     ))?;
     Ok(table)
 }

@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_crawl.sql"),
     include_str!("migrations/0012_webhook_endpoints.sql"),
     include_str!("migrations/0013_storage_limits.sql"),
+    include_str!("migrations/0014_lexical_analysis.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

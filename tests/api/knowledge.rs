@@ -286,7 +286,13 @@ async fn import_elsewhere(app: &TestApp, site: SiteId, chunks: usize) {
             content_hash: "archive".into(),
             model,
             lang: None,
-            chunks: (0..chunks).map(|i| NewChunk { heading: "Archive".into(), text: format!("Archived note number {i}."), embedding: vector(i) }).collect(),
+            chunks: (0..chunks).map(|i| NewChunk {
+                    heading: "Archive".into(),
+                    text: format!("Archived note number {i}."),
+                    embedding: vector(i),
+                    index_heading: sitebot::knowledge::analysis::index_text("en", "Archive"),
+                    index_text: sitebot::knowledge::analysis::index_text("en", &format!("Archived note number {i}.")),
+                }).collect(),
         };
         store.site(site).knowledge().replace_document(&doc).unwrap();
         let input = sitebot::knowledge::import::Input {

@@ -252,11 +252,26 @@ fn document_language(doc: &Parsed) -> Option<(String, f32)> {
 const EMBED_BATCH: usize = 64;
 
 fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pending>, report: &mut Report) -> Result<(), ImportError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
     let inputs: Vec<String> = pending.iter().flat_map(|p| p.chunks.iter().map(Chunk::embedding_input)).collect();
     let mut vectors = embedder.embed_parallel_blocking(&inputs, Role::Passage)?.into_iter();
+    // An index another analysis built is rebuilt before new terms join it.
+    let site_lang = super::analysis::reindex_if_stale(store, site)?;
     for p in pending.drain(..) {
-        let chunks: Vec<NewChunk> =
-            p.chunks.into_iter().map(|c| NewChunk { heading: c.heading, text: c.text, embedding: vectors.next().expect("one vector per chunk") }).collect();
+        let lang = super::analysis::language_of(p.lang.as_ref().map(|(l, c)| (l.as_str(), *c)), &site_lang);
+        let chunks: Vec<NewChunk> = p
+            .chunks
+            .into_iter()
+            .map(|c| NewChunk {
+                index_heading: super::analysis::index_text(&lang, &c.heading),
+                index_text: super::analysis::index_text(&lang, &c.text),
+                heading: c.heading,
+                text: c.text,
+                embedding: vectors.next().expect("one vector per chunk"),
+            })
+            .collect();
         let n = chunks.len();
         let doc = NewDocument {
             source: p.doc.source,
@@ -357,6 +372,8 @@ pub fn import(
     force: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Report, ImportError> {
+    // An index another analysis built is rebuilt even when every document is unchanged.
+    super::analysis::reindex_if_stale(store, site)?;
     let mut batch = Batch::new(store, embedder, site, force);
     let mut deleted = 0;
     for (i, input) in inputs.iter().enumerate() {
