@@ -59,6 +59,13 @@ fn inference(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Inference(e.to_string())
 }
 
+/// Pieces of a question embedded at most, framing included. A visitor's question is at most 2,000
+/// characters, up to about 500 pieces; inference grows faster than linearly with length, so a long
+/// question cost about 22 times a usual one (`examples/latency -- --long-question`). 128 pieces hold
+/// about 90 English words, more than a question needs to be understood; the BM25 side still reads up to
+/// 32 of its terms.
+pub const QUERY_MAX_TOKENS: usize = 128;
+
 pub struct Embedder {
     /// The session questions are embedded on.
     session: Mutex<Session>,
@@ -167,8 +174,16 @@ impl Embedder {
         let prefix = self.manifest.prefix(role);
         let input = if prefix.is_empty() { std::borrow::Cow::Borrowed(text) } else { std::borrow::Cow::Owned(format!("{prefix}{text}")) };
         let enc = self.tokenizer.encode(input.as_ref(), true).map_err(inference)?;
-        let ids: Vec<i64> = enc.get_ids().iter().map(|&x| x as i64).collect();
-        let types: Vec<i64> = enc.get_type_ids().iter().map(|&x| x as i64).collect();
+        let mut ids: Vec<i64> = enc.get_ids().iter().map(|&x| x as i64).collect();
+        let mut types: Vec<i64> = enc.get_type_ids().iter().map(|&x| x as i64).collect();
+        if role == Role::Query && ids.len() > QUERY_MAX_TOKENS {
+            // Keep the framing token that closes the sequence (`</s>`, `[SEP]`).
+            let last = ids.len() - 1;
+            ids.swap(QUERY_MAX_TOKENS - 1, last);
+            types.swap(QUERY_MAX_TOKENS - 1, last);
+            ids.truncate(QUERY_MAX_TOKENS);
+            types.truncate(QUERY_MAX_TOKENS);
+        }
         let shape = [1, ids.len() as i64];
         let outputs = session
             .run(ort::inputs![
@@ -318,6 +333,17 @@ mod tests {
             assert!(cosine(a, b) > 0.9999, "text {i} embedded differently in the pool");
         }
         assert_eq!(e.pool_size(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    }
+
+    #[test]
+    fn a_question_is_embedded_from_its_first_128_pieces_and_a_passage_from_more() {
+        let e = embedder();
+        let head = "Which of your opening hours apply on public holidays? ".repeat(12);
+        let (a, b) = (format!("{head} I also wonder about parking."), format!("{head} And can I pay by card?"));
+        let q = e.embed_blocking(&[a.as_str(), b.as_str()], Role::Query).unwrap();
+        assert_eq!(q[0], q[1], "a question's tail beyond {QUERY_MAX_TOKENS} pieces changed its embedding");
+        let p = e.embed_blocking(&[a.as_str(), b.as_str()], Role::Passage).unwrap();
+        assert_ne!(p[0], p[1], "a passage is embedded up to the model's limit");
     }
 
     #[test]

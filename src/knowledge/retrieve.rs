@@ -55,7 +55,7 @@ const MAX_LANGUAGES: usize = 3;
 
 /// The dense-only model for a candidate in another language than the question:
 /// `sigmoid(w_cos · cos + w_lift · (cos - reference) + bias)`, where the reference is the mean cosine of
-/// the dense list's ranks 2 to 11 (`UNRELATED_COSINE` when the site has one chunk).
+/// the dense list's ranks 2 to 11, at least `UNRELATED_COSINE`.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct CrossLingual {
     pub w_cos: f32,
@@ -64,8 +64,7 @@ pub struct CrossLingual {
 }
 
 /// The cosine multilingual-e5-small gives a question and an unrelated passage (the median best cosine of
-/// XQuAD-R's German and Spanish questions on 400 SciFact abstracts is 0.76): the reference when a site
-/// has a single chunk.
+/// XQuAD-R's German and Spanish questions on 400 SciFact abstracts is 0.76): the least reference.
 const UNRELATED_COSINE: f32 = 0.76;
 /// Dense-list entries after the first averaged into the cross-lingual reference.
 const REFERENCE_DEPTH: usize = 10;
@@ -407,7 +406,9 @@ fn mark_cross_lingual(store: &Store, site: &SiteId, lang: &str, candidates: &mut
     let mut dense: Vec<(usize, f32)> = candidates.iter().filter_map(|c| c.dense_rank.map(|r| (r, c.cos))).collect();
     dense.sort_by_key(|&(r, _)| r);
     let next: Vec<f32> = dense.iter().skip(1).take(REFERENCE_DEPTH).map(|&(_, cos)| cos).collect();
-    let reference = if next.is_empty() { UNRELATED_COSINE } else { next.iter().sum::<f32>() / next.len() as f32 };
+    // Never below what unrelated text scores: a site whose other chunks are unlike any question (tables,
+    // codes) must not make every passage stand out.
+    let reference = if next.is_empty() { UNRELATED_COSINE } else { (next.iter().sum::<f32>() / next.len() as f32).max(UNRELATED_COSINE) };
     let keys: Vec<u64> = candidates.iter().map(|c| c.key).collect();
     let langs = store.site(*site).knowledge().chunk_languages(&keys, super::language::CONFIDENT)?;
     for c in candidates.iter_mut() {
