@@ -90,26 +90,30 @@ def fit(x, y, iters=4000, lr=1.0):
     return w[:-1] / sd, w[-1] - (w[:-1] * mu / sd).sum()
 
 
-weights, bias = fit(*training([("de", "en"), ("en", "de")]))
-print(f"w_cos {weights[0]:.2f}  w_lift {weights[1]:.1f}  bias {bias:.2f}")
+refit = fit(*training([("de", "en"), ("en", "de")]))
+# What sitebot ships (retrieve::Fusion::default().cross), fitted before the reference had its floor.
+shipped = (np.array([1.37, 115.0]), -6.14)
 
 
-def score(s):
+def score(s, model):
+    (weights, bias) = model
     order, cos, ref = candidates(s)
     return order[0], 1 / (1 + np.exp(-(weights[0] * cos[0] + weights[1] * (cos[0] - ref) + bias)))
 
 
-print("questions   R@1  answered  article removed: answered  on SciFact: answered")
-for ql, kl in [("de", "en"), ("es", "en"), ("en", "de"), ("en", "en")]:
-    paragraphs, _, articles = data[kl]
-    questions = data[ql][1]
-    r1 = answered = removed = off = 0
-    for pid, q in questions:
-        s = paragraphs @ q
-        best, p = score(s)
-        answered += p >= 0.25
-        r1 += p >= 0.25 and best == pid
-        removed += score(s[articles != articles[pid]])[1] >= 0.25
-        off += score(scifact @ q)[1] >= 0.25
-    n = len(questions)
-    print(f"{ql} on {kl}    {r1 / n:.3f}  {answered / n:.3f}     {removed / n:.3f}                     {off / n:.3f}")
+for name, model in [("shipped", shipped), ("refitted", refit)]:
+    print(f"{name}: w_cos {model[0][0]:.2f}  w_lift {model[0][1]:.1f}  bias {model[1]:.2f}")
+    print("questions   R@1  answered  article removed: answered  on SciFact: answered")
+    for ql, kl in [("de", "en"), ("es", "en"), ("en", "de"), ("en", "en")]:
+        paragraphs, _, articles = data[kl]
+        questions = data[ql][1]
+        r1 = answered = removed = off = 0
+        for pid, q in questions:
+            s = paragraphs @ q
+            best, p = score(s, model)
+            answered += p >= 0.25
+            r1 += p >= 0.25 and best == pid
+            removed += score(s[articles != articles[pid]], model)[1] >= 0.25
+            off += score(scifact @ q, model)[1] >= 0.25
+        n = len(questions)
+        print(f"{ql} on {kl}    {r1 / n:.3f}  {answered / n:.3f}     {removed / n:.3f}                     {off / n:.3f}")
