@@ -129,7 +129,7 @@ async fn bench() {
 }
 
 async fn bench_site(state: &Arc<AppState>, name: &str, url: &str) -> String {
-    let url = WebhookUrl::parse(url, NetworkPolicy { allow_http: true, allow_private_networks: true }).unwrap();
+    let url = WebhookUrl::parse(url, &NetworkPolicy::private()).unwrap();
     let mut new = NewSite::new(name, Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
     new.webhook_url = Some(url);
     let (site, _) = state.store.run(move |s| s.sites().create(new)).await.unwrap();
