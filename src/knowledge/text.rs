@@ -38,6 +38,12 @@ const WIDE_ENDS: [char; 3] = ['。', '！', '？'];
 pub fn sentences(text: &str) -> Vec<String> {
     let text = squash(text);
     let mut out = Vec::new();
+    let mut push = |piece: &str| {
+        let piece = piece.trim();
+        if !piece.is_empty() {
+            out.push(piece.to_owned());
+        }
+    };
     let mut start = 0;
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -45,10 +51,7 @@ pub fn sentences(text: &str) -> Vec<String> {
         let b = bytes[i];
         if let Some(wide) = WIDE_ENDS.iter().find(|c| b >= 0xC0 && text[i..].starts_with(**c)) {
             let end = i + wide.len_utf8();
-            let s = text[start..end].trim();
-            if !s.is_empty() {
-                out.push(s.to_owned());
-            }
+            push(&text[start..end]);
             start = end;
             i = end;
             continue;
@@ -65,10 +68,7 @@ pub fn sentences(text: &str) -> Vec<String> {
                     b == b'.' && (ABBREVIATIONS.contains(&last.as_str()) || (last.chars().count() == 1 && last.chars().all(char::is_alphabetic)));
                 let next_starts_sentence = text[end..].trim_start().chars().next().is_none_or(|c| !c.is_lowercase());
                 if !abbreviation && next_starts_sentence {
-                    let s = text[start..end].trim();
-                    if !s.is_empty() {
-                        out.push(s.to_owned());
-                    }
+                    push(&text[start..end]);
                     start = end;
                 }
             }
@@ -77,10 +77,7 @@ pub fn sentences(text: &str) -> Vec<String> {
         }
         i += 1;
     }
-    let rest = text[start..].trim();
-    if !rest.is_empty() {
-        out.push(rest.to_owned());
-    }
+    push(&text[start..]);
     out
 }
 
