@@ -322,12 +322,26 @@ async fn main() -> anyhow::Result<()> {
         server.wait()?;
         return Ok(());
     }
+    // With `--metrics`, the mean time of each query stage is printed after each load run.
+    let stages = async || match &metrics_url {
+        Some(url) => stage_sums(url).await.ok(),
+        None => None,
+    };
+    let before = stages().await;
     run(&client, &url, &site, questions.clone(), 1, 500).await?;
+    let after_c1 = stages().await;
     run(&client, &url, &site, questions.clone(), 32, 4000).await?;
+    let after_c32 = stages().await;
     // The client above costs about as much CPU as the server on this 2-core machine; wrk costs almost
     // none, so its figure is the server's own.
     if let Err(e) = wrk(&url, &site, &questions, data_path.as_path()) {
         println!("wrk c=32: not measured ({e}); install wrk (./install.sh --deps-only)");
+    }
+    let after_wrk = stages().await;
+    for (name, (from, to)) in [("c=1", (&before, &after_c1)), ("c=32", (&after_c1, &after_c32)), ("wrk", (&after_c32, &after_wrk))] {
+        if let (Some(from), Some(to)) = (from, to) {
+            println!("stages, {name}: {}", stage_means(from, to));
+        }
     }
     println!(
         "server peak memory (VmHWM) {:.1} MiB, now (VmRSS) {:.1} MiB",

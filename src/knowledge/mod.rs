@@ -33,6 +33,7 @@ pub mod import;
 pub mod index;
 pub mod language;
 pub mod model;
+mod onnx_initializers;
 pub mod refresh;
 pub mod reply;
 pub mod retrieve;

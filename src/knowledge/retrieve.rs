@@ -354,7 +354,8 @@ pub fn fuse(
     mode: Mode,
 ) -> Result<Vec<Candidate>, IndexError> {
     let lexical = &lex.hits;
-    let mut out = indexes.with_index(store, site, lex.generation, |idx| -> Result<Vec<Candidate>, IndexError> {
+    let cross_lingual = lex.lang.filter(|_| mode == Mode::Hybrid);
+    let (mut out, languages) = indexes.with_index(store, site, lex.generation, |idx| -> Result<_, IndexError> {
         let dense = if mode == Mode::Bm25 { Vec::new() } else { idx.search(query, depth)? };
         let mut out: Vec<Candidate> = Vec::with_capacity(dense.len() + lexical.len());
         for (i, (key, cos)) in dense.into_iter().enumerate() {
@@ -381,10 +382,14 @@ pub fn fuse(
                 }
             }
         }
-        Ok(out)
+        let languages = match cross_lingual {
+            Some(_) => idx.chunk_languages(&out.iter().map(|c| c.key).collect::<Vec<_>>())?,
+            None => Default::default(),
+        };
+        Ok((out, languages))
     })??;
-    if let (Some(lang), Mode::Hybrid) = (lex.lang, mode) {
-        mark_cross_lingual(store, site, lang, &mut out)?;
+    if let Some(lang) = cross_lingual {
+        mark_cross_lingual(lang, &languages, &mut out);
     }
     for c in &mut out {
         c.score = if mode == Mode::Bm25 { fusion.score_lexical_only(c) } else { fusion.score(c) };
@@ -401,21 +406,19 @@ pub fn fuse(
 }
 
 /// Marks the candidates whose document is in another language than `lang` (detected confidently) and
-/// gives every candidate its lift over the dense list's reference cosine.
-fn mark_cross_lingual(store: &Store, site: &SiteId, lang: &str, candidates: &mut [Candidate]) -> Result<(), IndexError> {
+/// gives every candidate its lift over the dense list's reference cosine; `langs` holds the candidates'
+/// document languages.
+fn mark_cross_lingual(lang: &str, langs: &std::collections::HashMap<u64, String>, candidates: &mut [Candidate]) {
     let mut dense: Vec<(usize, f32)> = candidates.iter().filter_map(|c| c.dense_rank.map(|r| (r, c.cos))).collect();
     dense.sort_by_key(|&(r, _)| r);
     let next: Vec<f32> = dense.iter().skip(1).take(REFERENCE_DEPTH).map(|&(_, cos)| cos).collect();
     // Never below what unrelated text scores: a site whose other chunks are unlike any question (tables,
     // codes) must not make every passage stand out.
     let reference = if next.is_empty() { UNRELATED_COSINE } else { (next.iter().sum::<f32>() / next.len() as f32).max(UNRELATED_COSINE) };
-    let keys: Vec<u64> = candidates.iter().map(|c| c.key).collect();
-    let langs = store.site(*site).knowledge().chunk_languages(&keys, super::language::CONFIDENT)?;
     for c in candidates.iter_mut() {
         c.lift = c.cos - reference;
         c.cross_lingual = langs.get(&c.key).is_some_and(|l| l != lang);
     }
-    Ok(())
 }
 
 /// A retrieved passage with its score.

@@ -379,6 +379,21 @@ impl<'s> Knowledge<'s> {
         })
     }
 
+    /// Every chunk's document language (see `chunk_languages`), for the vector index to hold for a
+    /// generation.
+    pub fn all_chunk_languages(&self, min_confidence: f32) -> Result<Vec<(u64, String)>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT c.rowid, CASE WHEN d.lang IS NOT NULL AND d.lang_confidence >= ?2 THEN d.lang
+                             ELSE lower(substr(s.lang, 1, instr(s.lang || '-', '-') - 1)) END
+                 FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id JOIN sites s ON s.id = c.site_id
+                 WHERE c.site_id = ?1 AND d.site_id = ?1",
+            )?;
+            let rows = stmt.query_map(params![site, min_confidence as f64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
     /// The language (ISO 639-1) of each of these chunks' documents: as detected at import when the detector
     /// was at least `min_confidence` sure, else the site's own language (short pages are hard to detect).
     pub fn chunk_languages(&self, keys: &[u64], min_confidence: f32) -> Result<std::collections::HashMap<u64, String>> {
