@@ -195,8 +195,9 @@ fn logistic(samples: &[([f32; 5], f32, f64)]) -> [f64; 6] {
             a.swap(col, pivot);
             for row in col + 1..N {
                 let f = a[row][col] / a[col][col];
-                for k in col..=N {
-                    a[row][k] -= f * a[col][k];
+                let pivot = a[col].clone();
+                for (v, p) in a[row].iter_mut().zip(pivot).skip(col) {
+                    *v -= f * p;
                 }
             }
         }
@@ -248,6 +249,7 @@ pub struct Pair {
     article_of: Vec<usize>,
 }
 
+#[allow(clippy::too_many_arguments)] // each pair names its sites, questions and role in the fit
 pub fn pair(
     store: &Store,
     knowledge: &Knowledge,
