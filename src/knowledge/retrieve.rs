@@ -23,7 +23,7 @@
 //! `cargo run --release --example xquad -- --fit`: XQuAD-R's German and Spanish questions on English
 //! paragraphs and English on German, half the articles, with negatives from the same questions with their
 //! article's chunks removed (weighted so that one cross-lingual question in four has no answer), and
-//! visitors' off-topic questions in 14 languages, also on a site of one article. The README gives the
+//! visitors' off-topic questions in 13 languages, also on a site of one article. The README gives the
 //! figures on the held-out articles and what it answers of questions the knowledge cannot answer. A
 //! document whose language was not detected confidently is taken to be in the site's language.
 //!
