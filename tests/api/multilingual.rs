@@ -207,3 +207,41 @@ async fn a_chinese_question_finds_its_passage_by_its_words_also_in_an_index_an_e
         assert_eq!(a["sources"][0]["url"], url, "{question}: {a}");
     }
 }
+
+/// An English museum's pages, one topic each: a site of many pages, where the cross-lingual score must
+/// stand out from the other pages' cosines.
+const MUSEUM_EN: [(&str, &str, &str, &str); 8] = [
+    ("sorolla.md", "Sorolla exhibition", "sorolla", "The exhibition of Joaquín Sorolla's beach paintings runs in the east wing until 12 January. It shows 48 canvases lent by the Museo Sorolla in Madrid."),
+    ("tours.md", "Guided tours", "tours", "Guided tours start at 11:00 and 15:00 every day at the information desk. Tours last one hour and are given in English, German and French."),
+    ("cafe.md", "Café", "cafe", "The café on the ground floor serves coffee, cakes and light lunches from 10:00 to 17:30. It can be visited without a museum ticket."),
+    ("tickets.md", "Tickets", "tickets", "Adult tickets cost 16 euros. Visitors under 18 enter free of charge, and students pay 9 euros with a valid student card."),
+    ("access.md", "Accessibility", "access", "All galleries are reachable by lift. Wheelchairs can be borrowed at the cloakroom at no charge, and assistance dogs are welcome."),
+    ("library.md", "Library", "library", "The research library holds 60,000 books on European art. Readers book a seat online at least two days in advance."),
+    ("members.md", "Membership", "members", "Members enter all exhibitions free for a year, receive the quarterly magazine and get a 10 per cent discount in the shop."),
+    ("shop.md", "Museum shop", "shop", "The museum shop sells prints, catalogues and gifts. Orders over 50 euros are shipped free within the country."),
+];
+
+#[tokio::test]
+async fn spanish_and_german_questions_find_english_knowledge_on_a_site_of_many_pages() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let pages: Vec<(String, String)> = MUSEUM_EN
+        .iter()
+        .map(|(file, title, slug, text)| ((*file).to_owned(), format!("---\ntitle: {title}\nurl: https://museum.example/{slug}\n---\n# {title}\n\n{text}\n")))
+        .collect();
+    let files: Vec<(&str, &[u8])> = pages.iter().map(|(f, body)| (f.as_str(), body.as_bytes())).collect();
+    import_files(&app, site.id, &files).await;
+    for (lang, question, slug) in [
+        ("es", "¿Hasta cuándo se puede ver la exposición de Sorolla?", "sorolla"),
+        ("es", "¿Cuánto cuesta la entrada para estudiantes?", "tickets"),
+        ("es", "¿Se puede pedir prestada una silla de ruedas?", "access"),
+        ("de", "Um wie viel Uhr beginnen die Führungen?", "tours"),
+        ("de", "Kann ich das Café ohne Eintrittskarte besuchen?", "cafe"),
+        ("de", "Wie reserviere ich einen Platz in der Bibliothek?", "library"),
+    ] {
+        let a = ask_ok(&app, site.id, question).await;
+        assert_eq!(a["lang"], lang, "{question}: {a}");
+        assert_eq!(a["resolved"], true, "{question}: {a}");
+        assert_eq!(a["sources"][0]["url"], format!("https://museum.example/{slug}"), "{question}: {a}");
+    }
+}

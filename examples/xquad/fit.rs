@@ -1,0 +1,359 @@
+//! `--fit`: fits the cross-lingual model (`retrieve::CrossLingual`) on the route's own candidates.
+//!
+//! The sites the CLI imported are opened in-process and every question is ranked by `retrieve::rank`,
+//! as `POST /v1/query` ranks it (depth `retrieve::depth(5)`, the question's detected language, else the
+//! site's). The candidates in another language than the question are the samples: the chunks of the
+//! question's paragraph are positive, the rest negative. Two kinds of questions the knowledge cannot
+//! answer add negatives: each question again with its article's chunks removed from the candidates (ranks,
+//! lift and margin computed again on what is left), and `OFF_TOPIC`, visitor questions no Wikipedia
+//! paragraph answers, asked of the large sites and of a tiny one (one article), where the dense list is
+//! short. The fit uses the articles of even index; the report gives R@1 and the answered share at the
+//! default threshold on the odd (held-out) articles and on all, for the first cross-lingual branch, the
+//! shipped model and the fitted one, and what moving the fitted bias would trade.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use sitebot::config::Config;
+use sitebot::domain::SiteId;
+use sitebot::knowledge::Knowledge;
+use sitebot::knowledge::model::Role;
+use sitebot::knowledge::retrieve::{self, Candidate, CrossLingual, Fusion, Mode};
+use sitebot::store::Store;
+
+/// Questions a visitor might ask that no XQuAD paragraph answers, in 13 languages (none of them is one
+/// of `tests/api/multilingual.rs`'s off-topic questions).
+pub const OFF_TOPIC: &[&str] = &[
+    "Wie viel kostet der Versand nach Österreich?",
+    "Haben Sie am Sonntag geöffnet?",
+    "Kann ich meine Bestellung stornieren?",
+    "Wo finde ich meine Rechnung?",
+    "¿Cuánto cuesta el envío a Portugal?",
+    "¿Puedo devolver unos zapatos usados?",
+    "¿Tienen aparcamiento para clientes?",
+    "¿Aceptan pagos con tarjeta de crédito?",
+    "Quels sont vos horaires d'ouverture le samedi ?",
+    "Livrez-vous en Belgique ?",
+    "Combien coûte un détartrage ?",
+    "Quanto costa la spedizione in Italia?",
+    "Posso pagare in contanti alla consegna?",
+    "Quanto custa uma limpeza dentária?",
+    "Vocês entregam no Brasil?",
+    "Hoe lang duurt de levering?",
+    "Kan ik een afspraak online maken?",
+    "Ile kosztuje wybielanie zębów?",
+    "Czy mogę zwrócić towar po trzydziestu dniach?",
+    "Hur mycket kostar frakten till Sverige?",
+    "Сколько стоит доставка в Москву?",
+    "Можно ли записаться на приём онлайн?",
+    "Kargo ücreti ne kadar?",
+    "送料はいくらですか？",
+    "日曜日は営業していますか？",
+    "运费是多少？",
+    "可以用信用卡付款吗？",
+    "كم تكلفة الشحن إلى دبي؟",
+    "هل يمكنني إلغاء طلبي؟",
+    "Wer gewann die Tour de France 1998?",
+    "¿Quién escribió Cien años de soledad?",
+    "Qui a peint la Joconde ?",
+    "Wie backe ich einen Apfelkuchen?",
+    "¿Cómo se prepara una paella valenciana?",
+    "Welche Farbe hat ein Flamingo?",
+    "¿Cuántas patas tiene una araña?",
+];
+
+/// The weight of a question the knowledge cannot answer against one it can (`--unanswerable-weight`):
+/// each answerable question is asked once more with its article removed, so at 1 the fit assumes half
+/// the cross-lingual questions have no answer in the knowledge; at 1/3, one in four.
+pub const UNANSWERABLE_WEIGHT: f64 = 1.0 / 3.0;
+
+/// Threshold the report counts an answer at (`knowledge.min_score`'s default).
+const THRESHOLD: f32 = 0.25;
+
+/// A question: its paragraph (`None` for off-topic ones), its article, its text and vector.
+pub struct Question {
+    pub paragraph: Option<usize>,
+    pub article: usize,
+    pub text: String,
+    pub vector: Vec<f32>,
+}
+
+/// A site the CLI imported, opened in-process.
+pub struct Site {
+    pub id: SiteId,
+    pub lang: &'static str,
+    /// Chunk key to paragraph id.
+    pub paragraph_of: HashMap<u64, usize>,
+}
+
+/// One question's ranked candidates, as the route ranks them, and the same with its article removed.
+struct Asked {
+    article: usize,
+    /// The right paragraph; `None` when the knowledge cannot answer.
+    paragraph: Option<usize>,
+    candidates: Vec<(Candidate, Option<usize>)>,
+}
+
+pub fn open_site(store: &Store, knowledge: &Knowledge, id: &str, lang: &'static str) -> anyhow::Result<Site> {
+    let id = SiteId::parse(id).map_err(|e| anyhow::anyhow!(e.0))?;
+    knowledge.sync_index_blocking(store, &id)?;
+    let paragraph_of = store
+        .site(id)
+        .knowledge()
+        .chunk_sources()?
+        .into_iter()
+        .filter_map(|(k, src)| Some((k, src.rsplit('#').next()?.strip_prefix('p')?.parse().ok()?)))
+        .collect();
+    Ok(Site { id, lang, paragraph_of })
+}
+
+pub fn embed(knowledge: &Knowledge, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    Ok(knowledge.embedder.embed_parallel_blocking(texts, Role::Query)?)
+}
+
+/// Ranks `q` on `site` as the route does.
+fn ask(store: &Store, knowledge: &Knowledge, site: &Site, q: &Question) -> anyhow::Result<Vec<(Candidate, Option<usize>)>> {
+    let lang = sitebot::knowledge::language::detect_confident(&q.text).unwrap_or(site.lang);
+    let fusion = Fusion::default();
+    let ranked =
+        retrieve::rank(store, &knowledge.indexes, &knowledge.term_stats, &site.id, &q.text, lang, &q.vector, retrieve::depth(5), &fusion, Mode::Hybrid)?;
+    Ok(ranked.into_iter().map(|c| (c.clone(), site.paragraph_of.get(&c.key).copied())).collect())
+}
+
+/// The candidates without those of `article`, ranked again in each list and related again.
+fn without(candidates: &[(Candidate, Option<usize>)], article_of: &[usize], article: usize) -> Vec<(Candidate, Option<usize>)> {
+    let mut kept: Vec<(Candidate, Option<usize>)> = candidates.iter().filter(|(_, p)| p.is_none_or(|p| article_of[p] != article)).cloned().collect();
+    fn dense(c: &mut Candidate) -> &mut Option<usize> {
+        &mut c.dense_rank
+    }
+    fn bm25(c: &mut Candidate) -> &mut Option<usize> {
+        &mut c.bm25_rank
+    }
+    for rank in [dense as fn(&mut Candidate) -> &mut Option<usize>, bm25] {
+        let mut order: Vec<(usize, usize)> = kept.iter_mut().enumerate().filter_map(|(i, (c, _))| rank(c).map(|r| (r, i))).collect();
+        order.sort_unstable();
+        for (new, (_, i)) in order.into_iter().enumerate() {
+            *rank(&mut kept[i].0) = Some(new + 1);
+        }
+    }
+    let mut cs: Vec<Candidate> = kept.iter().map(|(c, _)| c.clone()).collect();
+    retrieve::relate(&mut cs);
+    for ((k, _), c) in kept.iter_mut().zip(cs) {
+        *k = c;
+    }
+    kept
+}
+
+/// How a candidate is scored.
+#[derive(Clone, Copy)]
+enum Model {
+    /// Before this fit: the higher of the main model's score and sigmoid(1.37 cos + 115 lift - 6.14).
+    Before,
+    Fusion(Fusion),
+}
+
+impl Model {
+    fn score(&self, c: &Candidate) -> f32 {
+        match self {
+            Model::Fusion(f) => f.score(c),
+            Model::Before => {
+                let main = Fusion::default().score(&Candidate { cross_lingual: false, ..c.clone() });
+                if c.cross_lingual { main.max(1.0 / (1.0 + (-(1.37 * c.cos + 115.0 * c.lift - 6.14)).exp())) } else { main }
+            }
+        }
+    }
+}
+
+/// The best candidate under `model`: (its paragraph, its score).
+fn best(candidates: &[(Candidate, Option<usize>)], model: &Model) -> Option<(Option<usize>, f32)> {
+    candidates.iter().map(|(c, p)| (*p, model.score(c))).max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// Logistic regression by Newton's method (a little ridge keeps it defined); returns weights then bias.
+fn logistic(samples: &[([f32; 5], f32, f64)]) -> [f64; 6] {
+    const N: usize = 6;
+    let mut w = [0f64; N];
+    for _ in 0..50 {
+        let (mut g, mut h) = ([0f64; N], [[0f64; N]; N]);
+        for (x, y, weight) in samples {
+            let x: [f64; N] = [x[0] as f64, x[1] as f64, x[2] as f64, x[3] as f64, x[4] as f64, 1.0];
+            let p = 1.0 / (1.0 + (-(0..N).map(|i| w[i] * x[i]).sum::<f64>()).exp());
+            for i in 0..N {
+                g[i] += weight * (p - *y as f64) * x[i];
+                for j in 0..N {
+                    h[i][j] += weight * p * (1.0 - p) * x[i] * x[j];
+                }
+            }
+        }
+        for (i, row) in h.iter_mut().enumerate().take(N - 1) {
+            g[i] += 1e-3 * w[i];
+            row[i] += 1e-3;
+        }
+        // Solve h · step = g by Gaussian elimination with partial pivoting.
+        let mut a: Vec<Vec<f64>> = (0..N).map(|i| h[i].iter().copied().chain([g[i]]).collect()).collect();
+        for col in 0..N {
+            let pivot = (col..N).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap_or(col);
+            a.swap(col, pivot);
+            for row in col + 1..N {
+                let f = a[row][col] / a[col][col];
+                let pivot = a[col].clone();
+                for (v, p) in a[row].iter_mut().zip(pivot).skip(col) {
+                    *v -= f * p;
+                }
+            }
+        }
+        let mut step = [0f64; N];
+        for i in (0..N).rev() {
+            step[i] = (a[i][N] - (i + 1..N).map(|k| a[i][k] * step[k]).sum::<f64>()) / a[i][i];
+        }
+        for i in 0..N {
+            w[i] -= step[i];
+        }
+        if step.iter().all(|s| s.abs() < 1e-9) {
+            break;
+        }
+    }
+    w
+}
+
+/// Counts over some questions: asked, right first answer, answered.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    n: usize,
+    right: usize,
+    answered: usize,
+}
+
+impl Tally {
+    fn add(&mut self, top: Option<(Option<usize>, f32)>, paragraph: Option<usize>) {
+        self.n += 1;
+        if let Some((p, _)) = top.filter(|t| t.1 >= THRESHOLD) {
+            self.answered += 1;
+            self.right += (paragraph.is_some() && p == paragraph) as usize;
+        }
+    }
+
+    fn show(&self, answerable: bool) -> String {
+        let n = self.n.max(1) as f64;
+        if answerable { format!("{:.3}/{:.3}", self.right as f64 / n, self.answered as f64 / n) } else { format!("{:.3}", self.answered as f64 / n) }
+    }
+}
+
+/// One pair of question and knowledge languages: the asked questions.
+pub struct Pair {
+    pub name: &'static str,
+    pub train: bool,
+    /// Whether "its article removed" makes sense (not on the one-article site).
+    removable: bool,
+    asked: Vec<Asked>,
+    /// Chunks' articles by paragraph.
+    article_of: Vec<usize>,
+}
+
+#[allow(clippy::too_many_arguments)] // each pair names its sites, questions and role in the fit
+pub fn pair(
+    store: &Store,
+    knowledge: &Knowledge,
+    name: &'static str,
+    train: bool,
+    removable: bool,
+    site: &Site,
+    questions: &[Question],
+    article_of: &[usize],
+) -> anyhow::Result<Pair> {
+    let mut asked = Vec::with_capacity(questions.len());
+    for q in questions {
+        asked.push(Asked { article: q.article, paragraph: q.paragraph, candidates: ask(store, knowledge, site, q)? });
+    }
+    Ok(Pair { name, train, removable, asked, article_of: article_of.to_vec() })
+}
+
+/// Fits on the even articles of the training pairs and prints the report.
+pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
+    let held_out = |a: usize| a % 2 == 1;
+    let mut samples = Vec::new();
+    let (mut positives, mut removed) = (0, 0);
+    for pair in pairs.iter().filter(|p| p.train) {
+        for a in pair.asked.iter().filter(|a| !held_out(a.article)) {
+            for (c, p) in a.candidates.iter().filter(|(c, _)| c.cross_lingual) {
+                let label = a.paragraph.is_some() && *p == a.paragraph;
+                positives += label as usize;
+                samples.push((c.cross_features(), label as u8 as f32, if a.paragraph.is_some() { 1.0 } else { unanswerable }));
+            }
+            if a.paragraph.is_some() && pair.removable {
+                for (c, _) in without(&a.candidates, &pair.article_of, a.article).iter().filter(|(c, _)| c.cross_lingual) {
+                    samples.push((c.cross_features(), 0.0, unanswerable));
+                    removed += 1;
+                }
+            }
+        }
+    }
+    let w = logistic(&samples);
+    let fitted =
+        CrossLingual { w_cos: w[0] as f32, w_lift: w[1] as f32, w_bm25_rank: w[2] as f32, w_dense_rank: w[3] as f32, w_margin: w[4] as f32, bias: w[5] as f32 };
+    println!("fit on {} cross-lingual candidates ({positives} positive, {removed} from questions with their article removed)", samples.len());
+    println!("fitted: {fitted:?}");
+    let shipped = Fusion::default();
+    let models = [Model::Before, Model::Fusion(shipped), Model::Fusion(Fusion { cross: fitted, ..shipped })];
+    println!("R@1/answered at {THRESHOLD} (off-topic and article-removed: answered share)");
+    println!("{:<22} {:>24} {:>24} {:>24}", "questions", "before: held-out | all", "shipped: held-out | all", "fitted: held-out | all");
+    for pair in pairs {
+        for removed in [false, true] {
+            if removed && (!pair.removable || pair.asked.iter().all(|a| a.paragraph.is_none())) {
+                continue;
+            }
+            let mut cells = Vec::new();
+            for fusion in &models {
+                let (mut held, mut all) = (Tally::default(), Tally::default());
+                for a in pair.asked.iter().filter(|a| !removed || a.paragraph.is_some()) {
+                    let (top, paragraph) = if removed {
+                        (best(&without(&a.candidates, &pair.article_of, a.article), fusion), None)
+                    } else {
+                        (best(&a.candidates, fusion), a.paragraph)
+                    };
+                    all.add(top, paragraph);
+                    if held_out(a.article) {
+                        held.add(top, paragraph);
+                    }
+                }
+                let answerable = !removed && pair.asked.iter().any(|a| a.paragraph.is_some());
+                cells.push(format!("{} | {}", held.show(answerable), all.show(answerable)));
+            }
+            let name = if removed { format!("{} (article removed)", pair.name) } else { pair.name.to_owned() };
+            println!("{name:<22} {:>24} {:>24} {:>24}", cells[0], cells[1], cells[2]);
+        }
+    }
+    // What moving the bias would trade: answered share of the answerable against that of the others.
+    println!("fitted with its bias moved by d (held-out articles; off-topic: all):");
+    println!("{:>5} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}", "d", "de on en", "es on en", "removed", "off en", "off de", "off tiny");
+    for d in [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 10.0] {
+        let model = Model::Fusion(Fusion { cross: CrossLingual { bias: fitted.bias + d, ..fitted }, ..shipped });
+        let mut cells = Vec::new();
+        let mut removed = Tally::default();
+        for pair in pairs {
+            let mut t = Tally::default();
+            for a in pair.asked.iter().filter(|a| held_out(a.article) || a.paragraph.is_none()) {
+                t.add(best(&a.candidates, &model), a.paragraph);
+                if pair.removable && a.paragraph.is_some() && pair.name.ends_with("on en") {
+                    removed.add(best(&without(&a.candidates, &pair.article_of, a.article), &model), None);
+                }
+            }
+            cells.push(t);
+        }
+        println!(
+            "{d:>5.1} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}",
+            cells[0].show(true),
+            cells[1].show(true),
+            removed.show(false),
+            cells[3].show(false),
+            cells[4].show(false),
+            cells[7].show(false)
+        );
+    }
+    Ok(())
+}
+
+pub fn open(data: &Path) -> anyhow::Result<(Store, std::sync::Arc<Knowledge>)> {
+    let config = Config::default();
+    Ok((sitebot::app::open_store(&config, data)?, Knowledge::open(&config.knowledge, data)?))
+}
