@@ -1,7 +1,8 @@
 """Embedding model speed: milliseconds per inference run by sequence length, one thread, and the
 throughput of two single-threaded sessions running in parallel on two threads.
 
-    PYTHONPATH=<derive tools> python3 benches/e5_speed.py [LABEL=MODEL.onnx[,disable=Opt1;Opt2]]...
+    pip install --target /tmp/e5tools onnxruntime==1.31.1 numpy==2.4.6   # install.sh's pins
+    PYTHONPATH=/tmp/e5tools python3 benches/e5_speed.py [LABEL=MODEL.onnx[,disable=Opt1;Opt2]]...
 
 With no argument it measures the installed default model (~/.cache/sitebot/models/
 multilingual-e5-small-int8/model.onnx, as install.sh caches it) with the session sitebot uses
