@@ -27,7 +27,7 @@ DERIVE_TOOLS=(onnx==1.23.2 "onnxruntime==${ORT_VERSION}" numpy==2.4.6 protobuf==
 # tokenizer), and every file it writes is checked against these sums.
 E5_DIR_NAME=multilingual-e5-small-int8
 E5_FILES=(
-  "model.onnx|ba8d9327d6187630488070147d241a88e7466c5cb0baa4858faf5598a1aea83d"
+  "model.onnx|c27ad90c8e267b35eb797f6ccf0f8682e7b0a52b4c49b8d308f3560d704015b2"
   "tokenizer.json|b92291f5f2fd656f28dbfc660d82c4d2b853b7dc22d88cc146fd50252f3eb93a"
   "sitebot-model.json|28381043c01b859dca318bc12d6cd4c25e888d61687795e5b7ebfe5e41152662"
 )

