@@ -143,6 +143,12 @@ impl Config {
         if !(0.0..=1.0).contains(&self.knowledge.curated_min_similarity) {
             return Err(ConfigError::BadValue { key: "knowledge.curated_min_similarity".into(), message: "must be between 0 and 1".into() });
         }
+        if self.knowledge.embedding_sessions > crate::knowledge::embed::MAX_CONFIGURED_SESSIONS {
+            return Err(ConfigError::BadValue {
+                key: "knowledge.embedding_sessions".into(),
+                message: format!("must be at most {} (0 for one per core)", crate::knowledge::embed::MAX_CONFIGURED_SESSIONS),
+            });
+        }
         if self.knowledge.max_file_bytes == 0 {
             return Err(ConfigError::BadValue { key: "knowledge.max_file_bytes".into(), message: "must be at least 1".into() });
         }
@@ -300,6 +306,14 @@ mod tests {
         assert!(!c.to_toml().contains(key));
         assert!(c.to_toml().contains("[redacted]"));
         assert!(!format!("{c:?}").contains(key));
+    }
+
+    #[test]
+    fn embedding_sessions_are_bounded() {
+        let err = Config::load(None, env(&[("SITEBOT_KNOWLEDGE__EMBEDDING_SESSIONS", "65")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("knowledge.embedding_sessions"), "{err}");
+        let c = Config::load(None, env(&[("SITEBOT_KNOWLEDGE__EMBEDDING_SESSIONS", "2")]), &Overrides::default()).unwrap();
+        assert_eq!(c.knowledge.embedding_sessions, 2);
     }
 
     #[test]

@@ -317,6 +317,9 @@ pub struct KnowledgeConfig {
     pub curated_min_similarity: f32,
     /// A file larger than this is not imported (reported as a failure): it is never read whole.
     pub max_file_bytes: u64,
+    /// ONNX Runtime sessions embedding questions and imports side by side, one core each; 0 for one per
+    /// core, at most 4. Each beyond the first costs about 30 MiB (they share the model's weights).
+    pub embedding_sessions: usize,
 }
 
 impl Default for KnowledgeConfig {
@@ -327,6 +330,7 @@ impl Default for KnowledgeConfig {
             min_score: 0.25,
             curated_min_similarity: CURATED_MIN_SIMILARITY,
             max_file_bytes: crate::knowledge::import::DEFAULT_MAX_FILE_BYTES,
+            embedding_sessions: 0,
         }
     }
 }

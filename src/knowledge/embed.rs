@@ -12,7 +12,8 @@
 //! tokenizer's pad id never matters; e5's tokenizer frames `<s> … </s>` itself, with its special pieces
 //! renamed so that visitor text cannot produce them.
 //!
-//! Sessions: the embedder loads one single-threaded session per core (at most `MAX_SESSIONS`), all on
+//! Sessions: the embedder loads `knowledge.embedding_sessions` single-threaded sessions (by default one per
+//! core, at most `MAX_SESSIONS`), all on
 //! one copy of the model's large weights (`Shared`). Async callers take one of the [`Gate`]'s permits
 //! (one per session) and then run on the blocking pool, so a burst of questions queues here instead of
 //! piling onto the blocking pool, and two questions are embedded at once on two cores. The line is
@@ -69,7 +70,7 @@ fn inference(e: impl std::fmt::Display) -> EmbedError {
 pub const QUERY_MAX_TOKENS: usize = 128;
 
 pub struct Embedder {
-    /// One single-threaded session per core (`MAX_SESSIONS` at most), all on the same `shared` weights.
+    /// Single-threaded sessions (`knowledge.embedding_sessions`), all on the same `shared` weights.
     sessions: Vec<Mutex<Session>>,
     /// Kept while the sessions use it.
     _shared: Shared,
@@ -89,7 +90,8 @@ impl std::fmt::Debug for Embedder {
     }
 }
 
-type Cache = Mutex<HashMap<(PathBuf, PathBuf), Arc<Embedder>>>;
+/// Embedders by (runtime library, model directory, `knowledge.embedding_sessions`).
+type Cache = Mutex<HashMap<(PathBuf, PathBuf, usize), Arc<Embedder>>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -140,8 +142,11 @@ fn new_session(env: &ort::environment::Environment, shared: &Shared, model: &[u8
     builder.commit_from_memory(model)
 }
 
-/// Sessions at most, however many cores: each further one costs about 30 MiB beside what they share.
+/// Sessions at most when `knowledge.embedding_sessions` is 0 (one per core): each further one costs
+/// about 30 MiB beside what they share.
 const MAX_SESSIONS: usize = 4;
+/// The most `knowledge.embedding_sessions` may ask for.
+pub const MAX_CONFIGURED_SESSIONS: usize = 64;
 
 /// Initializers of at least this many bytes are held once, for every session.
 const SHARED_INITIALIZER_BYTES: u64 = 1 << 20;
@@ -150,9 +155,9 @@ const SHARED_INITIALIZER_BYTES: u64 = 1 << 20;
 /// multilingual-e5-small the 54 MB 4-bit word embedding), and the weights ONNX Runtime prepacks for
 /// its int8 products. Each session is loaded from the model's bytes with those initializers' values
 /// left in the file (`onnx_initializers::with_large_values_external`), so it never holds a copy of its
-/// own, not even while it loads. Measured on the SciFact site: two sessions peak at 242 MiB under
-/// load where one session loading the whole model peaked at 202 MiB, and the second session alone
-/// would have cost about 100 MiB.
+/// own, not even while it loads. Measured on the SciFact site: two sessions peak at 227-242 MiB under
+/// load where one session loading the whole model peaked at 202 MiB; a second session loading the
+/// whole model would have cost about 100 MiB more.
 struct Shared {
     dir: PathBuf,
     initializers: Vec<(String, Arc<ort::value::DynValue>)>,
@@ -197,7 +202,7 @@ impl Embedder {
         let lib = runtime::ort_library(config)?;
         let dir = runtime::model_dir(config)?;
         let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = cache.get(&(lib.clone(), dir.clone())) {
+        if let Some(e) = cache.get(&(lib.clone(), dir.clone(), config.embedding_sessions)) {
             return Ok(e.clone());
         }
         let env = load_runtime(&lib)?;
@@ -215,7 +220,10 @@ impl Embedder {
             return Err(corrupt(&dir, "model.onnx is missing"));
         }
         let shared = Shared::load(&model).map_err(|e| corrupt(&dir, e))?;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_SESSIONS);
+        let cores = match config.embedding_sessions {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_SESSIONS),
+            n => n,
+        };
         let bytes = onnx_initializers::with_large_values_external(&model, SHARED_INITIALIZER_BYTES).map_err(|e| corrupt(&dir, e))?;
         let sessions = (0..cores).map(|_| new_session(&env, &shared, &bytes).map(Mutex::new)).collect::<Result<Vec<_>, _>>().map_err(|e| corrupt(&dir, e))?;
         let fingerprint = model::fingerprint(&manifest.name, &model).map_err(|e| corrupt(&dir, e))?;
@@ -234,7 +242,7 @@ impl Embedder {
         if probe.first().map(Vec::len) != Some(DIMENSIONS) {
             return Err(corrupt(&dir, format!("expected {DIMENSIONS}-dimensional embeddings")));
         }
-        cache.insert((lib, dir), embedder.clone());
+        cache.insert((lib, dir, config.embedding_sessions), embedder.clone());
         Ok(embedder)
     }
 
@@ -390,7 +398,10 @@ mod tests {
         for (i, (a, b)) in one_by_one.iter().zip(&pooled).enumerate() {
             assert!(cosine(a, b) > 0.9999, "text {i} embedded differently in the pool");
         }
-        assert_eq!(e.pool_size(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+        assert_eq!(e.pool_size(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_SESSIONS));
+        let one = Embedder::load(&KnowledgeConfig { embedding_sessions: 1, ..KnowledgeConfig::default() }).unwrap();
+        assert_eq!(one.pool_size(), 1);
+        assert_eq!(one.embed_parallel_blocking(&texts, Role::Passage).unwrap(), pooled, "one session embeds as the pool does");
     }
 
     #[test]

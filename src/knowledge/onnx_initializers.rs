@@ -271,19 +271,8 @@ fn varint_len(v: u64) -> usize {
 mod tests {
     use super::*;
 
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn len_field(number: u64, body: &[u8], out: &mut Vec<u8>) {
-        varint(number << 3 | LEN, out);
-        varint(body.len() as u64, out);
-        out.extend_from_slice(body);
-    }
+    // Test models are written with the encoder the rewrite uses.
+    use super::{put_bytes as len_field, put_varint as varint};
 
     /// A TensorProto with unpacked or packed dims, as serializers write them.
     fn tensor(name: &str, dims: &[i64], data_type: u64, raw: &[u8], packed: bool) -> Vec<u8> {
