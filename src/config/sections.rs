@@ -109,7 +109,7 @@ pub struct LimitsConfig {
     /// Questions a site logs a day (UTC) from anonymous visitors; more are answered and counted in the
     /// public stats, but not logged. 0: no cap. Bearer-authenticated requests are not capped.
     pub logged_questions_per_site_per_day: u64,
-    /// Questions waiting for the embedding session at most; further ones get 503 `unavailable`.
+    /// Questions waiting for an embedding session at most; further ones get 503 `unavailable`.
     pub embedding_queue: usize,
     /// Questions waiting for a search slot at most; further ones get 503 `unavailable`.
     pub search_queue: usize,
@@ -155,7 +155,7 @@ impl LimitsConfig {
             .ok_or_else(|| ConfigError::Invalid(format!("limits.queue_wait: `{}` is not a duration such as 500ms or 2s", self.queue_wait)))
     }
 
-    /// The lines in front of the embedding session and the search slots.
+    /// The lines in front of the embedding sessions and the search slots.
     pub fn queues(&self) -> Result<crate::knowledge::Queues, ConfigError> {
         use crate::knowledge::gate::Bound;
         let wait = self.queue_wait()?;

@@ -225,7 +225,7 @@ impl Knowledge {
         Self::open_with(config, data_dir, Queues::UNBOUNDED)
     }
 
-    /// As `open`, with the lines in front of the embedding session and the search slots bounded.
+    /// As `open`, with the lines in front of the embedding sessions and the search slots bounded.
     pub fn open_with(config: &KnowledgeConfig, data_dir: &Path, queues: Queues) -> Result<Arc<Knowledge>, RuntimeError> {
         let embedder = Embedder::load(config)?;
         Ok(Arc::new(Knowledge {
