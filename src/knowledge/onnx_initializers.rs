@@ -143,40 +143,6 @@ fn invalid(why: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not a readable ONNX model: {why}"))
 }
 
-/// The model's initializers of at least `min_bytes` whose values are stored as `raw_data`, in file order
-/// (their bytes not read yet).
-pub fn large(model: &Path, min_bytes: u64) -> std::io::Result<Vec<Initializer>> {
-    let file = File::open(model)?;
-    let size = file.metadata()?.len();
-    let mut w = Walker { inner: BufReader::new(file), pos: 0 };
-    let mut found = Vec::new();
-    while let Some((number, wire, len)) = w.field(size)? {
-        if (number, wire) != (7, LEN) {
-            w.skip_value(wire, len)?;
-            continue;
-        }
-        let graph_end = w.pos + len;
-        while let Some((number, wire, len)) = w.field(graph_end)? {
-            if (number, wire) == (5, LEN) {
-                let end = w.pos + len;
-                found.push(w.tensor(end)?);
-            } else {
-                w.skip_value(wire, len)?;
-            }
-        }
-    }
-    if w.pos > size {
-        return Err(invalid("truncated"));
-    }
-    Ok(found
-        .into_iter()
-        .filter_map(|t| {
-            let (offset, len) = t.raw.filter(|&(_, len)| len >= min_bytes)?;
-            Some(Initializer { name: t.name, data_type: t.data_type, dims: t.dims, offset, len })
-        })
-        .collect())
-}
-
 impl<R: Read + Seek> Walker<R> {
     /// The bytes of `start..end`, already walked; the walk goes on at `end`.
     fn range(&mut self, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
@@ -201,18 +167,26 @@ fn put_bytes(number: u64, body: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(body);
 }
 
-/// The model's bytes with the values of its initializers of at least `min_bytes` left in the file:
-/// each such tensor refers to its own bytes in `model` as external data (`location` the file's name,
-/// `offset`, `length`) instead of holding them. ONNX Runtime maps external data into memory, so a
-/// session loaded from these bytes (with the model's directory as the external data folder) keeps no
-/// copy of those weights of its own, and every session shares the file's pages: only the rows of the
-/// word embedding that questions look up become resident. Reads only the small fields of the file.
-pub fn with_large_values_external(model: &Path, min_bytes: u64) -> std::io::Result<Vec<u8>> {
+/// A model split for sessions that share its large initializers.
+pub struct Split {
+    /// The model's bytes with the values of its initializers of at least `min_bytes` left in the file:
+    /// each such tensor refers to its own bytes in the model file as external data (`location` the
+    /// file's name, `offset`, `length`) instead of holding them. A session given those initializers
+    /// (`SessionBuilder::with_initializer`) never reads the references; they keep the model valid, and
+    /// right, for a session that is not given one (read from the model's directory).
+    pub model: Vec<u8>,
+    /// Those initializers, in file order, their bytes not read yet.
+    pub initializers: Vec<Initializer>,
+}
+
+/// Splits `model` (see `Split`) in one walk that reads only the small fields of the file.
+pub fn split(model: &Path, min_bytes: u64) -> std::io::Result<Split> {
     let location = model.file_name().and_then(|n| n.to_str()).ok_or_else(|| invalid("model file name is not UTF-8"))?.to_owned();
     let file = File::open(model)?;
     let size = file.metadata()?.len();
     let mut w = Walker { inner: BufReader::new(file), pos: 0 };
     let mut out = Vec::new();
+    let mut initializers = Vec::new();
     loop {
         let start = w.pos;
         let Some((number, wire, len)) = w.field(size)? else { break };
@@ -253,13 +227,17 @@ pub fn with_large_values_external(model: &Path, min_bytes: u64) -> std::io::Resu
                     put_varint(14 << 3 | VARINT, &mut tensor);
                     put_varint(1, &mut tensor);
                     put_bytes(5, &tensor, &mut graph);
+                    initializers.push(Initializer { name: t.name, data_type: t.data_type, dims: t.dims, offset, len: n });
                 }
                 None => graph.extend(w.range(start, end)?),
             }
         }
         put_bytes(7, &graph, &mut out);
     }
-    Ok(out)
+    if w.pos > size {
+        return Err(invalid("truncated"));
+    }
+    Ok(Split { model: out, initializers })
 }
 
 /// Bytes of `v` as a varint.
@@ -313,7 +291,7 @@ mod tests {
         let path = dir.path().join("model.onnx");
         std::fs::write(&path, &model).unwrap();
 
-        let got = large(&path, 1000).unwrap();
+        let got = split(&path, 1000).unwrap().initializers;
         assert_eq!(got.len(), 2);
         assert_eq!((got[0].name.as_str(), got[0].data_type, got[0].dims.as_slice()), ("word_embeddings.nibbles", 2, &[1000, 3][..]));
         assert_eq!((got[1].name.as_str(), got[1].data_type, got[1].dims.as_slice()), ("scales", 10, &[750, 2][..]));
@@ -321,7 +299,7 @@ mod tests {
         got[0].read_into(&path, &mut raw).unwrap();
         assert_eq!(raw, big);
         assert!(got[1].read_into(&path, &mut [0u8; 10]).is_err(), "a buffer of the wrong size is refused");
-        assert_eq!(large(&path, 0).unwrap().len(), 3);
+        assert_eq!(split(&path, 0).unwrap().initializers.len(), 3);
     }
 
     #[test]
@@ -340,7 +318,7 @@ mod tests {
         let path = dir.path().join("model.onnx");
         std::fs::write(&path, &model).unwrap();
 
-        let rewritten = with_large_values_external(&path, 1000).unwrap();
+        let rewritten = split(&path, 1000).unwrap().model;
         assert!(rewritten.len() < model.len() - 4900, "the large value is not in the new bytes");
         let offset = model.windows(big.len()).position(|w| w == big.as_slice()).unwrap();
         for needle in ["location".as_bytes(), b"model.onnx", b"offset", offset.to_string().as_bytes(), b"length", b"5000", b"a node", b"graph name"] {
@@ -349,10 +327,10 @@ mod tests {
         let again = dir.path().join("rewritten.onnx");
         std::fs::write(&again, &rewritten).unwrap();
         // The small tensor keeps its value; the large one has none of its own now.
-        let kept = large(&again, 0).unwrap();
+        let kept = split(&again, 0).unwrap().initializers;
         assert_eq!(kept.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["small"]);
         // Nothing changes below the threshold.
-        assert_eq!(with_large_values_external(&path, 10_000).unwrap(), model);
+        assert_eq!(split(&path, 10_000).unwrap().model, model);
     }
 
     #[test]
@@ -364,6 +342,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("model.onnx");
         std::fs::write(&path, &model[..model.len() - 5]).unwrap();
-        assert!(large(&path, 1).is_err());
+        assert!(split(&path, 1).is_err());
     }
 }

@@ -88,6 +88,13 @@ pub struct Knowledge<'s> {
     site: SiteStore<'s>,
 }
 
+/// A chunk's document language (ISO 639-1) and the tables it is read from (`c` chunks, `d` documents, `s`
+/// sites; `?2` the least confidence): the detected language when the detector was that sure, else the
+/// site's own.
+const CHUNK_LANGUAGE: &str = "CASE WHEN d.lang IS NOT NULL AND d.lang_confidence >= ?2 THEN d.lang
+         ELSE lower(substr(s.lang, 1, instr(s.lang || '-', '-') - 1)) END
+     FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id JOIN sites s ON s.id = c.site_id";
+
 impl<'s> Knowledge<'s> {
     pub(super) fn new(site: SiteStore<'s>) -> Self {
         Self { site }
@@ -383,12 +390,7 @@ impl<'s> Knowledge<'s> {
     /// generation.
     pub fn all_chunk_languages(&self, min_confidence: f32) -> Result<Vec<(u64, String)>> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT c.rowid, CASE WHEN d.lang IS NOT NULL AND d.lang_confidence >= ?2 THEN d.lang
-                             ELSE lower(substr(s.lang, 1, instr(s.lang || '-', '-') - 1)) END
-                 FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id JOIN sites s ON s.id = c.site_id
-                 WHERE c.site_id = ?1 AND d.site_id = ?1",
-            )?;
+            let mut stmt = conn.prepare_cached(&format!("SELECT c.rowid, {CHUNK_LANGUAGE} WHERE c.site_id = ?1 AND d.site_id = ?1"))?;
             let rows = stmt.query_map(params![site, min_confidence as f64], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?)))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
@@ -398,15 +400,10 @@ impl<'s> Knowledge<'s> {
     /// was at least `min_confidence` sure, else the site's own language (short pages are hard to detect).
     pub fn chunk_languages(&self, keys: &[u64], min_confidence: f32) -> Result<std::collections::HashMap<u64, String>> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT CASE WHEN d.lang IS NOT NULL AND d.lang_confidence >= ?3 THEN d.lang
-                             ELSE lower(substr(s.lang, 1, instr(s.lang || '-', '-') - 1)) END
-                 FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id JOIN sites s ON s.id = c.site_id
-                 WHERE c.site_id = ?1 AND c.rowid = ?2 AND d.site_id = ?1",
-            )?;
+            let mut stmt = conn.prepare_cached(&format!("SELECT {CHUNK_LANGUAGE} WHERE c.site_id = ?1 AND c.rowid = ?3 AND d.site_id = ?1"))?;
             let mut out = std::collections::HashMap::with_capacity(keys.len());
             for &key in keys {
-                if let Some(lang) = stmt.query_row(params![site, key as i64, min_confidence as f64], |r| r.get::<_, String>(0)).optional_row()? {
+                if let Some(lang) = stmt.query_row(params![site, min_confidence as f64, key as i64], |r| r.get::<_, String>(0)).optional_row()? {
                     out.insert(key, lang);
                 }
             }
