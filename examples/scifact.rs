@@ -5,7 +5,8 @@
 //! ```text
 //! cargo run --release --example scifact                       # report on test (qrels/test.tsv)
 //! cargo run --release --example scifact -- --fit              # also fit the fusion on train, report both
-//! cargo run --release --example scifact -- --max-term-share 1  # BM25 with every question term
+//! cargo run --release --example scifact -- --fts                # BM25 from FTS5, not the in-memory index
+//! cargo run --release --example scifact -- --max-term-share 1  # with --fts: every question term
 //! cargo run --release --example scifact -- --depth 80          # candidates per list (default 200)
 //! cargo run --release --example scifact -- --heading-weight 1   # BM25 weight of headings (titles)
 //! cargo run --release --example scifact -- --eval DIR --data-dir DIR
@@ -195,6 +196,15 @@ fn main() -> anyhow::Result<()> {
         Ok((queries, rels))
     };
 
+    // BM25 from the in-memory index (`knowledge::bm25`, as the server once it is built), or from FTS5
+    // with `--fts` (as the server while it builds).
+    if std::env::args().any(|a| a == "--fts") {
+        knowledge.term_stats.in_memory.set_enabled(false);
+    } else {
+        let t = Instant::now();
+        let idx = knowledge.term_stats.in_memory.build_now(&store, &site)?;
+        println!("in-memory BM25 index: {} chunks, {:.1} MiB, built in {:.2}s", idx.len(), idx.bytes() as f64 / (1 << 20) as f64, t.elapsed().as_secs_f64());
+    }
     let mut fusion = Fusion::default();
     // `--max-term-share X`: measure another BM25 term-pruning share (1 keeps every term).
     if let Some(share) = arg("--max-term-share") {
@@ -241,6 +251,9 @@ async fn through_route(config: &Config, data_dir: &std::path::Path, store: &Stor
     let listener = tokio::net::TcpListener::bind(config.server.listen).await?;
     let base = format!("https://127.0.0.1:{}", listener.local_addr()?.port());
     let state = sitebot::app::AppState::build(config, data_dir.to_owned())?;
+    if !std::env::args().any(|a| a == "--fts") {
+        state.knowledge.term_stats.in_memory.build_now(store, site)?;
+    }
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
         sitebot::http::serve(listener, None, &identity, state, async {

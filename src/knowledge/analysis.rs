@@ -160,6 +160,11 @@ pub fn index_text(lang: &str, text: &str) -> String {
     out
 }
 
+/// What the FTS5 index holds for `text` in `lang`, term by term (`index_text` without the joining).
+pub fn index_terms(lang: &str, text: &str) -> impl Iterator<Item = String> {
+    analyze(lang, text).into_iter().map(|t| t.text)
+}
+
 /// The distinct content terms of `text` in `lang`: stopwords of the language and one-letter words
 /// left out (a single character of an unspaced script stays: it is a word there).
 pub fn terms(lang: &str, text: &str) -> Vec<String> {
@@ -235,7 +240,7 @@ pub fn language_of(detected: Option<(&str, f32)>, fallback: &str) -> String {
 }
 
 /// The language a site's text is analyzed in when its own is not detected confidently: the site's.
-fn site_language(store: &Store, site: &SiteId) -> Result<String, StoreError> {
+pub(crate) fn site_language(store: &Store, site: &SiteId) -> Result<String, StoreError> {
     Ok(store.site(*site).get()?.map_or_else(|| "en".to_owned(), |s| s.lang.primary().to_owned()))
 }
 

@@ -22,6 +22,7 @@
 
 pub mod analysis;
 pub mod answer;
+pub mod bm25;
 pub mod chunk;
 pub mod curated;
 pub mod demo;

@@ -46,12 +46,16 @@ pub fn stale_sites(store: &Store, model: &str) -> Result<Vec<(SiteId, u64)>, Sto
 /// Marks the stale sites now, then re-embeds them in a background task until done or `stop`.
 ///
 /// First, before any question: full-text indexes another analysis built are rebuilt
-/// (`analysis::reindex_stale`; 12k chunks take a few seconds, so it is not worth a BM25-less window).
+/// (`analysis::reindex_stale`; 12k chunks take a few seconds, so it is not worth a BM25-less window);
+/// then every site's in-memory BM25 index starts building in the background (`bm25::Indexes::warm`).
 pub async fn start(knowledge: Arc<Knowledge>, store: Store, stop: CancellationToken) -> Result<tokio::task::JoinHandle<Report>, StoreError> {
     let t = std::time::Instant::now();
     for (site, rows) in store.run(super::analysis::reindex_stale).await? {
         tracing::info!(site = %site, chunks = rows, ms = t.elapsed().as_millis() as u64, "full-text index rebuilt with the current analysis");
     }
+    // Each site's in-memory BM25 index, in the background: FTS5 answers until it is in.
+    let sites = store.run(|s| s.sites().list()).await?.into_iter().map(|s| s.id).collect();
+    knowledge.term_stats.in_memory.warm(&store, sites);
     let model = knowledge.embedder.fingerprint.clone();
     let stale = store.run(move |s| stale_sites(s, &model)).await?;
     for (site, n) in &stale {

@@ -208,6 +208,8 @@ pub struct TermStats {
     cache: std::sync::Mutex<TermCache>,
     /// The site's main document languages (`LANGUAGE_SHARE`), by generation.
     languages: std::sync::Mutex<std::collections::HashMap<SiteId, (i64, Vec<String>)>>,
+    /// Each site's BM25 index in memory, used instead of FTS5 once it holds the site's generation.
+    pub in_memory: std::sync::Arc<super::bm25::Indexes>,
 }
 
 #[derive(Debug, Default)]
@@ -340,9 +342,12 @@ pub fn lexical(
     }
     let langs = stats.languages(&kb, site, generation, lang)?;
     let terms = question_terms(question, &langs.iter().map(String::as_str).collect::<Vec<_>>());
-    let hits = match stats.expression(&kb, site, generation, &terms, fusion.max_term_share)? {
-        Some(e) => kb.fts_search(&e, fusion.heading_weight, depth)?,
-        None => Vec::new(),
+    let hits = match stats.in_memory.at(store, site, generation) {
+        Some(index) => index.search(&terms, fusion.heading_weight, depth),
+        None => match stats.expression(&kb, site, generation, &terms, fusion.max_term_share)? {
+            Some(e) => kb.fts_search(&e, fusion.heading_weight, depth)?,
+            None => Vec::new(),
+        },
     };
     Ok(Lexical { generation, hits, lang: detected })
 }
