@@ -1,4 +1,4 @@
-//! The dense index: one usearch HNSW index (cosine, f32) per site, keyed by chunk rowid, holding only
+//! The dense index: one usearch HNSW index (cosine, vectors held as bfloat16) per site, keyed by chunk rowid, holding only
 //! the chunks that the loaded model embedded (their stored fingerprint is the embedder's): vectors of
 //! two models are never searched together. A chunk re-embedded by the current model joins the index
 //! at the next sync, like a new one.
@@ -39,6 +39,14 @@ use crate::store::{Store, StoreError};
 /// default topK) neighbours; 64 measured the same nDCG@10 and Recall@100 on SciFact as 128, at about
 /// half the distance computations.
 const EXPANSION_SEARCH: usize = 64;
+
+/// How the index holds vectors: bfloat16, half of f32's memory, and cosines computed with AVX-512 BF16
+/// where the CPU has it (AMD Zen 4, Intel Sapphire Rapids). On SciFact the dense search took 0.46 ms a
+/// query against 0.96 with f32, and nDCG@10 moved within rounding (dense 0.6702 against 0.6705, hybrid
+/// 0.7245 against 0.7228; README, Performance). Recorded in the generation file as `FORMAT`, so a file
+/// saved in another format is rebuilt.
+const QUANTIZATION: ScalarKind = ScalarKind::BF16;
+const FORMAT: &str = "bf16";
 
 /// Concurrent searches one index supports; `Knowledge` admits no more than this many at once.
 pub const SEARCH_THREADS: usize = 16;
@@ -102,7 +110,7 @@ impl SiteIndex {
         let options = IndexOptions {
             dimensions: DIMENSIONS,
             metric: MetricKind::Cos,
-            quantization: ScalarKind::F32,
+            quantization: QUANTIZATION,
             connectivity: 16,
             expansion_add: 128,
             expansion_search: EXPANSION_SEARCH,
@@ -336,10 +344,10 @@ impl Indexes {
     fn load(&self, site: &SiteId, generation: i64, keys: &HashSet<u64>) -> Option<SiteIndex> {
         let (file, gen_file) = self.paths(site);
         let saved = std::fs::read_to_string(&gen_file).ok()?;
-        // `generation model size sha256`: written after the index file was synced to disk.
+        // `generation model size sha256 format`: written after the index file was synced to disk.
         let mut fields = saved.split_whitespace();
-        let (saved, model, size, sum) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
-        if saved.parse::<i64>().ok()? != generation || model != self.0.model {
+        let (saved, model, size, sum, format) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+        if saved.parse::<i64>().ok()? != generation || model != self.0.model || format != FORMAT {
             return None;
         }
         if let Err(why) = check_file(&file, size, sum) {
@@ -377,7 +385,7 @@ impl Indexes {
         {
             use std::io::Write;
             let mut f = std::fs::File::create(&gen_tmp)?;
-            write!(f, "{} {} {size} {sum}", idx.generation, self.0.model)?;
+            write!(f, "{} {} {size} {sum} {FORMAT}", idx.generation, self.0.model)?;
             f.sync_all()?;
         }
         std::fs::rename(&gen_tmp, &gen_file)?;

@@ -188,7 +188,8 @@ async fn a_corrupted_index_file_is_not_loaded_but_rebuilt() {
     let gen_file = dir.path().join("indexes").join(format!("{}.usearch.gen", site.id));
     let recorded = std::fs::read_to_string(&gen_file).unwrap();
     let fields: Vec<&str> = recorded.split_whitespace().collect();
-    assert_eq!(fields.len(), 4, "generation, model, size and checksum: {recorded}");
+    assert_eq!(fields.len(), 5, "generation, model, size, checksum and format: {recorded}");
+    assert_eq!(fields[4], "bf16", "vectors are held as bfloat16");
     // One flipped byte near the end (in the vectors): same size, other checksum.
     let mut bytes = std::fs::read(&file).unwrap();
     assert_eq!(fields[2], bytes.len().to_string());
@@ -204,7 +205,17 @@ async fn a_corrupted_index_file_is_not_loaded_but_rebuilt() {
     assert_ne!(rebuilt, bytes, "the corrupted file was replaced by a rebuilt one");
     let recorded = std::fs::read_to_string(&gen_file).unwrap();
     use sha2::Digest;
-    assert!(recorded.ends_with(&hex::encode(sha2::Sha256::digest(&rebuilt))), "{recorded}");
+    assert_eq!(recorded.split_whitespace().nth(3), Some(hex::encode(sha2::Sha256::digest(&rebuilt)).as_str()), "{recorded}");
+
+    // A file an earlier build saved (f32 vectors, four fields) is not loaded but rebuilt in this format.
+    let dir = app.stop().await;
+    let fields: Vec<&str> = recorded.split_whitespace().collect();
+    std::fs::write(&gen_file, fields[..4].join(" ")).unwrap();
+    let app = spawn_app_in(test_config(), dir).await;
+    let again = ask_ok(&app, site.id, "How much does whitening cost?").await;
+    assert_eq!(again["sources"][0]["id"], before["sources"][0]["id"]);
+    let recorded = std::fs::read_to_string(&gen_file).unwrap();
+    assert!(recorded.ends_with(" bf16"), "saved again with its format: {recorded}");
 }
 
 /// Runs the binary with a config file naming `knowledge` paths that do not hold what they should.
