@@ -449,3 +449,53 @@ pub fn remove_files(dir: &Path, site: &SiteId) -> std::io::Result<usize> {
     }
     Ok(removed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::store::NewSite;
+    use crate::store::knowledge::{NewChunk, NewDocument};
+
+    fn unit(i: usize) -> Vec<f32> {
+        let mut v = vec![0.0; DIMENSIONS];
+        v[i] = 1.0;
+        v
+    }
+
+    fn document(source: &str, embedding: Vec<f32>) -> NewDocument {
+        let chunk = NewChunk { index_heading: "h".into(), index_text: "t".into(), heading: "h".into(), text: "t".into(), embedding };
+        NewDocument {
+            source: source.into(),
+            title: source.into(),
+            url: None,
+            format: "md".into(),
+            content_hash: format!("{source}{}", ulid::Ulid::new()),
+            model: "m".into(),
+            lang: None,
+            chunks: vec![chunk],
+        }
+    }
+
+    #[test]
+    fn a_replaced_document_is_searched_with_its_new_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[7u8; 32])).unwrap();
+        let new = NewSite::new("t", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+        let site = store.sites().create(new).unwrap().0.id;
+        let kb = store.site(site).knowledge();
+        let indexes = Indexes::new(dir.path().join("indexes"), "m".into());
+        kb.replace_document(&document("a.md", unit(0))).unwrap();
+        kb.replace_document(&document("b.md", unit(1))).unwrap();
+        indexes.sync(&store, &site, kb.generation().unwrap()).unwrap();
+        // The last document imported is replaced: its chunk is deleted and a new one written.
+        kb.replace_document(&document("b.md", unit(2))).unwrap();
+        let generation = kb.generation().unwrap();
+        indexes.sync(&store, &site, generation).unwrap();
+        let best = indexes.with_index(&store, &site, generation, |idx| idx.search(&unit(2), 1)).unwrap().unwrap();
+        assert_eq!(best.len(), 1);
+        assert!(best[0].1 > 0.99, "the new vector is in the index: {best:?}");
+        let keys = kb.chunk_keys_of("m").unwrap();
+        assert!(keys.contains(&best[0].0), "and it is the stored chunk's key");
+    }
+}

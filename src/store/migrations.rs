@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_webhook_endpoints.sql"),
     include_str!("migrations/0013_storage_limits.sql"),
     include_str!("migrations/0014_lexical_analysis.sql"),
+    include_str!("migrations/0015_chunk_keys_never_reused.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {
@@ -54,6 +55,44 @@ mod tests {
         assert_eq!(v, MIGRATIONS.len() as i64);
         let n: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'sites'", [], |r| r.get(0)).unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn chunk_keys_survive_the_rebuild_and_are_never_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("t.db")).unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        for sql in &MIGRATIONS[..14] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 14).unwrap();
+        let site = "3f2b6c1e-8d4a-4f7e-9b1a-2c3d4e5f6a7b";
+        conn.execute(
+            "INSERT INTO sites (id, name, vertical, tier, currency, lang, secret_sealed, created_at, updated_at) VALUES (?1, 'A', 'dental', 'pro', 'EUR', 'en', x'00', 0, 0)",
+            [site],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO kb_documents (id, site_id, source, title, format, content_hash, chunk_count, created_at, updated_at) VALUES ('doc_1', ?1, 'a.md', 'A', 'md', 'h', 2, 0, 0)",
+            [site],
+        )
+        .unwrap();
+        for (rowid, id) in [(7, "chk_a"), (9, "chk_b")] {
+            conn.execute(
+                "INSERT INTO kb_chunks (rowid, id, site_id, document_id, ord, heading, text, embedding, model) VALUES (?1, ?2, ?3, 'doc_1', 0, 'h', 't', x'00', 'm')",
+                rusqlite::params![rowid, id, site],
+            )
+            .unwrap();
+        }
+        run(&mut conn).unwrap();
+        let keys: Vec<(i64, String)> =
+            conn.prepare("SELECT rowid, id FROM kb_chunks ORDER BY rowid").unwrap().query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+        assert_eq!(keys, vec![(7, "chk_a".to_owned()), (9, "chk_b".to_owned())]);
+        conn.execute("DELETE FROM kb_chunks WHERE rowid = 9", []).unwrap();
+        conn.execute("INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES ('chk_c', ?1, 'doc_1', 1, 'h', 't', x'00')", [site])
+            .unwrap();
+        let key: i64 = conn.query_row("SELECT rowid FROM kb_chunks WHERE id = 'chk_c'", [], |r| r.get(0)).unwrap();
+        assert_eq!(key, 10, "the deleted chunk's key 9 is not given again");
     }
 
     #[test]
