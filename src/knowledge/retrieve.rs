@@ -1,5 +1,5 @@
-//! Hybrid retrieval: BM25 from FTS5 and cosine similarity from the site's usearch index, fused into one
-//! relevance score in [0, 1].
+//! Hybrid retrieval: BM25 (from the site's in-memory index, `bm25`, or FTS5 while that builds) and cosine
+//! similarity from the site's usearch index, fused into one relevance score in [0, 1].
 //!
 //! Candidates are the union of the `depth` best chunks of each list. Each gets three features: its
 //! cosine similarity with the question (absolute: the same value means the same closeness in every
@@ -29,8 +29,9 @@
 //!
 //! The BM25 query is an OR of the question's search terms (`analysis::question_terms`: Snowball stems in
 //! the question's language and in the site's main document languages, character pairs for unspaced
-//! scripts), each quoted (so FTS5 syntax in a question is inert), less those too common to matter
-//! (`TermStats`); the heading column weighs more than the text.
+//! scripts); the heading column weighs more than the text. The in-memory index scores every term; FTS5
+//! gets them quoted (so FTS5 syntax in a question is inert), less those too common to be worth its cost
+//! (`TermStats`).
 
 use serde::Serialize;
 
