@@ -318,7 +318,8 @@ pub struct KnowledgeConfig {
     /// A file larger than this is not imported (reported as a failure): it is never read whole.
     pub max_file_bytes: u64,
     /// ONNX Runtime sessions embedding questions and imports side by side, one core each; 0 for one per
-    /// core, at most 4. Each beyond the first costs about 30 MiB (they share the model's weights).
+    /// core, at most 4, plus (on two cores or more) one on every core for a question embedded alone.
+    /// Each beyond the first costs about 30 MiB, or 5 MiB with three or more (every weight shared).
     pub embedding_sessions: usize,
 }
 

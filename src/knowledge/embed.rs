@@ -13,7 +13,8 @@
 //! renamed so that visitor text cannot produce them.
 //!
 //! Sessions: the embedder loads `knowledge.embedding_sessions` single-threaded sessions (by default one per
-//! core, at most `MAX_SESSIONS`), all on one copy of the model's large weights (`Shared`). Async callers take one of the [`Gate`]'s permits
+//! core, at most `MAX_SESSIONS`, plus the `solo` session on every core for a question embedded alone), all
+//! on one copy of the model's weights (`Shared`). Async callers take one of the [`Gate`]'s permits
 //! (one per session) and then run on the blocking pool, so a burst of questions queues here instead of
 //! piling onto the blocking pool, and two questions are embedded at once on two cores. The line is
 //! bounded by the caller's [`Bound`] (`limits.embedding_queue`, `limits.queue_wait` for the server):
@@ -31,6 +32,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ort::session::Session;
@@ -71,6 +73,14 @@ pub const QUERY_MAX_TOKENS: usize = 128;
 pub struct Embedder {
     /// Single-threaded sessions (`knowledge.embedding_sessions`), all on the same `shared` weights.
     sessions: Vec<Mutex<Session>>,
+    /// A session on every core (at most `MAX_SESSIONS`), for a question embedded while nothing else is:
+    /// with `knowledge.embedding_sessions` 0 on two cores or more. A lone question is then embedded on
+    /// both cores (on SciFact, wrk at concurrency 1: p50 7.0-7.9 ms against 9.1-10.0), while under load
+    /// every text goes to the single-threaded sessions, which use the cores better (a second thread on a
+    /// session that also served the load cost 15-25 % of the requests a second at concurrency 32).
+    solo: Option<Mutex<Session>>,
+    /// Embeddings in progress (`embed_blocking`), so a question knows whether it is alone.
+    busy: AtomicUsize,
     /// Kept while the sessions use it.
     _shared: Shared,
     tokenizer: TextTokenizer,
@@ -86,6 +96,15 @@ pub struct Embedder {
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Embedder").field("sessions", &self.pool_size()).field("model", &self.manifest.name).field("model_dir", &self.model_dir).finish()
+    }
+}
+
+/// Counts an embedding in progress until it ends (or panics).
+struct Busy<'a>(&'a AtomicUsize);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -124,14 +143,14 @@ fn load_tokenizer(dir: &Path, max_tokens: usize) -> Result<TextTokenizer, Runtim
 /// (`benches/e5_speed.py`). `assets/models/derive_e5.py` checks its model with the same setting.
 const DISABLED_OPTIMIZERS: &str = "SkipLayerNormFusion";
 
-/// A single-threaded session with every graph optimization but [`DISABLED_OPTIMIZERS`] (on the derived
+/// A session of `threads` intra-op threads (1 but for the lone-question session) with every graph optimization but [`DISABLED_OPTIMIZERS`] (on the derived
 /// int8 models that fuses the dynamically quantized MatMuls and GELU; e5's attention comes fused), on
 /// `model`: the model's bytes with its large weights left out, which every session takes from `shared`.
-fn new_session(env: &ort::environment::Environment, shared: &Shared, model: &[u8]) -> Result<Session, ort::Error> {
+fn new_session(env: &ort::environment::Environment, shared: &Shared, model: &[u8], threads: usize) -> Result<Session, ort::Error> {
     let mut builder = Session::builder(env)?
         .with_optimization_level(GraphOptimizationLevel::Level3)?
         .with_disabled_optimizers(DISABLED_OPTIMIZERS)?
-        .with_intra_threads(1)?
+        .with_intra_threads(threads)?
         .with_prepacked_weights(&shared.prepacked)?
         // Where a large weight of a type `Shared` does not hold is read from.
         .with_config_entry("session.model_external_initializers_file_folder_path", shared.dir.to_string_lossy())?;
@@ -147,8 +166,14 @@ const MAX_SESSIONS: usize = 4;
 /// The most `knowledge.embedding_sessions` may ask for.
 pub const MAX_CONFIGURED_SESSIONS: usize = 64;
 
-/// Initializers of at least this many bytes are held once, for every session.
+/// Initializers of at least this many bytes are held once, for every session, when there are at most two
+/// sessions: ONNX Runtime then frees each session's own copy of the smaller ones once it has prepacked
+/// them, so holding those here would cost more (21 MiB for e5) than it saves.
 const SHARED_INITIALIZER_BYTES: u64 = 1 << 20;
+/// With three sessions or more, every initializer of at least this many bytes is shared: each further
+/// session then costs about 5 MiB instead of 32 (e5, measured peaks at concurrency 32: one, two and three
+/// sessions 221, 232 and 236 MiB shared this way, against 200, 232 and 264 MiB).
+const SHARED_INITIALIZER_BYTES_MANY: u64 = 1 << 14;
 
 /// What the sessions of one model share: its large initializers, read once (`onnx_initializers`; for
 /// multilingual-e5-small the 54 MB 4-bit word embedding), and the weights ONNX Runtime prepacks for
@@ -165,10 +190,11 @@ struct Shared {
 
 impl Shared {
     /// The shared part of `model`, and the bytes each session loads.
-    fn load(model: &Path) -> Result<(Shared, Vec<u8>), String> {
+    fn load(model: &Path, sessions: usize) -> Result<(Shared, Vec<u8>), String> {
         use ort::value::Tensor;
         let dir = model.parent().map(Path::to_owned).unwrap_or_default();
-        let split = onnx_initializers::split(model, SHARED_INITIALIZER_BYTES).map_err(|e| e.to_string())?;
+        let threshold = if sessions >= 3 { SHARED_INITIALIZER_BYTES_MANY } else { SHARED_INITIALIZER_BYTES };
+        let split = onnx_initializers::split(model, threshold).map_err(|e| e.to_string())?;
         let mut initializers = Vec::new();
         for init in split.initializers {
             let shape: Vec<usize> = init.dims.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{}: negative dimension", init.name))).collect::<Result<_, _>>()?;
@@ -220,16 +246,20 @@ impl Embedder {
         if !model.is_file() {
             return Err(corrupt(&dir, "model.onnx is missing"));
         }
-        let (shared, bytes) = Shared::load(&model).map_err(|e| corrupt(&dir, e))?;
-        let cores = match config.embedding_sessions {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_SESSIONS),
-            n => n,
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (count, solo_threads) = match config.embedding_sessions {
+            0 => (cores.clamp(1, MAX_SESSIONS), (cores >= 2).then_some(cores.min(MAX_SESSIONS))),
+            n => (n, None),
         };
-        let sessions = (0..cores).map(|_| new_session(&env, &shared, &bytes).map(Mutex::new)).collect::<Result<Vec<_>, _>>().map_err(|e| corrupt(&dir, e))?;
+        let (shared, bytes) = Shared::load(&model, count + solo_threads.is_some() as usize).map_err(|e| corrupt(&dir, e))?;
+        let sessions = (0..count).map(|_| new_session(&env, &shared, &bytes, 1).map(Mutex::new)).collect::<Result<Vec<_>, _>>().map_err(|e| corrupt(&dir, e))?;
+        let solo = solo_threads.map(|t| new_session(&env, &shared, &bytes, t).map(Mutex::new)).transpose().map_err(|e| corrupt(&dir, e))?;
         let fingerprint = model::fingerprint(&manifest.name, &model).map_err(|e| corrupt(&dir, e))?;
         let embedder = Arc::new(Embedder {
             gate: Gate::new(sessions.len()),
             sessions,
+            solo,
+            busy: AtomicUsize::new(0),
             _shared: shared,
             tokenizer,
             ort_library: lib.clone(),
@@ -320,6 +350,13 @@ impl Embedder {
     pub fn embed_blocking<S: AsRef<str> + Send + Sync>(&self, texts: &[S], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
+        }
+        let others = self.busy.fetch_add(1, Ordering::SeqCst);
+        let _done = Busy(&self.busy);
+        // Alone: no other text in progress and no question waiting for a session.
+        let alone = others == 0 && self.gate.waiting() == 0;
+        if let Some(mut solo) = self.solo.as_ref().filter(|_| alone).and_then(|s| s.try_lock().ok()) {
+            return texts.iter().map(|t| self.run(&mut solo, t.as_ref(), role)).collect();
         }
         let mut session = self.session();
         texts.iter().map(|t| self.run(&mut session, t.as_ref(), role)).collect()
@@ -412,7 +449,7 @@ mod tests {
         let texts = ["Wie viel kostet eine Zahnreinigung?", "洗牙需要多少钱？", "Our opening hours on Saturdays are 9 to 13, and we take walk-ins."];
         for text in texts {
             let expected = e.run(&mut from_file, text, Role::Passage).unwrap();
-            for session in &e.sessions {
+            for session in e.sessions.iter().chain(&e.solo) {
                 let got = e.run(&mut session.lock().unwrap(), text, Role::Passage).unwrap();
                 assert_eq!(got, expected, "{text}");
             }
