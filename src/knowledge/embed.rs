@@ -79,7 +79,8 @@ pub struct Embedder {
     /// every text goes to the single-threaded sessions, which use the cores better (a second thread on a
     /// session that also served the load cost 15-25 % of the requests a second at concurrency 32).
     solo: Option<Mutex<Session>>,
-    /// Embeddings in progress (`embed_blocking`), so a question knows whether it is alone.
+    /// Embeddings in progress (`embed_blocking`, `embed_parallel_blocking`), so a question knows whether
+    /// it is alone.
     busy: AtomicUsize,
     /// Kept while the sessions use it.
     _shared: Shared,
@@ -369,6 +370,9 @@ impl Embedder {
         if texts.len() <= 1 {
             return self.embed_blocking(texts, role);
         }
+        // A question meanwhile is not alone: the cores are taken.
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        let _done = Busy(&self.busy);
         let sessions = &self.sessions;
         let next = std::sync::atomic::AtomicUsize::new(0);
         let parts = std::thread::scope(|scope| {
