@@ -253,12 +253,9 @@ impl Indexes {
             return Some(idx);
         }
         let due = slot.not_before.lock().unwrap_or_else(|p| p.into_inner()).is_none_or(|t| Instant::now() >= t);
-        if due && !slot.building.swap(true, Ordering::SeqCst) {
+        if due && slot.claim() {
             let (store, site) = (store.clone(), *site);
-            spawn_blocking(move || {
-                build_into(&store, &site, &slot);
-                slot.building.store(false, Ordering::SeqCst);
-            });
+            super::in_background(move || slot.build(&store, &site));
         }
         None
     }
@@ -278,39 +275,39 @@ impl Indexes {
     /// Builds every listed site's index, one after another, in the background (`serve` start).
     pub fn warm(self: &Arc<Self>, store: &Store, sites: Vec<SiteId>) {
         let (this, store) = (self.clone(), store.clone());
-        spawn_blocking(move || {
+        super::in_background(move || {
             for site in sites {
                 let slot = this.slot(&site);
-                if !slot.building.swap(true, Ordering::SeqCst) {
-                    build_into(&store, &site, &slot);
-                    slot.building.store(false, Ordering::SeqCst);
+                if slot.claim() {
+                    slot.build(&store, &site);
                 }
             }
         });
     }
 }
 
-/// Builds the site's index and swaps it in (blocking; the caller holds `slot.building`).
-fn build_into(store: &Store, site: &SiteId, slot: &Slot) {
-    let started = Instant::now();
-    match Bm25Index::build(store, site) {
-        Ok(idx) => {
-            let took = started.elapsed();
-            tracing::info!(site = %site, generation = idx.generation, chunks = idx.len(), bytes = idx.bytes(), took_ms = took.as_millis() as u64, "BM25 index built");
-            *slot.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(idx));
-            *slot.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + took * REBUILD_SPACING);
-        }
-        Err(e) => {
-            tracing::warn!(site = %site, error = %e, "cannot build the BM25 index; FTS5 answers meanwhile");
-            *slot.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + Duration::from_secs(10));
-        }
+impl Slot {
+    /// Claims the site's one build at a time: false while another runs.
+    fn claim(&self) -> bool {
+        !self.building.swap(true, Ordering::SeqCst)
     }
-}
 
-fn spawn_blocking(work: impl FnOnce() + Send + 'static) {
-    match tokio::runtime::Handle::try_current() {
-        Ok(rt) => drop(rt.spawn_blocking(work)),
-        Err(_) => drop(std::thread::spawn(work)),
+    /// Builds the site's index, swaps it in and releases the claim (blocking; after `claim`).
+    fn build(&self, store: &Store, site: &SiteId) {
+        let started = Instant::now();
+        match Bm25Index::build(store, site) {
+            Ok(idx) => {
+                let took = started.elapsed();
+                tracing::info!(site = %site, generation = idx.generation, chunks = idx.len(), bytes = idx.bytes(), took_ms = took.as_millis() as u64, "BM25 index built");
+                *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(idx));
+                *self.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + took * REBUILD_SPACING);
+            }
+            Err(e) => {
+                tracing::warn!(site = %site, error = %e, "cannot build the BM25 index; FTS5 answers meanwhile");
+                *self.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + Duration::from_secs(10));
+            }
+        }
+        self.building.store(false, Ordering::SeqCst);
     }
 }
 

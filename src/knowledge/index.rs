@@ -301,10 +301,7 @@ impl Indexes {
             }
             slot.in_background.store(false, Ordering::SeqCst);
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => drop(rt.spawn_blocking(work)),
-            Err(_) => drop(std::thread::spawn(work)),
-        }
+        super::in_background(work);
     }
 
     /// The index at `generation`: the saved file when it is at that generation (another process synced

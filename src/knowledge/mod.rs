@@ -192,6 +192,15 @@ pub fn extractive(q: &Question, found: Found, started: Instant, conversation_id:
     }
 }
 
+/// Runs blocking index work off the caller: on the runtime's blocking pool inside a server, on a thread
+/// of its own in a CLI command or a benchmark without one (`index` syncs, `bm25` builds).
+fn in_background(work: impl FnOnce() + Send + 'static) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => drop(rt.spawn_blocking(work)),
+        Err(_) => drop(std::thread::spawn(work)),
+    }
+}
+
 /// The directory under the data directory that holds the vector index files.
 pub const INDEX_DIR: &str = "indexes";
 

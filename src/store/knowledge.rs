@@ -95,10 +95,23 @@ const CHUNK_LANGUAGE: &str = "CASE WHEN d.lang IS NOT NULL AND d.lang_confidence
          ELSE lower(substr(s.lang, 1, instr(s.lang || '-', '-') - 1)) END
      FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id JOIN sites s ON s.id = c.site_id";
 
-/// Every chunk of the site `?1` with its document's detected language: what the full-text indexes are
-/// built from (`rebuild_fts`, `each_chunk_text`).
-const CHUNK_TEXTS: &str = "SELECT c.rowid, c.heading, c.text, d.lang, d.lang_confidence FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
-     WHERE c.site_id = ?1 AND d.site_id = ?1";
+/// Calls `f` with every chunk of the site: its key, its document's detected language and confidence (if
+/// any), its heading and its text. What the full-text indexes are built from (`rebuild_fts`,
+/// `each_chunk_text`).
+fn chunk_texts(conn: &Connection, site: &SiteId, mut f: impl FnMut(u64, Option<(&str, f32)>, &str, &str) -> Result<()>) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT c.rowid, c.heading, c.text, d.lang, d.lang_confidence FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
+         WHERE c.site_id = ?1 AND d.site_id = ?1",
+    )?;
+    let mut rows = stmt.query([site])?;
+    while let Some(r) = rows.next()? {
+        let (key, heading, text): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        let lang: Option<String> = r.get(3)?;
+        let confidence: Option<f64> = r.get(4)?;
+        f(key as u64, lang.as_deref().map(|l| (l, confidence.unwrap_or(0.0) as f32)), &heading, &text)?;
+    }
+    Ok(())
+}
 
 impl<'s> Knowledge<'s> {
     pub(super) fn new(site: SiteStore<'s>) -> Self {
@@ -243,17 +256,12 @@ impl<'s> Knowledge<'s> {
             tx.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))?;
             ensure_fts(tx, site)?;
             let mut insert = tx.prepare(&format!("INSERT INTO {table} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
-            let mut select = tx.prepare(CHUNK_TEXTS)?;
-            let mut rows = select.query([site])?;
             let mut n = 0;
-            while let Some(r) = rows.next()? {
-                let (key, heading, text): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
-                let lang: Option<String> = r.get(3)?;
-                let confidence: Option<f64> = r.get(4)?;
-                let detected = lang.as_deref().map(|l| (l, confidence.unwrap_or(0.0) as f32));
-                insert.execute(params![key, analyze(detected, &heading), analyze(detected, &text)])?;
+            chunk_texts(tx, site, |key, detected, heading, text| {
+                insert.execute(params![key as i64, analyze(detected, heading), analyze(detected, text)])?;
                 n += 1;
-            }
+                Ok(())
+            })?;
             bump_generation(tx, site)?;
             tx.execute("UPDATE kb_generations SET fts_analyzer = ?2 WHERE site_id = ?1", params![site, version])?;
             Ok(n)
@@ -266,14 +274,10 @@ impl<'s> Knowledge<'s> {
     pub fn each_chunk_text(&self, mut f: impl FnMut(u64, Option<(&str, f32)>, &str, &str)) -> Result<i64> {
         let generation = self.generation()?;
         self.read(|conn, site| {
-            let mut stmt = conn.prepare(CHUNK_TEXTS)?;
-            let mut rows = stmt.query([site])?;
-            while let Some(r) = rows.next()? {
-                let (key, heading, text): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
-                let lang: Option<String> = r.get(3)?;
-                let confidence: Option<f64> = r.get(4)?;
-                f(key as u64, lang.as_deref().map(|l| (l, confidence.unwrap_or(0.0) as f32)), &heading, &text);
-            }
+            chunk_texts(conn, site, |key, detected, heading, text| {
+                f(key, detected, heading, text);
+                Ok(())
+            })?;
             Ok(generation)
         })
     }
