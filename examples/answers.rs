@@ -20,10 +20,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::arg;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

@@ -26,10 +26,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::arg;
 
 fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -192,27 +191,7 @@ async fn compare_long(client: &reqwest::Client, url: &str, site: &str, questions
 }
 
 fn import(bin: &str, dir: &str, eval: &std::path::Path) -> anyhow::Result<String> {
-    let out = Command::new(bin)
-        .args([
-            "--data-dir",
-            dir,
-            "site",
-            "create",
-            "--name",
-            "bench",
-            "--vertical",
-            "science",
-            "--tier",
-            "enterprise",
-            "--currency",
-            "EUR",
-            "--lang",
-            "en",
-            "--json",
-        ])
-        .output()?;
-    anyhow::ensure!(out.status.success(), "site create: {}", String::from_utf8_lossy(&out.stderr));
-    let site = serde_json::from_slice::<serde_json::Value>(&out.stdout)?["siteId"].as_str().unwrap().to_owned();
+    let site = common::create_site(bin, dir, "bench", "en")?;
 
     let t = Instant::now();
     let out = Command::new(bin).args(["--data-dir", dir, "knowledge", "import", "--json", "--site", &site]).arg(eval.join("corpus.jsonl")).output()?;

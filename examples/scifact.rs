@@ -33,10 +33,9 @@ use sitebot::store::{NewSite, Store};
 /// Chunks retrieved per list; enough for Recall@100 over documents.
 const DEPTH: usize = 200;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::arg;
 
 fn site(store: &Store) -> anyhow::Result<SiteId> {
     if let Some(id) = store.meta("scifact_site").get()? {

@@ -24,10 +24,9 @@ use serde_json::{Value, json};
 
 mod fit;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+#[path = "../common/mod.rs"]
+mod common;
+use common::arg;
 
 /// (paragraph id, title, context) and (paragraph id, question) of one language's file.
 type Set = (Vec<(usize, String, String)>, Vec<(usize, String)>);
@@ -54,27 +53,7 @@ fn url(id: usize) -> String {
 
 /// Creates a site in `lang` and imports the paragraphs with the CLI; returns the site id.
 fn import(bin: &str, dir: &str, lang: &str, name: &str, paragraphs: &[(usize, String, String)], work: &Path) -> anyhow::Result<String> {
-    let out = Command::new(bin)
-        .args([
-            "--data-dir",
-            dir,
-            "site",
-            "create",
-            "--name",
-            name,
-            "--vertical",
-            "science",
-            "--tier",
-            "enterprise",
-            "--currency",
-            "EUR",
-            "--lang",
-            lang,
-            "--json",
-        ])
-        .output()?;
-    anyhow::ensure!(out.status.success(), "site create: {}", String::from_utf8_lossy(&out.stderr));
-    let site = serde_json::from_slice::<Value>(&out.stdout)?["siteId"].as_str().unwrap_or_default().to_owned();
+    let site = common::create_site(bin, dir, name, lang)?;
     let file = work.join(format!("xquad-{name}.jsonl"));
     let lines: Vec<String> =
         paragraphs.iter().map(|(id, title, text)| json!({"_id": format!("p{id}"), "title": title, "text": text, "url": url(*id)}).to_string()).collect();
