@@ -11,12 +11,14 @@
 //! reads counters and does not scan.
 
 use std::process::Command;
+use std::sync::Arc;
 
-use sitebot::app::AppState;
+use sitebot::http::tls;
 use sitebot::config::Config;
 use sitebot::domain::Slug;
 use sitebot::domain::{Currency, Lang, Tier};
-use sitebot::http::{self, tls};
+use sitebot::ratelimit::SystemClock;
+use sitebot::server::Server;
 use sitebot::store::NewSite;
 
 const QUESTIONS: usize = 1_000_000;
@@ -65,18 +67,13 @@ fn main() {
         config.server.max_connections_per_ip = 4096;
         config.server.shutdown_grace_secs = 1;
         config.limits.ip_per_minute = 1_000_000_000;
-        let identity = tls::load_identity(dir.path(), &config.server.hostnames, None).unwrap();
-        let listener = tokio::net::TcpListener::bind(config.server.listen).await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let state = AppState::build(config, dir.path().to_owned()).unwrap();
-        let store = state.store.clone();
+        let bound = Server::bind(config, dir.path().to_owned(), Arc::new(SystemClock::default())).await.unwrap();
+        let port = bound.addr().unwrap().port();
+        let store = bound.state().store.clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            http::serve(listener, None, &identity, state, async {
-                let _ = stopped.await;
-            })
-            .await
-        });
+        let server = tokio::spawn(bound.run(async {
+            let _ = stopped.await;
+        }));
 
         let loader = store.clone();
         tokio::task::spawn_blocking(move || sitebot::content::demo::load(&loader, Currency::parse("EUR").unwrap())).await.unwrap().unwrap();

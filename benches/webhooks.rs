@@ -25,7 +25,9 @@ use futures_util::StreamExt;
 use sitebot::app::AppState;
 use sitebot::config::Config;
 use sitebot::domain::{Currency, Lang, Slug, Tier, NetworkPolicy, WebhookUrl};
-use sitebot::http::{self, tls};
+use sitebot::http::tls;
+use sitebot::ratelimit::SystemClock;
+use sitebot::server::Server;
 use sitebot::store::NewSite;
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -62,10 +64,9 @@ async fn bench() {
     let timeout_secs = config.webhooks.timeout_secs;
 
     let rx = receiver::Receiver::start().await;
-    let identity = tls::load_identity(dir.path(), &[], None).unwrap();
-    let listener = tokio::net::TcpListener::bind(config.server.listen).await.unwrap();
-    let base = format!("https://{}", listener.local_addr().unwrap());
-    let state = AppState::build(config, dir.path().to_owned()).unwrap();
+    let bound = Server::bind(config, dir.path().to_owned(), Arc::new(SystemClock::default())).await.unwrap();
+    let base = format!("https://{}", bound.addr().unwrap());
+    let state = bound.state().clone();
     let url = WebhookUrl::parse(&rx.url("/hook"), &NetworkPolicy::private()).unwrap();
     let mut new = NewSite::new("Bench", Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
     new.webhook_url = Some(url);
@@ -75,15 +76,10 @@ async fn bench() {
     let hole_site = bench_site(&state, "Hole", &hole.url("/hook")).await;
     let healthy_site = bench_site(&state, "Healthy", &healthy_rx.url("/hook")).await;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let st = state.clone();
-    let server = tokio::spawn(async move {
-        let worker = sitebot::outbox::Worker::new(st.clone()).unwrap();
-        tokio::spawn(worker.run_until_stopped(tokio_util::sync::CancellationToken::new()));
-        http::serve(listener, None, &identity, st, async {
-            let _ = stop_rx.await;
-        })
-        .await
-    });
+    // Every task of `sitebot serve`, the webhook worker included.
+    let server = tokio::spawn(bound.run(async {
+        let _ = stop_rx.await;
+    }));
 
     let pem = std::fs::read(tls::self_signed_paths(dir.path()).0).unwrap();
     let client = reqwest::Client::builder()

@@ -246,20 +246,15 @@ async fn through_route(config: &Config, data_dir: &std::path::Path, store: &Stor
     let min_score = config.knowledge.min_score;
     let mut config = config.clone();
     config.server.listen = "127.0.0.1:0".parse()?;
-    let identity = sitebot::http::tls::load_identity(data_dir, &config.server.hostnames, None)?;
-    let listener = tokio::net::TcpListener::bind(config.server.listen).await?;
-    let base = format!("https://127.0.0.1:{}", listener.local_addr()?.port());
-    let state = sitebot::app::AppState::build(config, data_dir.to_owned())?;
+    let bound = sitebot::server::Server::bind(config, data_dir.to_owned(), std::sync::Arc::new(sitebot::ratelimit::SystemClock::default())).await?;
+    let base = format!("https://127.0.0.1:{}", bound.addr()?.port());
     if !std::env::args().any(|a| a == "--fts") {
-        state.knowledge.term_stats.in_memory.build_now(store, site)?;
+        bound.state().knowledge.term_stats.in_memory.build_now(store, site)?;
     }
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        sitebot::http::serve(listener, None, &identity, state, async {
-            let _ = stopped.await;
-        })
-        .await
-    });
+    let server = tokio::spawn(bound.run(async {
+        let _ = stopped.await;
+    }));
     let cert = std::fs::read(sitebot::http::tls::self_signed_paths(data_dir).0)?;
     let client =
         reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&cert)?).build()?;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
+use crate::domain::{Currency, EndpointPolicy, TrustedProxies, check_link_local};
 use crate::ratelimit::{Clock, RateLimiter, SystemClock};
 use crate::secrets::Keyring;
 use crate::store::{DB_FILE, Store};
@@ -25,11 +26,13 @@ pub struct AppState {
     /// generative; `None` when answers are always quoted.
     pub generator: Option<Arc<crate::knowledge::generate::Generator>>,
     /// `server.trusted_proxies`, parsed: who may name the client (`http::client`).
-    pub proxies: crate::http::client::TrustedProxies,
+    pub proxies: TrustedProxies,
     /// The Prometheus registry and the series the server records.
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The data directory's free space against `storage.min_free_mb`.
     pub free_space: crate::disk::FreeSpace,
+    /// What the start-up re-embedding did, once it is done (`None` while it runs).
+    pub refreshed: tokio::sync::watch::Sender<Option<crate::knowledge::refresh::Report>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -65,6 +68,32 @@ pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
     Store::open(&path, keyring).with_context(|| format!("cannot open the database {}", path.display()))
 }
 
+/// Builds, once, every type its consumers make from the configuration's plain values, so that a value
+/// only a consumer can judge (an address list, a URL under the network rules, a key) is named when the
+/// configuration is read rather than when the consumer first needs it. `cli` calls it after
+/// `Config::load`, and `AppState::build` before anything starts.
+pub fn check_config(config: &Config) -> Result<(), ConfigError> {
+    let bad = |key: &str, message: String| ConfigError::BadValue { key: key.into(), message };
+    TrustedProxies::parse(&config.server.trusted_proxies).map_err(ConfigError::Invalid)?;
+    for (key, list) in [
+        ("webhooks.allowed_link_local", &config.webhooks.allowed_link_local),
+        ("crawl.allowed_link_local", &config.crawl.allowed_link_local),
+        ("answer.allowed_link_local", &config.answer.allowed_link_local),
+    ] {
+        check_link_local(key, list).map_err(|e| ConfigError::Invalid(e.0))?;
+    }
+    EndpointPolicy::from_config(&config.webhooks)?;
+    crate::knowledge::Queues::from_limits(&config.limits)?;
+    if let Some(base) = config.answer.openai_base_url.as_deref().filter(|_| config.answer.generator == crate::config::GeneratorKind::Openai) {
+        crate::knowledge::generate::client::endpoint(base, &config.answer).map_err(|e| bad("answer.openai_base_url", e.to_string()))?;
+    }
+    Currency::parse(&config.pricing.reference_currency).map_err(|e| bad("pricing.reference_currency", e.to_string()))?;
+    if let Some(key) = &config.secrets.master_key {
+        Keyring::from_base64(key.expose()).map_err(|_| bad("secrets.master_key", "must be base64 of 32 bytes".into()))?;
+    }
+    Ok(())
+}
+
 impl AppState {
     pub fn build(config: Config, data_dir: PathBuf) -> anyhow::Result<Arc<AppState>> {
         Self::build_with_clock(config, data_dir, Arc::new(SystemClock::default()))
@@ -72,6 +101,7 @@ impl AppState {
 
     /// As `build`, with the rate limiter's clock chosen by the caller (tests advance a manual one).
     pub fn build_with_clock(config: Config, data_dir: PathBuf, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<AppState>> {
+        check_config(&config)?;
         let store = open_store(&config, &data_dir)?;
         store.bound_writes(config.limits.write_queue, config.limits.queue_wait()?);
         let generator = match config.answer.generator {
@@ -79,8 +109,8 @@ impl AppState {
             crate::config::GeneratorKind::Extractive => None,
         };
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
-        let knowledge = crate::knowledge::Knowledge::open_with(&config.knowledge, &data_dir, config.limits.queues()?)?;
-        let proxies = config.server.proxies()?;
+        let knowledge = crate::knowledge::Knowledge::open_with(&config.knowledge, &data_dir, crate::knowledge::Queues::from_limits(&config.limits)?)?;
+        let proxies = TrustedProxies::parse(&config.server.trusted_proxies).map_err(ConfigError::Invalid)?;
         let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_listen.is_some(), config.server.metrics_per_site, &knowledge.stages));
         let free_space = crate::disk::FreeSpace::new(&data_dir, config.storage.min_free_mb);
         Ok(Arc::new(AppState {
@@ -95,6 +125,69 @@ impl AppState {
             outbox_wake: Arc::new(tokio::sync::Notify::new()),
             knowledge,
             generator,
+            refreshed: tokio::sync::watch::Sender::new(None),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{GeneratorKind, Overrides};
+    use crate::domain::NetworkPolicy;
+
+    /// The configuration as the CLI reads it: loaded, then checked by its consumers.
+    fn load(env: Vec<(String, String)>) -> Result<Config, ConfigError> {
+        let c = Config::load(None, env, &Overrides::default())?;
+        check_config(&c)?;
+        Ok(c)
+    }
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn values_only_a_consumer_can_judge_are_named_at_load() {
+        let err = load(env(&[("SITEBOT_SERVER__TRUSTED_PROXIES", r#"["10.0.0.0/8", "proxy.internal"]"#)])).unwrap_err().to_string();
+        assert!(err.contains("server.trusted_proxies") && err.contains("proxy.internal"), "{err}");
+        let err = load(env(&[("SITEBOT_PRICING__REFERENCE_CURRENCY", "EURO")])).unwrap_err().to_string();
+        assert!(err.contains("pricing.reference_currency"), "{err}");
+        let err = load(env(&[("SITEBOT_SECRETS__MASTER_KEY", "c2hvcnQ=")])).unwrap_err().to_string();
+        assert!(err.contains("secrets.master_key"), "{err}");
+        let err = load(env(&[("SITEBOT_WEBHOOKS__DISABLE_AFTER", "forever")])).unwrap_err().to_string();
+        assert!(err.contains("webhooks.disable_after"), "{err}");
+    }
+
+    #[test]
+    fn the_answer_generator_needs_an_endpoint_that_meets_the_policy() {
+        let c = load(env(&[])).unwrap();
+        assert_eq!((c.answer.generator, c.answer.timeout_secs, c.answer.max_concurrency), (GeneratorKind::Extractive, 8, 4));
+        let err = load(env(&[("SITEBOT_ANSWER__GENERATOR", "openai")])).unwrap_err().to_string();
+        assert!(err.contains("answer.openai_base_url"), "{err}");
+        let local = [("SITEBOT_ANSWER__GENERATOR", "openai"), ("SITEBOT_ANSWER__OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"), ("SITEBOT_ANSWER__MODEL", "m")];
+        let err = load(env(&local)).unwrap_err().to_string();
+        assert!(err.contains("answer.allow_private_networks"), "{err}");
+        let allowed = [local.as_slice(), &[("SITEBOT_ANSWER__ALLOW_PRIVATE_NETWORKS", "true"), ("SITEBOT_ANSWER__API_KEY", "sk-secret")]].concat();
+        let c = load(env(&allowed)).unwrap();
+        assert!(!c.to_toml().contains("sk-secret") && !format!("{c:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn link_local_addresses_are_named_one_by_one_per_kind_of_endpoint() {
+        let c = load(env(&[])).unwrap();
+        assert!(c.webhooks.allowed_link_local.is_empty() && c.crawl.allowed_link_local.is_empty() && c.answer.allowed_link_local.is_empty());
+        let named = [("SITEBOT_WEBHOOKS__ALLOWED_LINK_LOCAL", r#"["169.254.10.5", "fd00:ec2::254"]"#), ("SITEBOT_CRAWL__ALLOWED_LINK_LOCAL", r#"["fe80::1"]"#)];
+        let c = load(env(&named)).unwrap();
+        let (hooks, crawl, answer) = (NetworkPolicy::webhooks(&c.webhooks), NetworkPolicy::crawl(&c.crawl), NetworkPolicy::answer(&c.answer));
+        assert!(hooks.allows("169.254.10.5".parse().unwrap()) && hooks.allows("fd00:ec2::254".parse().unwrap()));
+        assert!(!hooks.allows("169.254.169.254".parse().unwrap()) && !hooks.allows("fe80::1".parse().unwrap()));
+        assert!(crawl.allows("fe80::1".parse().unwrap()) && !crawl.allows("169.254.10.5".parse().unwrap()));
+        assert!(!answer.allows("169.254.10.5".parse().unwrap()));
+        // Only link-local and metadata addresses can be named; anything else is allow_private_networks' call.
+        let err = load(env(&[("SITEBOT_WEBHOOKS__ALLOWED_LINK_LOCAL", r#"["10.0.0.1"]"#)])).unwrap_err().to_string();
+        assert!(err.contains("webhooks.allowed_link_local") && err.contains("10.0.0.1"), "{err}");
+        let err = load(env(&[("SITEBOT_ANSWER__ALLOWED_LINK_LOCAL", r#"["metadata"]"#)])).unwrap_err().to_string();
+        assert!(err.contains("answer.allowed_link_local"), "{err}");
     }
 }

@@ -43,4 +43,5 @@ pub mod net;
 pub mod outbox;
 pub mod ratelimit;
 pub mod secrets;
+pub mod server;
 pub mod store;

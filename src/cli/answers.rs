@@ -46,7 +46,7 @@ pub enum AnswerCommand {
 pub fn run(command: AnswerCommand, config: &Config, data_dir: &std::path::Path, store: &Store) -> anyhow::Result<()> {
     match command {
         AnswerCommand::Add { site, question, answer, url, out } => {
-            let site = super::knowledge::existing(store, site)?;
+            let site = site.existing(store)?;
             if let Some(u) = &url
                 && !matches!(u.scheme(), "http" | "https")
             {
@@ -62,7 +62,7 @@ pub fn run(command: AnswerCommand, config: &Config, data_dir: &std::path::Path, 
             Ok(())
         }
         AnswerCommand::List { site, out } => {
-            let site = super::knowledge::existing(store, site)?;
+            let site = site.existing(store)?;
             let answers = store.site(site).curated().list()?;
             if out.json {
                 println!("{}", serde_json::to_string_pretty(&answers)?);
@@ -75,7 +75,7 @@ pub fn run(command: AnswerCommand, config: &Config, data_dir: &std::path::Path, 
             Ok(())
         }
         AnswerCommand::Delete { site, id } => {
-            let site = super::knowledge::existing(store, site)?;
+            let site = site.existing(store)?;
             store.site(site).curated().delete(&id).map_err(|e| match e {
                 crate::store::StoreError::NotFound => anyhow::anyhow!("no curated answer {id}"),
                 other => other.into(),

@@ -65,7 +65,7 @@ pub fn crawl(store: &Store, config: &Config, data_dir: &Path, site: SiteId, args
         .urls
         .iter()
         .map(|u| {
-            let checked = check_endpoint(u, &config.crawl.policy(), EndpointNames::CRAWL)?;
+            let checked = check_endpoint(u, &crate::domain::NetworkPolicy::crawl(&config.crawl), EndpointNames::CRAWL)?;
             crawl::link::clean(checked).with_context(|| format!("`{u}` is not an http(s) URL"))
         })
         .collect::<anyhow::Result<_>>()?;

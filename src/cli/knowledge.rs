@@ -82,12 +82,6 @@ pub enum KnowledgeCommand {
     },
 }
 
-/// The named site, which must exist.
-pub(super) fn existing(store: &Store, site: SiteArg) -> anyhow::Result<SiteId> {
-    store.site(site.site).get()?.with_context(|| format!("no site {}", site.site))?;
-    Ok(site.site)
-}
-
 /// Imports `inputs` into `site` and updates its index file; shared by `knowledge import` and `demo`.
 pub fn import_inputs(store: &Store, knowledge: &Knowledge, site: &SiteId, inputs: &[import::Input], force: bool, bar: bool) -> anyhow::Result<Report> {
     let progress = bar.then(|| {
@@ -111,7 +105,7 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
     let store = crate::app::open_store(config, data_dir)?;
     match command {
         KnowledgeCommand::Import { site, paths, force, out: JsonFlag { json } } => {
-            let site = existing(&store, site)?;
+            let site = site.existing(&store)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
             let started = std::time::Instant::now();
             let mut failed = Vec::new();
@@ -138,7 +132,7 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             Ok(())
         }
         KnowledgeCommand::List { site, out } => {
-            let site = existing(&store, site)?;
+            let site = site.existing(&store)?;
             let docs = store.site(site).knowledge().list_documents()?;
             if out.json {
                 println!("{}", serde_json::to_string_pretty(&docs)?);
@@ -158,7 +152,7 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
             Ok(())
         }
         KnowledgeCommand::Delete { site, document, all } => {
-            let kb = store.site(existing(&store, site)?).knowledge();
+            let kb = store.site(site.existing(&store)?).knowledge();
             match (document, all) {
                 (Some(doc), false) => {
                     kb.delete_document(&doc).with_context(|| format!("no document {doc}"))?;
@@ -174,18 +168,18 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
         }
         KnowledgeCommand::Answer { command } => super::answers::run(command, config, data_dir, &store),
         KnowledgeCommand::Crawl { site, args, out } => {
-            let site = existing(&store, site)?;
+            let site = site.existing(&store)?;
             super::crawl::crawl(&store, config, data_dir, site, args, out.json)
         }
         KnowledgeCommand::Sources { site, out, action } => match action {
-            Some(super::crawl::SourcesAction::Remove { site, url }) => super::crawl::remove(&store, existing(&store, site)?, &url),
+            Some(super::crawl::SourcesAction::Remove { site, url }) => super::crawl::remove(&store, site.existing(&store)?, &url),
             None => {
                 let site = site.context("--site is required (or SITEBOT_SITE)")?;
-                super::crawl::sources(&store, existing(&store, SiteArg { site })?, out.json)
+                super::crawl::sources(&store, SiteArg { site }.existing(&store)?, out.json)
             }
         },
         KnowledgeCommand::Reindex { site } => {
-            let site = existing(&store, site)?;
+            let site = site.existing(&store)?;
             let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
             let rows = crate::knowledge::analysis::reindex(&store, &site)?;
             knowledge.indexes.drop_site(&site);

@@ -46,7 +46,9 @@ impl GlobalArgs {
     }
 
     pub fn load_config(&self, overrides: &Overrides) -> anyhow::Result<Config> {
-        Ok(Config::load(self.config.as_deref(), std::env::vars(), overrides)?)
+        let config = Config::load(self.config.as_deref(), std::env::vars(), overrides)?;
+        crate::app::check_config(&config)?;
+        Ok(config)
     }
 }
 
@@ -64,6 +66,14 @@ pub struct SiteArg {
     /// The site's id (a GUID, as `site create` printed it)
     #[arg(long = "site", env = "SITEBOT_SITE", value_name = "ID")]
     pub site: crate::domain::SiteId,
+}
+
+impl SiteArg {
+    /// The named site, which must exist.
+    pub fn existing(self, store: &crate::store::Store) -> anyhow::Result<crate::domain::SiteId> {
+        store.site(self.site).get()?.ok_or_else(|| anyhow::anyhow!("no site {}", self.site))?;
+        Ok(self.site)
+    }
 }
 
 /// `--site ID` where it narrows a listing and may be left out.

@@ -5,12 +5,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use tokio::net::TcpListener;
 
-use crate::app::AppState;
+use std::sync::Arc;
+
 use crate::config::Config;
 use crate::domain::{Currency, Lang, SiteId, Slug, Tier};
-use crate::http::{self, tls};
+use crate::http::tls;
+use crate::ratelimit::SystemClock;
+use crate::server::{Ended, Server};
 use crate::store::NewSite;
 
 #[derive(Debug, Clone, Args)]
@@ -34,63 +36,27 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + S
     })
 }
 
-/// Builds the state, binds, prints `listening on https://ADDR:PORT` on stdout, serves until a signal.
+/// Builds the state, binds, prints `listening on https://ADDR:PORT` on stdout, and runs every task of
+/// the server (`server::Server::run`) until a signal; a task that ends on its own first is an error.
 pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) -> anyhow::Result<()> {
-    let tls_files = config.server.tls_cert.as_deref().zip(config.server.tls_key.as_deref());
-    let identity = tls::load_identity(&data_dir, &config.server.hostnames, tls_files).context("cannot set up TLS")?;
-    tracing::info!(fingerprint = %identity.fingerprint, cert = %identity.cert_path.display(), self_signed = identity.self_signed, "TLS certificate");
-    let listen = config.server.listen;
-    let plain_listen = config.server.plain_listen;
-    let state = AppState::build(config, data_dir)?;
-    let listener = TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
-    let plain = match plain_listen {
-        Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?),
-        None => None,
-    };
-    let metrics = match state.config.server.metrics_listen {
-        Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for metrics"))?),
-        None => None,
-    };
-    let local = listener.local_addr()?;
+    let server = Server::bind(config, data_dir, Arc::new(SystemClock::default())).await?;
     let shutdown = shutdown_signal()?;
     if let Some(b) = banner {
         println!("{b}");
     }
-    println!("listening on https://{local}");
-    if let Some(p) = &plain {
-        println!("refusing plain HTTP on http://{}", p.local_addr()?);
+    println!("listening on https://{}", server.addr()?);
+    if let Some(p) = server.plain_addr() {
+        println!("refusing plain HTTP on http://{p}");
     }
-    let metrics = match metrics {
-        Some(m) => {
-            let addr = m.local_addr()?;
-            let tls = (!http::metrics::plain_on(addr)).then(|| http::metrics::tls_config(&identity.config));
-            println!("metrics on {}://{addr}", if tls.is_some() { "https" } else { "http" });
-            Some(tokio::spawn(http::metrics::serve(m, tls, state.clone())))
-        }
-        None => None,
-    };
+    if let Some((addr, tls)) = server.metrics_addr() {
+        println!("metrics on {}://{addr}", if tls { "https" } else { "http" });
+    }
     use std::io::Write;
     std::io::stdout().flush().ok();
-    // The webhook worker runs beside the server and stops after it, finishing the deliveries in flight.
-    let worker_stop = tokio_util::sync::CancellationToken::new();
-    let worker = crate::outbox::Worker::new(state.clone())?;
-    let worker = tokio::spawn(worker.run_until_stopped(worker_stop.clone()));
-    // So does the crawl scheduler: it re-syncs registered sources when they fall due.
-    let crawler = tokio::spawn(crate::crawl::schedule::Scheduler::new(state.clone()).run_until_stopped(worker_stop.clone()));
-    // Chunks an earlier model embedded are re-embedded beside the server (BM25 alone for those sites
-    // meanwhile); the stale sites are marked before the first query is accepted.
-    let refresh = crate::knowledge::refresh::start(state.knowledge.clone(), state.store.clone(), worker_stop.clone()).await?;
-    let served = http::serve(listener, plain, &identity, state, shutdown).await;
-    if let Some(m) = metrics {
-        m.abort();
+    match server.run(shutdown).await? {
+        Ended::Signal => Ok(()),
+        Ended::Task { task, why } => anyhow::bail!("{task} ended first ({why}); the server stopped"),
     }
-    worker_stop.cancel();
-    let _ = worker.await;
-    let _ = crawler.await;
-    let _ = refresh.await;
-    served.context("server failed")?;
-    tracing::info!("stopped");
-    Ok(())
 }
 
 const DEMO_KEY: &str = "demo_site_id";

@@ -216,7 +216,7 @@ fn print_credentials(creds: &SiteCredentials, json: bool) -> anyhow::Result<()> 
 
 pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store: Store = crate::app::open_store(config, data_dir)?;
-    let policy = config.webhooks.policy();
+    let policy = crate::domain::NetworkPolicy::webhooks(&config.webhooks);
     match cmd {
         SiteCommand::Create(a) => {
             let new = NewSite {

@@ -55,12 +55,6 @@ pub struct ServerConfig {
     pub metrics_per_site: bool,
 }
 
-impl ServerConfig {
-    /// The parsed `trusted_proxies` (checked when the configuration loads).
-    pub fn proxies(&self) -> Result<crate::http::client::TrustedProxies, ConfigError> {
-        crate::http::client::TrustedProxies::parse(&self.trusted_proxies).map_err(ConfigError::Invalid)
-    }
-}
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -140,12 +134,12 @@ impl Default for LimitsConfig {
 
 impl LimitsConfig {
     /// The daily lead cap of a request: none for bearer-authenticated ones, none when set to 0.
-    pub fn lead_cap(&self, via_token: bool) -> crate::store::usage::DailyCap {
+    pub fn lead_cap(&self, via_token: bool) -> Option<u64> {
         (!via_token && self.leads_per_site_per_day > 0).then_some(self.leads_per_site_per_day)
     }
 
     /// The daily cap on logged questions of a request: none for bearer-authenticated ones, none when 0.
-    pub fn logged_question_cap(&self, via_token: bool) -> crate::store::usage::DailyCap {
+    pub fn logged_question_cap(&self, via_token: bool) -> Option<u64> {
         (!via_token && self.logged_questions_per_site_per_day > 0).then_some(self.logged_questions_per_site_per_day)
     }
 
@@ -153,13 +147,6 @@ impl LimitsConfig {
     pub fn queue_wait(&self) -> Result<Duration, ConfigError> {
         parse_duration(&self.queue_wait)
             .ok_or_else(|| ConfigError::Invalid(format!("limits.queue_wait: `{}` is not a duration such as 500ms or 2s", self.queue_wait)))
-    }
-
-    /// The lines in front of the embedding sessions and the search slots.
-    pub fn queues(&self) -> Result<crate::knowledge::Queues, ConfigError> {
-        use crate::knowledge::gate::Bound;
-        let wait = self.queue_wait()?;
-        Ok(crate::knowledge::Queues { embedding: Bound { max_waiting: self.embedding_queue, wait }, search: Bound { max_waiting: self.search_queue, wait } })
     }
 
     /// One visitor's rate a minute on a site whose tier allows `site_rate`: at least one.
@@ -184,22 +171,6 @@ impl Default for StorageConfig {
     }
 }
 
-/// The parsed `*.allowed_link_local` list of a policy.
-fn link_local(list: &[IpAddr]) -> std::sync::Arc<[IpAddr]> {
-    list.iter().copied().collect()
-}
-
-/// Checks that every entry of an `allowed_link_local` list is link-local or metadata (anything else is
-/// governed by `allow_private_networks`, and listing it here would suggest otherwise).
-pub(super) fn check_link_local(key: &str, list: &[IpAddr]) -> Result<(), ConfigError> {
-    match list.iter().find(|ip| !crate::domain::is_link_local_or_metadata(**ip)) {
-        Some(ip) => Err(ConfigError::BadValue {
-            key: key.into(),
-            message: format!("{ip} is not a link-local or metadata address (169.254.0.0/16, fe80::/10, fd00:ec2::254); allow_private_networks governs it"),
-        }),
-        None => Ok(()),
-    }
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -248,14 +219,6 @@ impl Default for WebhooksConfig {
 }
 
 impl WebhooksConfig {
-    pub fn policy(&self) -> crate::domain::NetworkPolicy {
-        crate::domain::NetworkPolicy {
-            allow_http: self.allow_http,
-            allow_private_networks: self.allow_private_networks,
-            allowed_link_local: link_local(&self.allowed_link_local),
-        }
-    }
-
     pub fn retry_delays(&self) -> Result<Vec<Duration>, ConfigError> {
         self.retry_schedule
             .iter()
@@ -265,23 +228,19 @@ impl WebhooksConfig {
             .collect()
     }
 
-    /// How endpoints are scheduled: `max_in_flight_per_endpoint`, the endpoint backoff, `disable_after`.
-    pub fn endpoint_policy(&self) -> Result<crate::domain::EndpointPolicy, ConfigError> {
+    /// `endpoint_backoff_initial`, `endpoint_backoff_max` and `disable_after`, parsed.
+    pub fn endpoint_durations(&self) -> Result<(Duration, Duration, Duration), ConfigError> {
         let duration = |key: &str, value: &str| {
             parse_duration(value).ok_or_else(|| ConfigError::BadValue {
                 key: format!("webhooks.{key}"),
                 message: format!("`{value}` is not a duration such as 500ms, 5s, 10m or 5d"),
             })
         };
-        if self.max_in_flight_per_endpoint == 0 {
-            return Err(ConfigError::BadValue { key: "webhooks.max_in_flight_per_endpoint".into(), message: "must be at least 1".into() });
-        }
-        Ok(crate::domain::EndpointPolicy {
-            max_in_flight: self.max_in_flight_per_endpoint,
-            backoff_initial: duration("endpoint_backoff_initial", &self.endpoint_backoff_initial)?,
-            backoff_max: duration("endpoint_backoff_max", &self.endpoint_backoff_max)?,
-            disable_after: duration("disable_after", &self.disable_after)?,
-        })
+        Ok((
+            duration("endpoint_backoff_initial", &self.endpoint_backoff_initial)?,
+            duration("endpoint_backoff_max", &self.endpoint_backoff_max)?,
+            duration("disable_after", &self.disable_after)?,
+        ))
     }
 
     pub fn min_backoff(&self) -> Result<Duration, ConfigError> {
@@ -300,6 +259,12 @@ impl WebhooksConfig {
 /// cash?" against "Do you accept credit cards?"): a wrong capture costs more than a missed rewording
 /// (which the passages still answer), so the bar sits above those (`tests/api/curated.rs`).
 pub const CURATED_MIN_SIMILARITY: f32 = 0.95;
+
+/// The default `knowledge.max_file_bytes`: 20 MiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 20 << 20;
+
+/// The most `knowledge.embedding_sessions` an operator may ask for.
+pub const MAX_EMBEDDING_SESSIONS: usize = 64;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -330,7 +295,7 @@ impl Default for KnowledgeConfig {
             model_dir: None,
             min_score: 0.25,
             curated_min_similarity: CURATED_MIN_SIMILARITY,
-            max_file_bytes: crate::knowledge::import::DEFAULT_MAX_FILE_BYTES,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             embedding_sessions: 0,
         }
     }
@@ -383,18 +348,6 @@ impl Default for AnswerConfig {
     }
 }
 
-impl AnswerConfig {
-    /// The endpoint policy: the one webhooks follow, with http allowed exactly where private networks
-    /// are (a local model server rarely has a certificate).
-    pub fn policy(&self) -> crate::domain::NetworkPolicy {
-        crate::domain::NetworkPolicy {
-            allow_http: self.allow_private_networks,
-            allow_private_networks: self.allow_private_networks,
-            allowed_link_local: link_local(&self.allowed_link_local),
-        }
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CrawlConfig {
@@ -431,16 +384,6 @@ impl Default for CrawlConfig {
     }
 }
 
-impl CrawlConfig {
-    pub fn policy(&self) -> crate::domain::NetworkPolicy {
-        crate::domain::NetworkPolicy {
-            allow_http: self.allow_http,
-            allow_private_networks: self.allow_private_networks,
-            allowed_link_local: link_local(&self.allowed_link_local),
-        }
-    }
-}
-
 /// How long what visitors leave behind is kept, in days; 0 keeps it forever. The public-stats counters
 /// and daily widget counts are kept apart and never pruned.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -459,19 +402,6 @@ pub struct RetentionConfig {
 impl Default for RetentionConfig {
     fn default() -> Self {
         Self { query_log_days: 90, conversations_days: 30, widget_events_days: 30, dead_events_days: 30 }
-    }
-}
-
-impl RetentionConfig {
-    /// The cut-offs as of `now`.
-    pub fn cutoffs(&self, now: crate::domain::Timestamp) -> crate::store::retention::Cutoffs {
-        let before = |days: u32| (days > 0).then(|| crate::domain::Timestamp::from_millis(now.as_millis() - i64::from(days) * 86_400_000));
-        crate::store::retention::Cutoffs {
-            queries: before(self.query_log_days),
-            conversations: before(self.conversations_days),
-            widget_events: before(self.widget_events_days),
-            dead_events: before(self.dead_events_days),
-        }
     }
 }
 

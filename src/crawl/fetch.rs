@@ -69,7 +69,7 @@ pub struct Fetcher {
 
 impl Fetcher {
     pub fn new(config: &CrawlConfig) -> Result<Fetcher, reqwest::Error> {
-        let policy = config.policy();
+        let policy = crate::domain::NetworkPolicy::crawl(config);
         let client = checked_client(policy.clone(), "crawl.allow_private_networks", USER_AGENT)
             .timeout(Duration::from_secs(config.timeout_secs))
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))

@@ -18,6 +18,26 @@ pub struct NetworkPolicy {
 }
 
 impl NetworkPolicy {
+    /// Webhook deliveries (`[webhooks]`).
+    pub fn webhooks(c: &crate::config::WebhooksConfig) -> NetworkPolicy {
+        NetworkPolicy { allow_http: c.allow_http, allow_private_networks: c.allow_private_networks, allowed_link_local: c.allowed_link_local.iter().copied().collect() }
+    }
+
+    /// The crawler (`[crawl]`).
+    pub fn crawl(c: &crate::config::CrawlConfig) -> NetworkPolicy {
+        NetworkPolicy { allow_http: c.allow_http, allow_private_networks: c.allow_private_networks, allowed_link_local: c.allowed_link_local.iter().copied().collect() }
+    }
+
+    /// The answer generator (`[answer]`): the rules webhooks follow, with http allowed exactly where private
+    /// networks are (a local model server rarely has a certificate).
+    pub fn answer(c: &crate::config::AnswerConfig) -> NetworkPolicy {
+        NetworkPolicy {
+            allow_http: c.allow_private_networks,
+            allow_private_networks: c.allow_private_networks,
+            allowed_link_local: c.allowed_link_local.iter().copied().collect(),
+        }
+    }
+
     /// Private networks and http allowed, no link-local address named: tests and local tools.
     pub fn private() -> NetworkPolicy {
         NetworkPolicy { allow_http: true, allow_private_networks: true, allowed_link_local: Arc::new([]) }
@@ -190,6 +210,17 @@ pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
             }
             (v6.segments()[0] & 0xffc0) == 0xfe80 || v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)
         }
+    }
+}
+
+/// Checks that every entry of an `*.allowed_link_local` list (`key`) is link-local or metadata: anything
+/// else is governed by `allow_private_networks`, and listing it there would suggest otherwise.
+pub fn check_link_local(key: &str, list: &[IpAddr]) -> Result<(), Invalid> {
+    match list.iter().find(|ip| !is_link_local_or_metadata(**ip)) {
+        Some(ip) => Err(Invalid(format!(
+            "{key}: {ip} is not a link-local or metadata address (169.254.0.0/16, fe80::/10, fd00:ec2::254); allow_private_networks governs it"
+        ))),
+        None => Ok(()),
     }
 }
 

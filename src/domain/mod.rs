@@ -7,9 +7,11 @@
 mod answer;
 mod endpoint;
 mod event;
+mod ids;
 mod locale;
 mod page;
 mod price;
+mod proxies;
 mod site;
 mod time;
 mod web;
@@ -17,14 +19,16 @@ mod webhook;
 mod widget;
 
 pub use event::EventType;
+pub use ids::{ConversationId, QueryId};
 pub use locale::{Currency, Lang};
 pub use page::{Alternate, FaqEntry, Feature, LandingPage, PageBody, PageType, Stat};
 pub use price::{Interval, MAX_AMOUNT_MINOR, PriceTier, PricingSheet, Rate, TierText};
+pub use proxies::{TrustedProxies, canonical};
 pub use site::{SiteId, Tier};
 pub use time::Timestamp;
 pub use web::{Email, Origin, Slug};
 pub use answer::AnswerMode;
-pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, is_link_local_or_metadata, is_public_ip};
+pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, check_link_local, is_link_local_or_metadata, is_public_ip};
 pub use webhook::{EndpointPolicy, Failing, WebhookUrl};
 pub use widget::{HexColor, WidgetPosition};
 

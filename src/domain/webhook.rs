@@ -46,6 +46,14 @@ pub struct EndpointPolicy {
     pub disable_after: Duration,
 }
 
+impl EndpointPolicy {
+    /// `[webhooks] max_in_flight_per_endpoint`, `endpoint_backoff_*` and `disable_after`.
+    pub fn from_config(c: &crate::config::WebhooksConfig) -> Result<EndpointPolicy, crate::config::ConfigError> {
+        let (backoff_initial, backoff_max, disable_after) = c.endpoint_durations()?;
+        Ok(EndpointPolicy { max_in_flight: c.max_in_flight_per_endpoint, backoff_initial, backoff_max, disable_after })
+    }
+}
+
 /// What a failed attempt does to its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failing {

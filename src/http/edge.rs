@@ -103,9 +103,6 @@ impl<E> Edge<E> {
     }
 }
 
-/// `Retry-After` of a `503 unavailable`.
-pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
-
 /// Renders an error as problem+json; logs 5xx causes (never sent).
 pub fn render(err: &ApiError, request_id: &str) -> Response {
     let problem = err.problem(request_id);

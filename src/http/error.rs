@@ -6,6 +6,9 @@
 use poem::http::StatusCode;
 use serde::Serialize;
 
+/// `Retry-After` of a `503 unavailable`: a full line in front of shared work drains within a second or so.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
+
 /// One field-level validation failure (422).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldError {
@@ -183,7 +186,7 @@ impl ApiError {
                 Some(*retry_after_secs)
             }
             // A full line in front of shared work (or a busy database) drains within a second or so.
-            ApiError::Unavailable(_) => Some(crate::http::edge::UNAVAILABLE_RETRY_AFTER_SECS),
+            ApiError::Unavailable(_) => Some(UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         }
     }

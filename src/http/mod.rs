@@ -1,5 +1,6 @@
-//! The HTTPS server: the TLS-only listener, the connections (hyper, with their deadlines), the edge layer
-//! and the route table.
+//! The HTTPS server: the TLS-only listener, the connections (hyper, with their deadlines), the edge layer,
+//! the extractors and route scopes the handlers use, and the OpenAPI document. The route table is the
+//! API's (`api::routes`).
 //!
 //! `serve` takes an already-bound listener and a shutdown future, so tests bind port 0, read the
 //! address, and never sleep or poll for readiness. At shutdown the server stops accepting, asks every
@@ -24,54 +25,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use poem::endpoint::make;
-use poem::{EndpointExt, Route, get, post};
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
-use crate::api;
 use crate::app::AppState;
 use crate::ratelimit::Key;
-use edge::Edge;
 use error::ApiError;
-use scope::{PublicScope, TenantScope};
-
-/// The route table. Every handler sits in a scope that decides what its requests count against; the
-/// scope wraps the handler, not the route, so a wrong method is a 405 before any tenant lookup.
-pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Response> {
-    const GET: &str = "GET, HEAD";
-    const POST: &str = "POST";
-    let multimodal = make(|_| async { Err::<(), _>(api::multimodal::not_implemented()) });
-    let app = Route::new()
-        .at("/healthz", only(GET, get(api::health::healthz.with(PublicScope::default()))))
-        .at("/readyz", only(GET, get(api::health::readyz.with(PublicScope::default()))))
-        .at("/v1/openapi.json", only(GET, get(openapi::serve.with(PublicScope::default()))))
-        // Answers 501 to every POST, whatever it holds.
-        .at("/v1/query/ask-multimodal", only(POST, post(multimodal.with(PublicScope::default()))))
-        .at("/v1/leads", only(POST, post(api::leads::create.with(TenantScope))))
-        .at("/v1/query", only(POST, post(api::query::ask.with(TenantScope))))
-        .at("/v1/query/stream", only(POST, post(api::stream::ask.with(TenantScope))))
-        .at("/v1/feedback", only(POST, post(api::feedback::create.with(TenantScope))))
-        .at("/v1/events", only(POST, post(api::events::create.with(TenantScope))))
-        .at("/v1/widget/config", only(GET, get(api::widget::config.with(TenantScope))))
-        .at("/v1/widget.js", only(GET, get(api::widget::script.with(PublicScope::default()))))
-        // Public content: no header needed, counted per client IP. The sitemap route has one segment
-        // fewer than a page, so the two never compete for a path.
-        .at("/v1/landing/:site/sitemap-slugs", only(GET, get(api::landing::sitemap.with(PublicScope::default()))))
-        .at("/v1/landing/:site/:lang/:slug", only(GET, get(api::landing::page.with(PublicScope::default()))))
-        .at("/v1/pricing/:vertical", only(GET, get(api::pricing::get.with(PublicScope::OPTIONAL_SITE))))
-        .at("/v1/public-stats/:siteId", only(GET, get(api::stats::get.with(PublicScope::default()))))
-        .data(state.clone());
-    Edge::new(app, state)
-}
-
-/// A route that takes `allow` (`"GET, HEAD"`, `"POST"`): any other method is 405 with that `Allow` header
-/// (RFC 9110 §15.5.6).
-fn only<E: poem::Endpoint + 'static>(allow: &'static str, route: E) -> impl poem::Endpoint<Output = poem::Response> {
-    route.map_to_response().around(move |ep, req| async move {
-        poem::Endpoint::call(&*ep, req).await.map_err(|e| if e.is::<poem::error::MethodNotAllowedError>() { ApiError::MethodNotAllowed { allow }.into() } else { e })
-    })
-}
 
 /// The bytes sent to a plain-HTTP request: a complete HTTP/1.1 problem+json response that closes.
 fn refusal(state: Arc<AppState>) -> listener::Refusal {
@@ -91,22 +50,11 @@ fn refusal(state: Arc<AppState>) -> listener::Refusal {
     })
 }
 
-/// Serves HTTPS on `listener` (and refusals on `plain`) until `shutdown` resolves, then lets in-flight
-/// requests finish for `server.shutdown_grace_secs`. It only serves: the webhook worker is the caller's
-/// to run beside it (`outbox::Worker::run_until_stopped`), so tests can drain the outbox themselves.
-pub async fn serve(
-    listener: TcpListener,
-    plain: Option<TcpListener>,
-    identity: &tls::Identity,
-    state: Arc<AppState>,
-    shutdown: impl Future<Output = ()> + Send,
-) -> std::io::Result<()> {
-    let ep = routes(state.clone());
-    serve_endpoint(listener, plain, identity, state, ep, shutdown).await
-}
-
-/// `serve` with another endpoint in place of the route table (tests put handlers behind the `Edge`).
-pub async fn serve_endpoint<E: poem::Endpoint<Output = poem::Response> + 'static>(
+/// Serves `ep` (the route table, `api::routes`, behind the `Edge`; tests put handlers of their own there)
+/// over HTTPS on `listener` (and refusals on `plain`) until `shutdown` resolves, then lets in-flight
+/// requests finish for `server.shutdown_grace_secs`. It only serves: the composition root
+/// (`server::Server::run`) runs every other task beside it.
+pub async fn serve<E: poem::Endpoint<Output = poem::Response> + 'static>(
     listener: TcpListener,
     plain: Option<TcpListener>,
     identity: &tls::Identity,

@@ -165,7 +165,7 @@ fn new_session(env: &ort::environment::Environment, shared: &Shared, model: &[u8
 /// about 30 MiB beside what they share.
 const MAX_SESSIONS: usize = 4;
 /// The most `knowledge.embedding_sessions` may ask for.
-pub const MAX_CONFIGURED_SESSIONS: usize = 64;
+pub const MAX_CONFIGURED_SESSIONS: usize = crate::config::MAX_EMBEDDING_SESSIONS;
 
 /// Initializers of at least this many bytes are held once, for every session, when there are at most two
 /// sessions: ONNX Runtime then frees each session's own copy of the smaller ones once it has prepacked

@@ -85,6 +85,15 @@ pub struct Queues {
 
 impl Queues {
     pub const UNBOUNDED: Queues = Queues { embedding: gate::Bound::UNBOUNDED, search: gate::Bound::UNBOUNDED };
+
+    /// `limits.embedding_queue`, `limits.search_queue` and `limits.queue_wait`.
+    pub fn from_limits(limits: &crate::config::LimitsConfig) -> Result<Queues, crate::config::ConfigError> {
+        let wait = limits.queue_wait()?;
+        Ok(Queues {
+            embedding: gate::Bound { max_waiting: limits.embedding_queue, wait },
+            search: gate::Bound { max_waiting: limits.search_queue, wait },
+        })
+    }
 }
 
 /// A question as the API received it, validated.

@@ -51,7 +51,7 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(config: &WebhooksConfig) -> Result<Sender, reqwest::Error> {
-        let policy = config.policy();
+        let policy = crate::domain::NetworkPolicy::webhooks(config);
         let client = checked_client(policy.clone(), "webhooks.allow_private_networks", concat!("sitebot-webhooks/", env!("CARGO_PKG_VERSION")))
             .timeout(Duration::from_secs(config.timeout_secs))
             .connect_timeout(Duration::from_secs(config.timeout_secs.min(10)))

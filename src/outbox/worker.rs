@@ -22,9 +22,6 @@ use crate::store::outbox::{Attempt, Claimed, EndpointChange, Lease, Next, Record
 /// The longest the worker sleeps between looks at the database when nothing wakes it: events written by
 /// another process (the CLI's `webhooks replay`) and expired leases are noticed within this.
 const POLL: Duration = Duration::from_secs(1);
-/// How often delivered events and idempotency keys past the 24 h window, and what the retention
-/// settings let go, are deleted.
-const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -84,7 +81,7 @@ impl Worker {
         // live worker never loses its row to another; a dead worker's row is free again soon after.
         let lease = Duration::from_secs(c.timeout_secs * 2 + 2);
         let workers = c.workers.max(1);
-        let endpoints = c.endpoint_policy()?;
+        let endpoints = crate::domain::EndpointPolicy::from_config(c)?;
         Ok(Worker { state, sender, policy, endpoints, lease, workers })
     }
 
@@ -220,37 +217,13 @@ impl Worker {
         }
     }
 
-    async fn prune(&self) {
-        match self.state.store.run(|s| s.outbox().prune(Timestamp::now())).await {
-            Ok(p) if p.delivered_events + p.idempotency_keys > 0 => {
-                tracing::info!(events = p.delivered_events, keys = p.idempotency_keys, "pruned delivered webhook events and idempotency keys older than 24 h")
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot prune the outbox"),
-        }
-        let cutoffs = self.state.config.retention.cutoffs(Timestamp::now());
-        match self.state.store.run(move |s| s.retention().prune(cutoffs)).await {
-            Ok(p) if p.total() > 0 => tracing::info!(
-                queries = p.queries, sources = p.query_sources, feedback = p.feedback, conversations = p.conversations,
-                widget_events = p.widget_events, dead_events = p.dead_events, "pruned what is older than the retention settings (counters stay)"
-            ),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot apply the retention settings"),
-        }
-    }
-
     /// Delivers until `shutdown` is cancelled, with up to `webhooks.workers` deliveries at once; then
     /// stops claiming and lets the deliveries in flight finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) {
         let slots = Arc::new(Semaphore::new(self.workers));
         let wake = self.state.outbox_wake.clone();
         let mut inflight = JoinSet::new();
-        let mut last_prune: Option<tokio::time::Instant> = None;
         while !shutdown.is_cancelled() {
-            if last_prune.is_none_or(|t| t.elapsed() >= PRUNE_EVERY) {
-                self.prune().await;
-                last_prune = Some(tokio::time::Instant::now());
-            }
             while inflight.try_join_next().is_some() {}
             let free = slots.available_permits();
             if free > 0 {

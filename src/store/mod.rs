@@ -238,11 +238,12 @@ impl Store {
         erase::Erasure::new(self)
     }
 
-    /// The webhook outbox as the delivery worker and the admin CLI see it.
+    /// What visitors leave behind and delivered events, deleted past their time (the housekeeping task).
     pub fn retention(&self) -> retention::Retention<'_> {
         retention::Retention::new(self)
     }
 
+    /// The webhook outbox as the delivery worker and the admin CLI see it.
     pub fn outbox(&self) -> outbox::Outbox<'_> {
         outbox::Outbox::new(self)
     }

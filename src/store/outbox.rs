@@ -289,13 +289,6 @@ fn message(conn: &Connection, id: &str) -> Result<Option<Message>> {
     conn.query_row(&format!("SELECT {MESSAGE_COLUMNS} FROM outbox WHERE id = ?1"), [id], message_row).optional_row()
 }
 
-/// What a maintenance pass removed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Pruned {
-    pub delivered_events: usize,
-    pub idempotency_keys: usize,
-}
-
 /// The outbox as the worker and the operator see it.
 pub struct Outbox<'s> {
     store: &'s Store,
@@ -558,17 +551,6 @@ impl<'s> Outbox<'s> {
     pub fn purge_dead(&self, site_id: Option<SiteId>) -> Result<usize> {
         self.store.write(|tx| Ok(tx.execute("DELETE FROM outbox WHERE status = 'dead' AND (?1 IS NULL OR site_id = ?1)", params![site_id])?))
     }
-
-    /// Deletes delivered events older than the idempotency window (their attempts go with them) and the
-    /// idempotency keys past it, in one transaction.
-    pub fn prune(&self, now: Timestamp) -> Result<Pruned> {
-        self.store.write(|tx| {
-            let delivered_events =
-                tx.execute("DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ?1", [now - super::leads::IDEMPOTENCY_WINDOW])?;
-            let idempotency_keys = super::leads::prune_idempotency_keys(tx, now)?;
-            Ok(Pruned { delivered_events, idempotency_keys })
-        })
-    }
 }
 
 #[cfg(test)]
@@ -691,7 +673,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        let pruned = store.outbox().prune(Timestamp::now()).unwrap();
+        let pruned = store.retention().expire(Timestamp::now()).unwrap();
         assert_eq!(pruned.delivered_events, 1);
         let left: Vec<String> = store.outbox().list(Some(site.id), None, 10).unwrap().into_iter().map(|m| m.id).collect();
         assert_eq!(left.len(), 2);

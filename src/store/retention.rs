@@ -2,6 +2,9 @@
 //! conversations, raw widget events) and dead webhook events are deleted once older than the operator's
 //! `retention.*` settings. The public-stats counters (`site_stats`) and the daily widget counts are
 //! separate rows and are never touched, so the figures a site shows do not fall when its history goes.
+//!
+//! Past the idempotency window (24 h) delivered webhook events and idempotency keys expire too
+//! (`expire`): a retry of a lead after that is a new lead.
 
 use serde::Serialize;
 
@@ -35,6 +38,13 @@ impl Pruned {
     }
 }
 
+/// What expired with the idempotency window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Expired {
+    pub delivered_events: usize,
+    pub idempotency_keys: usize,
+}
+
 /// The retention job over every site.
 pub struct Retention<'s> {
     store: &'s Store,
@@ -65,6 +75,17 @@ impl<'s> Retention<'s> {
                 p.dead_events = tx.execute("DELETE FROM outbox WHERE status = 'dead' AND created_at < ?1", [before])?;
             }
             Ok(p)
+        })
+    }
+
+    /// Deletes delivered events older than the idempotency window (their attempts go with them) and the
+    /// idempotency keys past it, in one transaction.
+    pub fn expire(&self, now: Timestamp) -> Result<Expired> {
+        self.store.write(|tx| {
+            let delivered_events =
+                tx.execute("DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ?1", [now - super::leads::IDEMPOTENCY_WINDOW])?;
+            let idempotency_keys = super::leads::prune_idempotency_keys(tx, now)?;
+            Ok(Expired { delivered_events, idempotency_keys })
         })
     }
 }

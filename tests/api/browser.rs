@@ -13,7 +13,7 @@ use sitebot::domain::Tier;
 use standardwebhooks::Webhook;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::helpers::{new_site, spawn_app_with, with_webhook};
+use crate::helpers::{new_site, spawn_app_with_worker, with_webhook};
 use crate::knowledge::{clinic, import_files};
 use crate::receiver::Receiver;
 
@@ -79,7 +79,7 @@ async fn the_widget_works_in_a_real_browser_under_a_strict_csp() {
     // of some hundred requests and preflights would drain the default per-IP bucket: not what this tests.
     let mut config = crate::webhooks::webhook_config();
     config.limits.ip_per_minute = 100_000;
-    let app = spawn_app_with(config).await.with_worker();
+    let app = spawn_app_with_worker(config).await;
     let (site, creds) = app.create_site_with(with_webhook(new_site(Tier::Enterprise), &rx.url("/crm"))).await;
     import_files(&app, site.id, &clinic()).await;
     let host = serve_host(app.base.clone(), site.id.to_string()).await;

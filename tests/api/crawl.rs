@@ -1,8 +1,8 @@
-//! The server re-syncs a registered crawl source by itself, on its durable schedule.
+//! The server re-syncs a registered crawl source by itself, on its durable schedule: the harness starts
+//! the server through the composition root `sitebot serve` uses, whose crawl scheduler does it.
 
 use std::time::Duration;
 
-use sitebot::crawl::schedule::Scheduler;
 use sitebot::domain::Tier;
 use sitebot::store::crawl::SourceOptions;
 
@@ -42,9 +42,8 @@ async fn a_registered_source_is_resynced_by_the_running_server_when_due() {
     let options = SourceOptions { max_pages: 100, max_depth: None, include: vec![], exclude: vec![] };
     let (s, u) = (app.state.store.clone(), url.clone());
     // Registered with a schedule and never synced: due at once.
+    // Nothing but the running server's own scheduler crawls it.
     app.state.store.run(move |_| s.site(site).crawl().register(&u, &options, Some(Duration::from_secs(60)))).await.unwrap();
-    let stop = tokio_util::sync::CancellationToken::new();
-    let scheduler = tokio::spawn(Scheduler::new(app.state.clone()).run_until_stopped(stop.clone()));
 
     let first = synced_after(&app, site, &url, None).await;
     assert_eq!(first.pages, pages as i64 + 3, "{first:?}");
@@ -79,8 +78,7 @@ async fn a_registered_source_is_resynced_by_the_running_server_when_due() {
     assert_eq!(resp.status(), 200);
     let body: serde_json::Value = resp.json().await.unwrap();
     assert!(body.to_string().contains("Sundays"), "{body}");
-    stop.cancel();
-    scheduler.await.unwrap();
+    app.stop().await;
 }
 
 fn small_site() -> Website {

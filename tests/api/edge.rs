@@ -430,7 +430,7 @@ async fn the_multimodal_route_answers_501_with_the_expected_shape() {
 
 /// Every `.at("...")` in the route table, as OpenAPI paths.
 fn routed_paths() -> Vec<String> {
-    let src = include_str!("../../src/http/mod.rs");
+    let src = include_str!("../../src/api/mod.rs");
     src.split(".at(\"")
         .skip(1)
         .map(|rest| rest.split('"').next().unwrap())

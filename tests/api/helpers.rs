@@ -1,8 +1,11 @@
 #![allow(dead_code)] // shared by every test module; each uses a subset
 //! `spawn_app`: the real server, in-process, on port 0 over real TLS, with a fresh data directory
 //! (SQLite file, certificate, keys) per test. The client trusts exactly that server's self-signed
-//! certificate, so TLS is verified as a real client would. No webhook worker runs in the background:
-//! tests deliver with `deliver_due`, which drives the real worker one `run_once` at a time.
+//! certificate, so TLS is verified as a real client would. The server runs through the composition root
+//! `sitebot serve` runs (`server::Server::run`): every task of a server, the crawl scheduler, the index
+//! refresh and housekeeping included. Only the background webhook worker is left out unless a test asks
+//! for it (`spawn_app_with_worker`): tests deliver with `deliver_due`, which drives the real worker one
+//! `run_once` at a time.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,8 +13,9 @@ use std::sync::Arc;
 use sitebot::app::AppState;
 use sitebot::config::Config;
 use sitebot::domain::{Currency, Lang, Origin, Tier, WebhookUrl};
-use sitebot::http::{self, tls};
+use sitebot::http::tls;
 use sitebot::ratelimit::ManualClock;
+use sitebot::server::{Ended, Server};
 use sitebot::store::{NewSite, Site, SiteCredentials};
 use tokio::sync::oneshot;
 
@@ -28,11 +32,7 @@ pub struct TestApp {
     /// PEM of the server certificate, for other clients.
     pub cert_pem: Vec<u8>,
     shutdown: Option<oneshot::Sender<()>>,
-    handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
-    /// The background webhook worker, when started with `with_worker` (as `sitebot serve` runs it).
-    worker: Option<(tokio_util::sync::CancellationToken, tokio::task::JoinHandle<()>)>,
-    /// Re-embedding of chunks another model embedded, started with the server as `sitebot serve` does.
-    refresh: Option<(tokio_util::sync::CancellationToken, tokio::task::JoinHandle<sitebot::knowledge::refresh::Report>)>,
+    handle: Option<tokio::task::JoinHandle<anyhow::Result<Ended>>>,
 }
 
 /// A config for tests: loopback, any port, short grace.
@@ -54,7 +54,12 @@ pub async fn spawn_app_with(config: Config) -> TestApp {
 
 /// Starts the server on an existing data directory (to test restarts and CLI writes).
 pub async fn spawn_app_in(config: Config, data_dir: tempfile::TempDir) -> TestApp {
-    spawn_serving_in(config, data_dir, http::routes).await
+    spawn_serving_in(config, data_dir, sitebot::api::routes, false).await
+}
+
+/// As `spawn_app_with`, with the webhook worker delivering in the background as in `sitebot serve`.
+pub async fn spawn_app_with_worker(config: Config) -> TestApp {
+    spawn_serving_in(config, tempfile::tempdir().expect("temp dir"), sitebot::api::routes, true).await
 }
 
 /// Starts the server with `endpoint(state)` in place of the route table, e.g. test handlers behind the
@@ -63,29 +68,23 @@ pub async fn spawn_app_serving<E>(config: Config, endpoint: impl FnOnce(Arc<AppS
 where
     E: poem::Endpoint<Output = poem::Response> + 'static,
 {
-    spawn_serving_in(config, tempfile::tempdir().expect("temp dir"), endpoint).await
+    spawn_serving_in(config, tempfile::tempdir().expect("temp dir"), endpoint, false).await
 }
 
-async fn spawn_serving_in<E>(config: Config, data_dir: tempfile::TempDir, endpoint: impl FnOnce(Arc<AppState>) -> E) -> TestApp
+async fn spawn_serving_in<E>(config: Config, data_dir: tempfile::TempDir, endpoint: impl FnOnce(Arc<AppState>) -> E, delivery: bool) -> TestApp
 where
     E: poem::Endpoint<Output = poem::Response> + 'static,
 {
     let clock = ManualClock::default();
-    let identity = tls::load_identity(data_dir.path(), &config.server.hostnames, None).expect("TLS identity");
-    let listener = tokio::net::TcpListener::bind(config.server.listen).await.expect("bind");
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::build_with_clock(config, data_dir.path().to_owned(), Arc::new(clock.clone())).expect("state");
-    let refresh_stop = tokio_util::sync::CancellationToken::new();
-    let refresh = sitebot::knowledge::refresh::start(state.knowledge.clone(), state.store.clone(), refresh_stop.clone()).await.expect("refresh");
+    let server = Server::bind(config, data_dir.path().to_owned(), Arc::new(clock.clone())).await.expect("server");
+    let server = if delivery { server } else { server.without_background_delivery() };
+    let addr = server.addr().unwrap();
+    let state = server.state().clone();
     let (tx, rx) = oneshot::channel::<()>();
-    let st = state.clone();
-    let ep = endpoint(st.clone());
-    let handle = tokio::spawn(async move {
-        http::serve_endpoint(listener, None, &identity, st, ep, async {
-            let _ = rx.await;
-        })
-        .await
-    });
+    let endpoint = endpoint(state.clone());
+    let handle = tokio::spawn(server.run_serving(endpoint, async {
+        let _ = rx.await;
+    }));
     let cert_pem = std::fs::read(tls::self_signed_paths(data_dir.path()).0).unwrap();
     let client = client_for(&cert_pem);
     TestApp {
@@ -98,8 +97,6 @@ where
         cert_pem,
         shutdown: Some(tx),
         handle: Some(handle),
-        worker: None,
-        refresh: Some((refresh_stop, refresh)),
     }
 }
 
@@ -137,15 +134,6 @@ impl TestApp {
         self.db().query_row(sql, params, |r| r.get(0)).expect("count query")
     }
 
-    /// Runs the webhook worker in the background as `sitebot serve` does; `stop` stops it after the
-    /// server, letting the deliveries in flight finish.
-    pub fn with_worker(mut self) -> TestApp {
-        let stop = tokio_util::sync::CancellationToken::new();
-        let worker = sitebot::outbox::Worker::new(self.state.clone()).expect("webhook worker");
-        self.worker = Some((stop.clone(), tokio::spawn(worker.run_until_stopped(stop))));
-        self
-    }
-
     /// One step of webhook delivery: everything due now is delivered by the real worker (`run_once`);
     /// when nothing was due, waits until the next event falls due (at most a second).
     pub async fn deliver_due(&self) {
@@ -170,8 +158,8 @@ impl TestApp {
 
     /// Waits for the start-up re-embedding (`knowledge::refresh`) to finish and returns what it did.
     pub async fn refreshed(&mut self) -> sitebot::knowledge::refresh::Report {
-        let (_, handle) = self.refresh.take().expect("refresh awaited once");
-        handle.await.expect("refresh task")
+        let mut done = self.state.refreshed.subscribe();
+        done.wait_for(Option::is_some).await.expect("the server publishes the refresh report").clone().expect("done")
     }
 
     /// Stops the server and waits for it to finish.
@@ -180,15 +168,8 @@ impl TestApp {
             let _ = tx.send(());
         }
         if let Some(h) = self.handle.take() {
-            h.await.expect("server task").expect("server result");
-        }
-        if let Some((stop, worker)) = self.worker.take() {
-            stop.cancel();
-            worker.await.expect("worker task");
-        }
-        if let Some((stop, refresh)) = self.refresh.take() {
-            stop.cancel();
-            refresh.await.expect("refresh task");
+            let ended = h.await.expect("server task").expect("server result");
+            assert!(matches!(ended, Ended::Signal), "a task ended before the shutdown signal: {ended:?}");
         }
         let dir = tempfile::tempdir().unwrap();
         std::mem::replace(&mut self.data_dir, dir)
@@ -199,9 +180,6 @@ impl Drop for TestApp {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
-        }
-        if let Some((stop, _)) = &self.refresh {
-            stop.cancel();
         }
     }
 }

@@ -10,7 +10,7 @@ use sitebot::domain::{SiteId, Tier};
 use sitebot::store::outbox::{self, EndpointState, OutboxStatus};
 use standardwebhooks::Webhook;
 
-use crate::helpers::{TestApp, new_site, spawn_app_with, test_config, with_webhook};
+use crate::helpers::{TestApp, new_site, spawn_app_with, spawn_app_with_worker, test_config, with_webhook};
 use crate::leads::accepted;
 use crate::receiver::{BlackHole, Received, Receiver, Reply};
 
@@ -169,7 +169,7 @@ async fn gone_disables_the_endpoint_and_events_wait_until_it_is_set_again() {
     assert_eq!(pending.len(), 2);
     // The operator sets the URL again (`site update --webhook-url`): both go out.
     rx.set_default(Reply::Status(200));
-    let url = sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), &app.state.config.webhooks.policy()).unwrap();
+    let url = sitebot::domain::WebhookUrl::parse(&rx.url("/hook"), &sitebot::domain::NetworkPolicy::webhooks(&app.state.config.webhooks)).unwrap();
     let up = sitebot::store::SiteUpdate { webhook_url: Some(Some(url)), ..Default::default() };
     app.state.store.run(move |s| s.site(id).update(up)).await.unwrap();
     let got = deliveries(&app, &rx, 3).await;
@@ -279,7 +279,7 @@ async fn shutdown_finishes_the_delivery_in_flight() {
     let rx = Receiver::start().await;
     rx.set_delay(Duration::from_millis(1500));
     let config = webhook_config();
-    let app = spawn_app_with(config.clone()).await.with_worker();
+    let app = spawn_app_with_worker(config.clone()).await;
     let (site, _) = site_for(&app, &rx.url("/hook")).await;
     accepted(&app, &site.id, &json!({"email": "ada@example.com"})).await;
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -307,7 +307,7 @@ async fn a_black_holed_endpoint_does_not_starve_a_healthy_one() {
     let mut config = webhook_config();
     config.webhooks.timeout_secs = 2;
     config.webhooks.workers = 4;
-    let app = spawn_app_with(config).await.with_worker();
+    let app = spawn_app_with_worker(config).await;
     let (slow, _) = site_for(&app, &hole.url("/hook")).await;
     let (healthy, _) = site_for(&app, &rx.url("/hook")).await;
     // 60 events ahead of the healthy site's: 4 slots of 2 s timeouts would take 30 s to reach them.

@@ -63,7 +63,7 @@ sentence and do not guess. Answer in the language of the question, briefly.";
 
 /// `{base}/chat/completions`, after the endpoint policy has accepted `base`.
 pub fn endpoint(base: &str, config: &AnswerConfig) -> Result<url::Url, Invalid> {
-    let base = check_endpoint(base, &config.policy(), EndpointNames::ANSWER)?;
+    let base = check_endpoint(base, &crate::domain::NetworkPolicy::answer(config), EndpointNames::ANSWER)?;
     let joined = format!("{}/chat/completions", base.as_str().trim_end_matches('/'));
     url::Url::parse(&joined).map_err(|_| Invalid(format!("`{joined}` is not a URL")))
 }
@@ -82,7 +82,7 @@ impl ChatClient {
     pub fn new(config: &AnswerConfig) -> Result<Self, Invalid> {
         let base = config.openai_base_url.as_deref().ok_or_else(|| Invalid("answer.openai_base_url is not set".into()))?;
         let url = endpoint(base, config)?;
-        let http = checked_client(config.policy(), "answer.allow_private_networks", concat!("sitebot/", env!("CARGO_PKG_VERSION")))
+        let http = checked_client(crate::domain::NetworkPolicy::answer(config), "answer.allow_private_networks", concat!("sitebot/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Invalid(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self { http, url, model: config.model.clone(), api_key: config.api_key.clone(), timeout: Duration::from_secs(config.timeout_secs) })

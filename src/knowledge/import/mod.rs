@@ -143,7 +143,7 @@ fn content_hash(p: &Parsed, model: &str) -> String {
 }
 
 /// The default of `knowledge.max_file_bytes`: 20 MiB.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 20 << 20;
+pub const DEFAULT_MAX_FILE_BYTES: u64 = crate::config::DEFAULT_MAX_FILE_BYTES;
 
 /// `read_paths_within` with the default size bound.
 pub fn read_paths(paths: &[PathBuf], failed: &mut Vec<Failure>) -> Vec<Input> {
