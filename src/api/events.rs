@@ -56,8 +56,8 @@ impl Validate for EventsRequest {
             if !sid_ok {
                 errors.push(FieldError::new(field("sessionId"), "must be 1 to 64 letters, digits, - or _"));
             }
-            if e.at.as_deref().is_some_and(|a| chrono::DateTime::parse_from_rfc3339(a).is_err()) {
-                errors.push(FieldError::new(field("at"), "must be an RFC 3339 time"));
+            if let Some(Err(why)) = e.at.as_deref().map(Timestamp::parse_date_time) {
+                errors.push(FieldError::new(field("at"), why.0));
             }
             if e.query_id.as_deref().is_some_and(|q| crate::domain::prefixed_ulid("qry_", q).is_none()) {
                 errors.push(FieldError::new(field("queryId"), "must be the id of an answer (qry_...)"));
@@ -88,7 +88,7 @@ pub async fn create(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenan
         .map(|e| NewEvent {
             event_type: e.event_type,
             session_id: e.session_id,
-            at: e.at.and_then(|a| Timestamp::parse(&a).ok()).filter(|t| *t > now - day && *t < now + day).unwrap_or(now),
+            at: e.at.and_then(|a| Timestamp::parse_date_time(&a).ok()).filter(|t| *t > now - day && *t < now + day).unwrap_or(now),
             query_id: e.query_id,
             url: e.url,
         })

@@ -44,6 +44,17 @@ impl Timestamp {
             .ok_or_else(|| invalid(format!("`{s}` is neither a date (YYYY-MM-DD) nor an RFC 3339 time")))
     }
 
+    /// Exactly what the OpenAPI document's `date-time` format means (RFC 3339 section 5.6): a date, `T`
+    /// (or `t`), a time and an offset. chrono also reads a space for the `T`, which a client validating
+    /// against the contract would reject, so that is refused here too.
+    pub fn parse_date_time(s: &str) -> Result<Self, Invalid> {
+        let t = matches!(s.as_bytes().get(10), Some(b'T' | b't'));
+        match DateTime::parse_from_rfc3339(s) {
+            Ok(parsed) if t => Ok(Self(parsed.timestamp_millis())),
+            _ => Err(invalid("must be an RFC 3339 date-time such as 2026-11-21T10:00:00Z")),
+        }
+    }
+
     fn datetime(self) -> DateTime<Utc> {
         DateTime::from_timestamp_millis(self.0).unwrap_or_default()
     }
@@ -120,6 +131,15 @@ mod tests {
         assert_eq!(t.next_day(), Timestamp::parse("2026-11-22").unwrap());
         let midnight = Timestamp::parse("2026-11-22").unwrap();
         assert_eq!(midnight.day_start(), midnight);
+    }
+
+    #[test]
+    fn a_date_time_is_exactly_rfc_3339() {
+        assert_eq!(Timestamp::parse_date_time("2026-11-21T10:00:00Z").unwrap().rfc3339(), "2026-11-21T10:00:00Z");
+        assert_eq!(Timestamp::parse_date_time("2026-11-21t12:00:00.5+02:00").unwrap().rfc3339_millis(), "2026-11-21T10:00:00.500Z");
+        for bad in ["6045-11-09 11:23:28-22:09", "2026-11-21", "2026-11-21T10:00:00", " 2026-11-21T10:00:00Z", "2026-11-21T25:00:00Z"] {
+            assert!(Timestamp::parse_date_time(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
