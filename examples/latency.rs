@@ -91,7 +91,7 @@ fn long_question(eval: &std::path::Path) -> anyhow::Result<String> {
     for line in std::fs::read_to_string(eval.join("corpus.jsonl"))?.lines() {
         let v: serde_json::Value = serde_json::from_str(line)?;
         let text = format!("{} {}", v["title"].as_str().unwrap_or(""), v["text"].as_str().unwrap_or(""));
-        for t in sitebot::knowledge::analysis::terms("en", &text) {
+        for t in sitebot::knowledge::search::analysis::terms("en", &text) {
             if (2..=3).contains(&t.chars().count()) {
                 *docs_with.entry(t).or_default() += 1;
             }
@@ -154,11 +154,11 @@ fn stage_means(before: &std::collections::BTreeMap<String, (f64, f64)>, after: &
 /// The test questions and the long one in turn (so both see the same machine), 300 of each; with the
 /// metrics listener on, then 50 of each apart, to show where the time goes.
 async fn compare_long(client: &reqwest::Client, url: &str, site: &str, questions: &[String], long: &str, metrics: Option<&str>) -> anyhow::Result<()> {
-    let terms = sitebot::knowledge::analysis::terms("en", long).len();
+    let terms = sitebot::knowledge::search::analysis::terms("en", long).len();
     println!(
         "long question: {} characters, {terms} distinct terms; the search uses {}",
         long.chars().count(),
-        sitebot::knowledge::analysis::question_terms(long, &["en"]).len()
+        sitebot::knowledge::search::analysis::question_terms(long, &["en"]).len()
     );
     let (mut normal, mut long_lat) = (Vec::new(), Vec::new());
     for i in 0..300 {

@@ -25,9 +25,9 @@ use std::time::Instant;
 
 use sitebot::config::Config;
 use sitebot::domain::{Currency, Lang, SiteId, Tier};
-use sitebot::knowledge::Knowledge;
+use sitebot::knowledge::Engine;
 use sitebot::knowledge::import;
-use sitebot::knowledge::retrieve::{self, Candidate, Fusion, Mode};
+use sitebot::knowledge::search::{self, Candidate, Fusion, Mode};
 use sitebot::store::{NewSite, Store};
 
 /// Chunks retrieved per list; enough for Recall@100 over documents.
@@ -99,7 +99,7 @@ type Qrels = HashMap<String, HashMap<String, f64>>;
 #[allow(clippy::too_many_arguments)] // a benchmark harness: every input is a knob
 fn evaluate(
     store: &Store,
-    k: &Knowledge,
+    k: &Engine,
     site: &SiteId,
     queries: &[Query],
     rels: &Qrels,
@@ -112,7 +112,8 @@ fn evaluate(
     for q in queries {
         let rel = &rels[&q.id];
         let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
-        let ranked = retrieve::rank(store, &k.indexes, &k.term_stats, site, &q.text, "en", &q.vector, depth, fusion, mode)?;
+        let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth };
+        let ranked = search::rank(store, k, site, &query, &q.vector, fusion, mode)?;
         if let Some(s) = samples.as_deref_mut() {
             for c in &ranked {
                 let label = doc_of.get(&c.key).is_some_and(|d| rel.get(d).copied().unwrap_or(0.0) > 0.0);
@@ -154,12 +155,12 @@ fn main() -> anyhow::Result<()> {
     let fitting = std::env::args().any(|a| a == "--fit");
     let config = Config::default();
     let store = sitebot::app::open_store(&config, &data_dir)?;
-    let knowledge = Knowledge::open(&config.knowledge, &data_dir)?;
+    let knowledge = Engine::open(&config.knowledge, &data_dir)?;
     let site = site(&store)?;
 
-    if store.site(site).knowledge().fts_analyzer()? != Some(sitebot::knowledge::analysis::VERSION) {
+    if store.site(site).knowledge().fts_analyzer()? != Some(sitebot::knowledge::search::analysis::VERSION) {
         let t = Instant::now();
-        let rows = sitebot::knowledge::analysis::reindex(&store, &site)?;
+        let rows = sitebot::knowledge::search::analysis::reindex(&store, &site)?;
         println!("full-text index rebuilt with the current analysis: {rows} chunks in {:.2}s", t.elapsed().as_secs_f64());
     }
     let started = Instant::now();
@@ -190,7 +191,7 @@ fn main() -> anyhow::Result<()> {
         let mut ids: Vec<&String> = rels.keys().collect();
         ids.sort();
         let text: Vec<String> = ids.iter().map(|id| texts[*id].clone()).collect();
-        let vectors = knowledge.embedder.embed_parallel_blocking(&text, sitebot::knowledge::model::Role::Query)?;
+        let vectors = knowledge.embedder.embed_parallel_blocking(&text, sitebot::knowledge::embedding::model::Purpose::Query)?;
         let queries = ids.into_iter().zip(text).zip(vectors).map(|((id, text), vector)| Query { id: id.clone(), text, vector }).collect();
         Ok((queries, rels))
     };
@@ -198,10 +199,10 @@ fn main() -> anyhow::Result<()> {
     // BM25 from the in-memory index (`knowledge::bm25`, as the server once it is built), or from FTS5
     // with `--fts` (as the server while it builds).
     if std::env::args().any(|a| a == "--fts") {
-        knowledge.term_stats.in_memory.set_enabled(false);
+        knowledge.bm25.set_enabled(false);
     } else {
         let t = Instant::now();
-        let idx = knowledge.term_stats.in_memory.build_now(&store, &site)?;
+        let idx = knowledge.bm25.build_now(&store, &site)?;
         println!("in-memory BM25 index: {} chunks, {:.1} MiB, built in {:.2}s", idx.len(), idx.bytes() as f64 / (1 << 20) as f64, t.elapsed().as_secs_f64());
     }
     let mut fusion = Fusion::default();
@@ -249,7 +250,7 @@ async fn through_route(config: &Config, data_dir: &std::path::Path, store: &Stor
     let bound = sitebot::server::Server::bind(config, data_dir.to_owned(), std::sync::Arc::new(sitebot::ratelimit::SystemClock::default())).await?;
     let base = format!("https://127.0.0.1:{}", bound.addr()?.port());
     if !std::env::args().any(|a| a == "--fts") {
-        bound.state().knowledge.term_stats.in_memory.build_now(store, site)?;
+        bound.state().knowledge.bm25.build_now(store, site)?;
     }
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(bound.run(async {

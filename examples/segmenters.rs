@@ -16,8 +16,8 @@ use std::time::Instant;
 use icu_segmenter::WordSegmenter;
 use icu_segmenter::options::WordBreakInvariantOptions;
 use sitebot::domain::{Currency, Lang, Slug, Tier};
-use sitebot::knowledge::analysis;
-use sitebot::knowledge::retrieve::match_expression;
+use sitebot::knowledge::search::analysis;
+use sitebot::knowledge::search::match_expression;
 use sitebot::store::knowledge::{NewChunk, NewDocument};
 use sitebot::store::{NewSite, Store};
 

@@ -21,10 +21,10 @@ pub struct AppState {
     /// Wakes the webhook worker when an event is enqueued.
     pub outbox_wake: Arc<tokio::sync::Notify>,
     /// Embeddings, vector indexes and retrieval; loading it fails when the runtime or model is missing.
-    pub knowledge: Arc<crate::knowledge::Knowledge>,
+    pub knowledge: Arc<crate::knowledge::Engine>,
     /// The operator's language model (`answer.generator = "openai"`), for sites whose answers may be
     /// generative; `None` when answers are always quoted.
-    pub generator: Option<Arc<crate::knowledge::generate::Generator>>,
+    pub generator: Option<Arc<crate::knowledge::answer::generate::Generator>>,
     /// `server.trusted_proxies`, parsed: who may name the client (`http::client`).
     pub proxies: TrustedProxies,
     /// The Prometheus registry and the series the server records.
@@ -32,7 +32,7 @@ pub struct AppState {
     /// The data directory's free space against `storage.min_free_mb`.
     pub free_space: crate::disk::FreeSpace,
     /// What the start-up re-embedding did, once it is done (`None` while it runs).
-    pub refreshed: tokio::sync::watch::Sender<Option<crate::knowledge::refresh::Report>>,
+    pub refreshed: tokio::sync::watch::Sender<Option<crate::knowledge::import::refresh::Reembedded>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -85,7 +85,7 @@ pub fn check_config(config: &Config) -> Result<(), ConfigError> {
     EndpointPolicy::from_config(&config.webhooks)?;
     crate::knowledge::Queues::from_limits(&config.limits)?;
     if let Some(base) = config.answer.openai_base_url.as_deref().filter(|_| config.answer.generator == crate::config::GeneratorKind::Openai) {
-        crate::knowledge::generate::client::endpoint(base, &config.answer).map_err(|e| bad("answer.openai_base_url", e.to_string()))?;
+        crate::knowledge::answer::generate::client::endpoint(base, &config.answer).map_err(|e| bad("answer.openai_base_url", e.to_string()))?;
     }
     Currency::parse(&config.pricing.reference_currency).map_err(|e| bad("pricing.reference_currency", e.to_string()))?;
     if let Some(key) = &config.secrets.master_key {
@@ -105,11 +105,11 @@ impl AppState {
         let store = open_store(&config, &data_dir)?;
         store.bound_writes(config.limits.write_queue, config.limits.queue_wait()?);
         let generator = match config.answer.generator {
-            crate::config::GeneratorKind::Openai => Some(Arc::new(crate::knowledge::generate::Generator::new(&config.answer, clock.clone())?)),
+            crate::config::GeneratorKind::Openai => Some(Arc::new(crate::knowledge::answer::generate::Generator::new(&config.answer, clock.clone())?)),
             crate::config::GeneratorKind::Extractive => None,
         };
         let limiter = RateLimiter::new(clock, config.limits.burst_multiplier, config.limits.max_tracked_keys);
-        let knowledge = crate::knowledge::Knowledge::open_with(&config.knowledge, &data_dir, crate::knowledge::Queues::from_limits(&config.limits)?)?;
+        let knowledge = crate::knowledge::Engine::open_with(&config.knowledge, &data_dir, crate::knowledge::Queues::from_limits(&config.limits)?)?;
         let proxies = TrustedProxies::parse(&config.server.trusted_proxies).map_err(ConfigError::Invalid)?;
         let metrics = Arc::new(crate::metrics::Metrics::new(config.server.metrics_listen.is_some(), config.server.metrics_per_site, &knowledge.stages));
         let free_space = crate::disk::FreeSpace::new(&data_dir, config.storage.min_free_mb);

@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use crate::domain::{SiteId, Timestamp};
-use crate::knowledge::embed::{EmbedError, Embedder};
-use crate::knowledge::model::Role;
+use crate::knowledge::embedding::{EmbedError, Embedder};
+use crate::knowledge::embedding::model::Purpose;
 use crate::store::insights::{Asked, CitedSource, DayResolution, ThumbsDown};
 use crate::store::{Store, StoreError};
 
@@ -48,7 +48,7 @@ pub struct Group {
 /// The report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Report {
+pub struct Insights {
     pub since: Timestamp,
     pub questions: u64,
     pub resolved: u64,
@@ -63,14 +63,14 @@ pub struct Report {
 }
 
 /// Builds the report of `site` since `since` (blocking: reads the store, embeds on the pool).
-pub fn report(store: &Store, embedder: &Embedder, site: &SiteId, since: Timestamp, weak_below: f32) -> Result<Report, InsightsError> {
+pub fn report(store: &Store, embedder: &Embedder, site: &SiteId, since: Timestamp, weak_below: f32) -> Result<Insights, InsightsError> {
     let insights = store.site(*site).insights();
     let unanswered = insights.unanswered(since, MAX_UNANSWERED)?;
     let texts: Vec<String> = unanswered.iter().map(|a| a.question.clone()).collect();
-    let vectors = if texts.is_empty() { Vec::new() } else { embedder.embed_parallel_blocking(&texts, Role::Query)? };
+    let vectors = if texts.is_empty() { Vec::new() } else { embedder.embed_parallel_blocking(&texts, Purpose::Query)? };
     let by_day = insights.resolution_by_day(since)?;
     let (questions, resolved) = by_day.iter().fold((0, 0), |(q, r), d| (q + d.questions, r + d.resolved));
-    Ok(Report {
+    Ok(Insights {
         since,
         questions,
         resolved,

@@ -27,6 +27,7 @@
 //! - [`net`]: the checked resolver every outbound client uses (webhooks, crawler, generator).
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
 
+pub mod answering;
 pub mod api;
 pub mod app;
 pub mod cli;

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use sitebot::knowledge::unigram::TextTokenizer;
+use sitebot::knowledge::embedding::tokenizer::TextTokenizer;
 use tokenizers::{Model, Tokenizer};
 
 const MODEL_DIR: &str = "multilingual-e5-small-int8";
@@ -20,7 +20,7 @@ const EOS: u32 = 2;
 const UNK: u32 = 3;
 
 fn tokenizer_path() -> PathBuf {
-    let cache = sitebot::knowledge::runtime::cache_dir().expect("no cache directory: set SITEBOT_CACHE_DIR, XDG_CACHE_HOME or HOME");
+    let cache = sitebot::knowledge::embedding::runtime::cache_dir().expect("no cache directory: set SITEBOT_CACHE_DIR, XDG_CACHE_HOME or HOME");
     let path: PathBuf = cache.join("models").join(MODEL_DIR).join("tokenizer.json");
     assert!(
         path.is_file(),

@@ -1,7 +1,7 @@
-//! `--fit`: fits the cross-lingual model (`retrieve::CrossLingual`) on the route's own candidates.
+//! `--fit`: fits the cross-lingual model (`search::CrossLingual`) on the route's own candidates.
 //!
-//! The sites the CLI imported are opened in-process and every question is ranked by `retrieve::rank`,
-//! as `POST /v1/query` ranks it (depth `retrieve::depth(5)`, the question's detected language, else the
+//! The sites the CLI imported are opened in-process and every question is ranked by `search::rank`,
+//! as `POST /v1/query` ranks it (depth `search::depth(5)`, the question's detected language, else the
 //! site's). The candidates in another language than the question are the samples: the chunks of the
 //! question's paragraph are positive, the rest negative. Two kinds of questions the knowledge cannot
 //! answer add negatives: each question again with its article's chunks removed from the candidates (ranks,
@@ -16,9 +16,9 @@ use std::path::Path;
 
 use sitebot::config::Config;
 use sitebot::domain::SiteId;
-use sitebot::knowledge::Knowledge;
-use sitebot::knowledge::model::Role;
-use sitebot::knowledge::retrieve::{self, Candidate, CrossLingual, Fusion, Mode};
+use sitebot::knowledge::Engine;
+use sitebot::knowledge::embedding::model::Purpose;
+use sitebot::knowledge::search::{self, Candidate, CrossLingual, Fusion, Mode};
 use sitebot::store::Store;
 
 /// Questions a visitor might ask that no XQuAD paragraph answers, in 13 languages (none of them is one
@@ -94,7 +94,7 @@ struct Asked {
     candidates: Vec<(Candidate, Option<usize>)>,
 }
 
-pub fn open_site(store: &Store, knowledge: &Knowledge, id: &str, lang: &'static str) -> anyhow::Result<Site> {
+pub fn open_site(store: &Store, knowledge: &Engine, id: &str, lang: &'static str) -> anyhow::Result<Site> {
     let id = SiteId::parse(id).map_err(|e| anyhow::anyhow!(e.0))?;
     knowledge.sync_index_blocking(store, &id)?;
     let paragraph_of = store
@@ -107,16 +107,16 @@ pub fn open_site(store: &Store, knowledge: &Knowledge, id: &str, lang: &'static 
     Ok(Site { id, lang, paragraph_of })
 }
 
-pub fn embed(knowledge: &Knowledge, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
-    Ok(knowledge.embedder.embed_parallel_blocking(texts, Role::Query)?)
+pub fn embed(knowledge: &Engine, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    Ok(knowledge.embedder.embed_parallel_blocking(texts, Purpose::Query)?)
 }
 
 /// Ranks `q` on `site` as the route does.
-fn ask(store: &Store, knowledge: &Knowledge, site: &Site, q: &Question) -> anyhow::Result<Vec<(Candidate, Option<usize>)>> {
+fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::Result<Vec<(Candidate, Option<usize>)>> {
     let lang = sitebot::knowledge::language::detect_confident(&q.text).unwrap_or(site.lang);
     let fusion = Fusion::default();
-    let ranked =
-        retrieve::rank(store, &knowledge.indexes, &knowledge.term_stats, &site.id, &q.text, lang, &q.vector, retrieve::depth(5), &fusion, Mode::Hybrid)?;
+    let query = search::LexicalQuery { text: &q.text, lang, detected: sitebot::knowledge::language::detect_confident(&q.text), depth: search::depth(5) };
+    let ranked = search::rank(store, knowledge, &site.id, &query, &q.vector, &fusion, Mode::Hybrid)?;
     Ok(ranked.into_iter().map(|c| (c.clone(), site.paragraph_of.get(&c.key).copied())).collect())
 }
 
@@ -137,7 +137,7 @@ fn without(candidates: &[(Candidate, Option<usize>)], article_of: &[usize], arti
         }
     }
     let mut cs: Vec<Candidate> = kept.iter().map(|(c, _)| c.clone()).collect();
-    retrieve::relate(&mut cs);
+    search::relate(&mut cs);
     for ((k, _), c) in kept.iter_mut().zip(cs) {
         *k = c;
     }
@@ -253,7 +253,7 @@ pub struct Pair {
 #[allow(clippy::too_many_arguments)] // each pair names its sites, questions and role in the fit
 pub fn pair(
     store: &Store,
-    knowledge: &Knowledge,
+    knowledge: &Engine,
     name: &'static str,
     train: bool,
     removable: bool,
@@ -353,7 +353,7 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn open(data: &Path) -> anyhow::Result<(Store, std::sync::Arc<Knowledge>)> {
+pub fn open(data: &Path) -> anyhow::Result<(Store, std::sync::Arc<Engine>)> {
     let config = Config::default();
-    Ok((sitebot::app::open_store(&config, data)?, Knowledge::open(&config.knowledge, data)?))
+    Ok((sitebot::app::open_store(&config, data)?, Engine::open(&config.knowledge, data)?))
 }

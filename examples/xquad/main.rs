@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release && cargo run --release --example xquad [-- --eval DIR --bin target/release/sitebot]
-//! cargo run --release --example xquad -- --fit [--unanswerable-weight W]   # fit `retrieve::CrossLingual`
+//! cargo run --release --example xquad -- --fit [--unanswerable-weight W]   # fit `search::CrossLingual`
 //! ```
 //! Prints, for en, de and es questions on knowledge in the same language, and for de and es questions on
 //! English knowledge: R@1 (the first source is the question's paragraph), MRR@5 (over the sources, each

@@ -10,7 +10,7 @@ use poem::{Response, handler};
 use serde::Deserialize;
 
 use crate::app::AppState;
-use crate::domain::Timestamp;
+use crate::domain::{QueryId, Timestamp};
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
@@ -59,8 +59,8 @@ impl Validate for EventsRequest {
             if let Some(Err(why)) = e.at.as_deref().map(Timestamp::parse_date_time) {
                 errors.push(FieldError::new(field("at"), why.0));
             }
-            if e.query_id.as_deref().is_some_and(|q| crate::domain::prefixed_ulid("qry_", q).is_none()) {
-                errors.push(FieldError::new(field("queryId"), "must be the id of an answer (qry_...)"));
+            if let Some(Err(why)) = e.query_id.as_deref().map(QueryId::parse) {
+                errors.push(FieldError::new(field("queryId"), why.0));
             }
             let url_ok = |u: &str| u.len() <= 2048 && url::Url::parse(u).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
             if e.url.as_deref().is_some_and(|u| !url_ok(u)) {
@@ -89,7 +89,7 @@ pub async fn create(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenan
             event_type: e.event_type,
             session_id: e.session_id,
             at: e.at.and_then(|a| Timestamp::parse_date_time(&a).ok()).filter(|t| *t > now - day && *t < now + day).unwrap_or(now),
-            query_id: e.query_id,
+            query_id: e.query_id.as_deref().and_then(|q| QueryId::parse(q).ok()),
             url: e.url,
         })
         .collect();

@@ -10,6 +10,7 @@ use poem::{Response, handler};
 use serde::Deserialize;
 
 use crate::app::AppState;
+use crate::domain::QueryId;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
@@ -29,8 +30,8 @@ pub struct FeedbackRequest {
 impl Validate for FeedbackRequest {
     fn validate(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        if crate::domain::prefixed_ulid("qry_", &self.query_id).is_none() {
-            errors.push(FieldError::new("queryId", "must be the id of an answer (qry_...)"));
+        if let Err(why) = QueryId::parse(&self.query_id) {
+            errors.push(FieldError::new("queryId", why.0));
         }
         if self.comment.as_deref().is_some_and(|c| c.chars().count() > 1000) {
             errors.push(FieldError::new("comment", "must be at most 1000 characters"));
@@ -47,7 +48,8 @@ pub async fn create(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenan
     }
     let site = tenant.site.id;
     let comment = body.comment.map(|c| c.trim().to_owned()).filter(|c| !c.is_empty());
-    state.store.run(move |s| s.site(site).analytics().rate(&body.query_id, body.rating, comment.as_deref())).await.map_err(|e| match e {
+    let query = QueryId::parse(&body.query_id).map_err(|e| ApiError::validation("queryId", e.0))?;
+    state.store.run(move |s| s.site(site).analytics().rate(&query, body.rating, comment.as_deref())).await.map_err(|e| match e {
         StoreError::NotFound => ApiError::QueryNotFound,
         other => other.into(),
     })?;

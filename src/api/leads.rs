@@ -13,13 +13,12 @@ use poem::{Request, Response, handler};
 use serde::Deserialize;
 
 use crate::app::AppState;
-use crate::domain::{Email, Timestamp};
+use crate::domain::{ConversationId, Email, Timestamp};
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
 use crate::metrics::{Because, Unstored};
 use crate::store::StoreError;
-use crate::store::conversations;
 use crate::store::leads::{Capture, Idempotency, NewLead, StoredResponse};
 
 #[derive(Debug, Deserialize)]
@@ -55,7 +54,7 @@ impl Validate for LeadRequest {
                 errors.push(FieldError::new("pageUrl", "must be an http(s) URL of at most 2048 characters"));
             }
         }
-        if self.conversation_id.as_deref().is_some_and(|c| conversations::parse_id(c).is_none()) {
+        if self.conversation_id.as_deref().is_some_and(|c| ConversationId::parse(c).is_err()) {
             errors.push(FieldError::new("conversationId", "must be a conversation id as an answer gave it (cnv_...)"));
         }
         errors
@@ -95,7 +94,7 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         email: Email::parse(&body.email).map_err(|e| ApiError::validation("email", e.0))?,
         message: non_empty(body.message),
         page_url: non_empty(body.page_url),
-        conversation_id: body.conversation_id.as_deref().and_then(conversations::parse_id),
+        conversation_id: body.conversation_id.as_deref().and_then(|c| ConversationId::parse(c).ok()),
     };
     if let Some(cid) = new.conversation_id.clone() {
         let site = tenant.site.id;

@@ -1,6 +1,7 @@
 //! Handlers of the public API, one module per resource. Each reads its inputs through the extractors
 //! of `http` (parsed, validated) and its tenant through `Data<&Tenant>`.
 
+pub mod answer;
 pub mod events;
 pub mod feedback;
 pub mod health;

@@ -18,8 +18,11 @@ use poem::web::Data;
 use poem::web::sse::{Event, SSE};
 use poem::{IntoResponse, Response, handler};
 
-use super::query::{QueryRequest, knowledge_error, record};
+use super::answer::AnswerBody;
+use super::query::QueryRequest;
+use crate::answering::{self, Asker};
 use crate::app::AppState;
+use crate::http::error::ApiError;
 use crate::http::json::Json;
 use crate::http::scope::Tenant;
 
@@ -43,21 +46,18 @@ pub fn fragments(text: &str) -> Vec<String> {
 
 #[handler]
 pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
-    let asked = body.into_question(state, &tenant.site).await?;
-    let generation = asked.generation(state, &tenant.site);
-    let reply = state.knowledge.reply(&state.store, &tenant.site.id, &asked.question, asked.conversation_id.clone(), generation).await.map_err(knowledge_error)?;
+    let asker = Asker { site: tenant.site.clone(), via_token: tenant.via_token };
+    let mut pending = answering::ask(state, asker, body.into_request()).await.map_err(ApiError::from)?;
     let (tx, mut rx) = mpsc::channel::<Event>(64);
     // The answer is driven to its end and recorded even when the visitor goes away mid-stream: a
     // question once answered is always in the log and the counters.
-    let (state, tenant, question) = (state.clone(), tenant.clone(), asked.question.text);
     tokio::spawn(async move {
-        let mut reply = reply;
         let token = |f: String| Event::message(f).event_type("token");
         // After the visitor has gone, sends fail at once and the answer is still finished and recorded.
-        for f in fragments(&reply.answer.answer) {
+        for f in fragments(&pending.answer().text) {
             let _ = tx.send(token(f)).await;
         }
-        while let Some(sentence) = reply.next_sentence().await {
+        while let Some(sentence) = pending.next_sentence().await {
             // The space that joins two sentences goes with the next one's first word.
             let mut words = fragments(&sentence);
             if let Some(first) = words.first_mut() {
@@ -67,15 +67,13 @@ pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>,
                 let _ = tx.send(token(f)).await;
             }
         }
-        let answer = reply.answer;
-        record(&state, &tenant, &question, &answer).await;
-        let done = serde_json::json!({
-            "id": answer.id, "sources": answer.sources, "resolved": answer.resolved,
-            "lang": answer.lang, "latencyMs": answer.latency_ms,
-            "conversationId": answer.conversation_id, "mode": answer.mode,
-        });
-        let event = Event::message(done.to_string()).event_type("done");
-        let _ = tx.send(event).await;
+        let answer = pending.finish().await;
+        match serde_json::to_string(&AnswerBody::done(&answer)) {
+            Ok(done) => {
+                let _ = tx.send(Event::message(done).event_type("done")).await;
+            }
+            Err(e) => tracing::error!(error = %e, "cannot serialize the done event"),
+        }
     });
     let events = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
     Ok(SSE::new(events).keep_alive(Duration::from_secs(15)).into_response())

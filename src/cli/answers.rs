@@ -5,7 +5,7 @@ use clap::Subcommand;
 
 use super::{JsonFlag, SiteArg};
 use crate::config::Config;
-use crate::knowledge::Knowledge;
+use crate::knowledge::Engine;
 use crate::store::Store;
 
 #[derive(Debug, Subcommand)]
@@ -52,8 +52,8 @@ pub fn run(command: AnswerCommand, config: &Config, data_dir: &std::path::Path, 
             {
                 anyhow::bail!("--url must be an http or https URL");
             }
-            let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
-            let added = crate::knowledge::curated::add(store, &knowledge.embedder, &site, &question, &answer, url.as_ref().map(url::Url::as_str))?;
+            let knowledge = Engine::open(&config.knowledge, data_dir)?;
+            let added = crate::knowledge::answer::curated::add(store, &knowledge.embedder, &site, &question, &answer, url.as_ref().map(url::Url::as_str))?;
             if out.json {
                 println!("{}", serde_json::to_string_pretty(&added)?);
             } else {

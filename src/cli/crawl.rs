@@ -11,7 +11,7 @@ use url::Url;
 use crate::config::{Config, parse_duration};
 use crate::crawl::{self, Summary, schedule};
 use crate::domain::{EndpointNames, SiteId, check_endpoint};
-use crate::knowledge::Knowledge;
+use crate::knowledge::Engine;
 use crate::store::Store;
 use crate::store::crawl::{Source, SourceOptions};
 
@@ -72,7 +72,7 @@ pub fn crawl(store: &Store, config: &Config, data_dir: &Path, site: SiteId, args
     let options =
         SourceOptions { max_pages: args.max_pages.unwrap_or(config.crawl.max_pages), max_depth: args.max_depth, include: args.include, exclude: args.exclude };
     anyhow::ensure!(options.max_pages > 0, "--max-pages must be at least 1");
-    let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
+    let knowledge = Engine::open(&config.knowledge, data_dir)?;
     let bar = !json && std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut total = Summary::default();

@@ -5,9 +5,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::config::Config;
-use crate::knowledge::embed::{DIMENSIONS, Embedder};
-use crate::knowledge::model::Role;
-use crate::knowledge::{refresh, runtime};
+use crate::knowledge::embedding::{DIMENSIONS, Embedder};
+use crate::knowledge::embedding::model::Purpose;
+use crate::knowledge::embedding::runtime;
+use crate::knowledge::import::refresh;
 
 struct Checks {
     failed: usize,
@@ -66,7 +67,7 @@ fn certificate_check(config: &Config, data_dir: &Path) -> Result<String, String>
 /// A real streamed completion from the configured endpoint, through the same client and address checks
 /// the server uses.
 fn answer_generator_check(config: &Config) -> Result<String, String> {
-    let client = crate::knowledge::generate::client::ChatClient::new(&config.answer).map_err(|e| e.to_string())?;
+    let client = crate::knowledge::answer::generate::client::ChatClient::new(&config.answer).map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(client.probe()).map_err(|e| format!("{e}; questions get the quoted answer until it works"))
 }
@@ -77,7 +78,7 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     checks.report(
         "ONNX Runtime",
         lib.as_ref().map_err(|e| e.to_string()).and_then(|p| {
-            crate::knowledge::embed::load_runtime(p).map_err(|e| e.to_string())?;
+            crate::knowledge::embedding::load_runtime(p).map_err(|e| e.to_string())?;
             Ok(format!("{} loads", p.display()))
         }),
     );
@@ -86,7 +87,7 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         "embedding model",
         model.and_then(|dir| {
             let e = Embedder::load(&config.knowledge).map_err(|e| e.to_string())?;
-            let v = e.embed_blocking(&["Where is the practice?"], Role::Query).map_err(|e| e.to_string())?;
+            let v = e.embed_blocking(&["Where is the practice?"], Purpose::Query).map_err(|e| e.to_string())?;
             match v.first() {
                 Some(v) if v.len() == DIMENSIONS => {
                     Ok(format!("{} ({}) embeds a sentence ({DIMENSIONS} dimensions, {} sessions)", dir.display(), e.manifest.name, e.pool_size()))
@@ -119,7 +120,7 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     // Not a failure either: `serve` rebuilds them before it answers.
     match crate::app::open_store(config, data_dir)
         .map_err(|e| format!("{e:#}"))
-        .and_then(|store| crate::knowledge::analysis::stale_sites(&store).map_err(|e| e.to_string()))
+        .and_then(|store| crate::knowledge::search::analysis::stale_sites(&store).map_err(|e| e.to_string()))
     {
         Ok(s) if s.is_empty() => println!("ok    full-text indexes: every site's is built with the current analysis"),
         Ok(s) => println!(

@@ -9,7 +9,7 @@ use clap::Args;
 use super::{JsonFlag, SiteArg};
 use crate::config::Config;
 use crate::domain::Timestamp;
-use crate::knowledge::Knowledge;
+use crate::knowledge::Engine;
 
 #[derive(Debug, Args)]
 pub struct InsightsArgs {
@@ -31,7 +31,7 @@ pub fn run(a: InsightsArgs, config: &Config, data_dir: &Path) -> anyhow::Result<
         anyhow::bail!("no site {}", a.site.site);
     }
     let since = a.since.unwrap_or_else(|| Timestamp::now() - std::time::Duration::from_secs(30 * 86_400));
-    let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
+    let knowledge = Engine::open(&config.knowledge, data_dir)?;
     let r = crate::insights::report(&store, &knowledge.embedder, &a.site.site, since, a.weak_below)?;
     if a.out.json {
         println!("{}", serde_json::to_string_pretty(&r)?);

@@ -12,8 +12,8 @@ use clap::Subcommand;
 use super::{JsonFlag, SiteArg};
 use crate::config::Config;
 use crate::domain::SiteId;
-use crate::knowledge::Knowledge;
-use crate::knowledge::import::{self, Report};
+use crate::knowledge::Engine;
+use crate::knowledge::import::{self, ImportReport};
 use crate::store::Store;
 
 #[derive(Debug, Subcommand)]
@@ -83,7 +83,7 @@ pub enum KnowledgeCommand {
 }
 
 /// Imports `inputs` into `site` and updates its index file; shared by `knowledge import` and `demo`.
-pub fn import_inputs(store: &Store, knowledge: &Knowledge, site: &SiteId, inputs: &[import::Input], force: bool, bar: bool) -> anyhow::Result<Report> {
+pub fn import_inputs(store: &Store, knowledge: &Engine, site: &SiteId, inputs: &[import::Input], force: bool, bar: bool) -> anyhow::Result<ImportReport> {
     let progress = bar.then(|| {
         let pb = indicatif::ProgressBar::new(inputs.len() as u64);
         pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}").expect("a valid template"));
@@ -106,7 +106,7 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
     match command {
         KnowledgeCommand::Import { site, paths, force, out: JsonFlag { json } } => {
             let site = site.existing(&store)?;
-            let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
+            let knowledge = Engine::open(&config.knowledge, data_dir)?;
             let started = std::time::Instant::now();
             let mut failed = Vec::new();
             let inputs = import::read_paths_within(&paths, config.knowledge.max_file_bytes, &mut failed);
@@ -180,9 +180,9 @@ pub fn run(command: KnowledgeCommand, config: &Config, data_dir: &Path) -> anyho
         },
         KnowledgeCommand::Reindex { site } => {
             let site = site.existing(&store)?;
-            let knowledge = Knowledge::open(&config.knowledge, data_dir)?;
-            let rows = crate::knowledge::analysis::reindex(&store, &site)?;
-            knowledge.indexes.drop_site(&site);
+            let knowledge = Engine::open(&config.knowledge, data_dir)?;
+            let rows = crate::knowledge::search::analysis::reindex(&store, &site)?;
+            knowledge.vectors.drop_site(&site);
             let n = knowledge.sync_index_blocking(&store, &site)?;
             println!("indexes of {site} rebuilt: {rows} chunks in the full-text index, {n} in the vector index");
             Ok(())

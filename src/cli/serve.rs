@@ -95,7 +95,7 @@ pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
     if let Some(id) = store.run(|s| s.meta(DEMO_KEY).get()).await? {
         let site_id: SiteId = id.parse().map_err(|e: crate::domain::Invalid| anyhow::anyhow!("stored demo site id: {e}"))?;
         let (kstore, kconfig, kdir) = (store.clone(), config.knowledge.clone(), data_dir.clone());
-        let report = tokio::task::spawn_blocking(move || crate::knowledge::demo::import(&kstore, &kconfig, &kdir, &site_id)).await??;
+        let report = tokio::task::spawn_blocking(move || crate::knowledge::import::demo::import(&kstore, &kconfig, &kdir, &site_id)).await??;
         if report.documents > 0 {
             banner.push_str(&format!(
                 "\ndemo knowledge imported: {} documents ({} chunks) of Bright Smile Dental\n  try: curl -k -H 'X-Site-Id: {id}' -H 'Content-Type: application/json' \

@@ -308,7 +308,7 @@ fn delete(store: &Store, data_dir: &Path, id: SiteId, yes: bool, json: bool) -> 
         anyhow::bail!("deleting site {id} removes all its data and cannot be undone; run again with --yes");
     }
     let removed = store.erasure().site(id).map_err(site_error(id))?;
-    let files = crate::knowledge::index::remove_files(&data_dir.join(crate::knowledge::INDEX_DIR), &id)?;
+    let files = crate::knowledge::search::vector::remove_files(&data_dir.join(crate::knowledge::INDEX_DIR), &id)?;
     if json {
         let rows: serde_json::Map<String, serde_json::Value> = removed.rows.iter().map(|(t, n)| (t.clone(), (*n).into())).collect();
         let report = serde_json::json!({"siteId": id, "rows": rows, "ftsTableDropped": removed.fts_table_dropped, "indexFiles": files});

@@ -39,7 +39,7 @@ use self::fetch::{Answer, Fetcher, Validators};
 use self::link::{Patterns, same_site};
 use crate::config::CrawlConfig;
 use crate::domain::SiteId;
-use crate::knowledge::Knowledge;
+use crate::knowledge::Engine;
 use crate::knowledge::import::{self, Batch, Format, Input, Outcome, Parsed};
 use crate::store::crawl::{PageRecord, SourceOptions};
 use crate::store::{Store, StoreError};
@@ -140,7 +140,7 @@ struct Tally {
 
 /// Receives parsed pages, embeds and writes them in batches (on a blocking thread), and saves each
 /// page's record once its document is written.
-fn importer(store: Store, knowledge: Arc<Knowledge>, site: SiteId, source: String, mut jobs: tokio::sync::mpsc::Receiver<Job>) -> Result<Tally, CrawlError> {
+fn importer(store: Store, knowledge: Arc<Engine>, site: SiteId, source: String, mut jobs: tokio::sync::mpsc::Receiver<Job>) -> Result<Tally, CrawlError> {
     let mut batch = Batch::new(&store, &knowledge.embedder, &site, false);
     let mut tally = Tally::default();
     let mut waiting: Vec<PageRecord> = Vec::new();
@@ -216,7 +216,7 @@ async fn sitemap_pages(fetcher: &Fetcher, scope: &Scope, summary: &mut Summary) 
 /// then updates the site's vector index. `progress` is called after each page.
 pub async fn crawl(
     store: &Store,
-    knowledge: &Arc<Knowledge>,
+    knowledge: &Arc<Engine>,
     config: &CrawlConfig,
     site: SiteId,
     start: &Url,

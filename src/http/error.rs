@@ -316,3 +316,18 @@ impl From<crate::store::StoreError> for ApiError {
         }
     }
 }
+
+/// A question's retrieval failing, as a client sees it: turned away by a full line or its deadline is a
+/// 503 with `Retry-After` (the client may ask again at once); anything else is ours, a generic 500.
+impl From<crate::knowledge::KnowledgeError> for ApiError {
+    fn from(e: crate::knowledge::KnowledgeError) -> Self {
+        use crate::knowledge::KnowledgeError;
+        use crate::knowledge::embedding::EmbedError;
+        match e {
+            e @ (KnowledgeError::Shed(_) | KnowledgeError::Embed(EmbedError::Shed(_))) => ApiError::Unavailable(e.to_string()),
+            e @ (KnowledgeError::Embed(EmbedError::Inference(_) | EmbedError::Join(_)) | KnowledgeError::Index(_) | KnowledgeError::Join(_)) => {
+                ApiError::Internal(e.to_string())
+            }
+        }
+    }
+}

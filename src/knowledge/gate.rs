@@ -88,7 +88,7 @@ impl Gate {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::gate::*;
 
     #[tokio::test]
     async fn a_full_line_and_a_long_wait_are_turned_away() {

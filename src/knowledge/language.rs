@@ -159,7 +159,7 @@ fn iso639_1(lang: Lang) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::language::*;
 
     #[test]
     fn a_mixed_batch_of_questions_gets_each_its_language() {

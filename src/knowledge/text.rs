@@ -83,7 +83,7 @@ pub fn sentences(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::text::*;
 
     #[test]
     fn splits_sentences_but_not_abbreviations() {

@@ -78,7 +78,7 @@ pub struct Server {
     delivery: bool,
     /// Stops the workers (the refresh already runs) after HTTP.
     workers_stop: CancellationToken,
-    refresh: tokio::task::JoinHandle<crate::knowledge::refresh::Report>,
+    refresh: tokio::task::JoinHandle<crate::knowledge::import::refresh::Reembedded>,
 }
 
 impl std::fmt::Debug for Server {
@@ -108,7 +108,7 @@ impl Server {
             None => None,
         };
         let workers_stop = CancellationToken::new();
-        let refresh = crate::knowledge::refresh::start(state.knowledge.clone(), state.store.clone(), workers_stop.clone()).await?;
+        let refresh = crate::knowledge::import::refresh::start(state.knowledge.clone(), state.store.clone(), workers_stop.clone()).await?;
         Ok(Server { state, identity, listener, plain, metrics, delivery: true, workers_stop, refresh })
     }
 

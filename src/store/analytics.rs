@@ -8,7 +8,7 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::{OptionalRow, Result, SiteStore, StoreError};
-use crate::domain::Timestamp;
+use crate::domain::{QueryId, Timestamp};
 
 /// An answer's rating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -33,7 +33,7 @@ pub struct NewEvent {
     pub event_type: String,
     pub session_id: String,
     pub at: Timestamp,
-    pub query_id: Option<String>,
+    pub query_id: Option<QueryId>,
     pub url: Option<String>,
 }
 
@@ -70,7 +70,7 @@ pub struct Comment {
 /// `sitebot analytics`: what a site's visitors did since an instant.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Report {
+pub struct AnalyticsReport {
     pub since: Timestamp,
     /// Widget events by type, all days together (API.md's type names).
     pub events: BTreeMap<String, u64>,
@@ -97,7 +97,7 @@ impl<'s> Analytics<'s> {
 
     /// Rates one of the site's answers; rating again replaces the earlier rating. `NotFound` when the
     /// query is not the site's.
-    pub fn rate(&self, query_id: &str, rating: Rating, comment: Option<&str>) -> Result<()> {
+    pub fn rate(&self, query_id: &QueryId, rating: Rating, comment: Option<&str>) -> Result<()> {
         let site = self.site.id();
         self.site.store().write(|tx| {
             let known = tx.query_row("SELECT 1 FROM query_log WHERE id = ?1 AND site_id = ?2", params![query_id, site], |_| Ok(())).optional_row()?;
@@ -129,7 +129,7 @@ impl<'s> Analytics<'s> {
     }
 
     /// The report of everything since `since`.
-    pub fn report(&self, since: Timestamp) -> Result<Report> {
+    pub fn report(&self, since: Timestamp) -> Result<AnalyticsReport> {
         let site = self.site.id();
         self.site.store().read(|c| {
             let mut by_day: BTreeMap<i64, DayCounts> = BTreeMap::new();
@@ -181,7 +181,7 @@ impl<'s> Analytics<'s> {
             )?;
             let top_sources =
                 stmt.query_map(params![site, since], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?.collect::<rusqlite::Result<_>>()?;
-            Ok(Report {
+            Ok(AnalyticsReport {
                 since,
                 events,
                 by_day: by_day.into_values().collect(),

@@ -6,7 +6,7 @@ use rusqlite::{Transaction, params};
 use serde::{Deserialize, Serialize};
 
 use super::{OptionalRow, Result, SiteStore, StoreError};
-use crate::domain::{SiteId, Timestamp};
+use crate::domain::{ConversationId, QueryId, SiteId, Timestamp};
 
 pub const MAX_TURNS: i64 = 20;
 pub const MAX_TURN_CHARS: usize = 2000;
@@ -44,22 +44,13 @@ pub struct Turn {
     pub at: Timestamp,
 }
 
-/// `cnv_<ulid>`: well-formed conversation ids are the only ones ever looked up.
-pub fn parse_id(s: &str) -> Option<String> {
-    crate::domain::prefixed_ulid("cnv_", s)
-}
-
-pub fn new_id() -> String {
-    format!("cnv_{}", ulid::Ulid::new())
-}
-
 fn bounded(text: &str) -> String {
     text.chars().take(MAX_TURN_CHARS).collect()
 }
 
 /// The turns of a conversation of this site, oldest first; `NotFound` when the site has no such
 /// conversation (another site's id included).
-pub(super) fn turns(tx: &rusqlite::Connection, site: &SiteId, id: &str) -> Result<Vec<Turn>> {
+pub(super) fn turns(tx: &rusqlite::Connection, site: &SiteId, id: &ConversationId) -> Result<Vec<Turn>> {
     let exists = tx.query_row("SELECT 1 FROM conversations WHERE id = ?1 AND site_id = ?2", params![id, site], |_| Ok(())).optional_row()?;
     exists.ok_or(StoreError::NotFound)?;
     let mut stmt = tx.prepare_cached("SELECT role, text, at FROM conversation_turns WHERE conversation_id = ?1 ORDER BY seq")?;
@@ -69,7 +60,7 @@ pub(super) fn turns(tx: &rusqlite::Connection, site: &SiteId, id: &str) -> Resul
 
 /// Appends a question and its answer to the conversation (created when new), dropping turns beyond the
 /// bound. `NotFound` when the id belongs to another site.
-pub(super) fn append(tx: &Transaction<'_>, site: &SiteId, id: &str, question: &str, answer: &str, query_id: &str, at: Timestamp) -> Result<()> {
+pub(super) fn append(tx: &Transaction<'_>, site: &SiteId, id: &ConversationId, question: &str, answer: &str, query_id: &QueryId, at: Timestamp) -> Result<()> {
     let owner: Option<SiteId> = tx.query_row("SELECT site_id FROM conversations WHERE id = ?1", [id], |r| r.get(0)).optional_row()?;
     match owner {
         Some(o) if o != *site => return Err(StoreError::NotFound),
@@ -99,7 +90,7 @@ impl<'s> Conversations<'s> {
     }
 
     /// The turns of one of the site's conversations, oldest first; `NotFound` for any other id.
-    pub fn turns(&self, id: &str) -> Result<Vec<Turn>> {
+    pub fn turns(&self, id: &ConversationId) -> Result<Vec<Turn>> {
         let site = self.site.id();
         self.site.store().read(|c| turns(c, &site, id))
     }

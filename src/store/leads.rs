@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::outbox::{self, MessageId};
 use super::usage::{self, DailyCap, DayUsage};
 use super::{OptionalRow, Result, SiteStore};
-use crate::domain::{Email, EventType, SiteId, Timestamp};
+use crate::domain::{ConversationId, Email, EventType, SiteId, Timestamp};
 
 /// How long an `Idempotency-Key` is remembered.
 pub const IDEMPOTENCY_WINDOW: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -18,7 +18,7 @@ pub struct NewLead {
     pub message: Option<String>,
     pub page_url: Option<String>,
     /// The widget conversation the visitor had before asking for a person (`cnv_...`), if any.
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<ConversationId>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -32,7 +32,7 @@ pub struct Lead {
     pub page_url: Option<String>,
     pub created_at: Timestamp,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<ConversationId>,
     /// The conversation's turns, in the `lead.captured` event only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transcript: Option<Vec<super::conversations::Turn>>,
@@ -103,7 +103,7 @@ impl<'s> Leads<'s> {
             if !usage::has_room(usage::day(tx, &site_id, now)?.leads, cap) {
                 return Ok(Capture::OverDailyCap { resets_at: now.next_day() });
             }
-            let transcript = new.conversation_id.as_deref().map(|id| super::conversations::turns(tx, &site_id, id)).transpose()?;
+            let transcript = new.conversation_id.as_ref().map(|id| super::conversations::turns(tx, &site_id, id)).transpose()?;
             let lead = Lead {
                 lead_id: format!("lead_{}", ulid::Ulid::new()),
                 site_id,

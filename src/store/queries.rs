@@ -7,13 +7,13 @@ use serde::Serialize;
 use super::outbox::{self, MessageId};
 use super::usage::{self, DailyCap, DayUsage};
 use super::{Result, SiteStore};
-use crate::domain::{AnswerMode, EventType, SiteId, Timestamp};
+use crate::domain::{AnswerMode, ConversationId, EventType, QueryId, SiteId, Timestamp};
 
 /// One answered question, for the log, the public counters and the `query.completed` webhook.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryRecord {
-    pub query_id: String,
+    pub query_id: QueryId,
     pub site_id: SiteId,
     pub question: String,
     pub resolved: bool,
@@ -28,7 +28,7 @@ pub struct QueryRecord {
     pub lang: String,
     /// The conversation this question continues or starts (`cnv_...`), with the answer for its turns.
     #[serde(skip)]
-    pub conversation: Option<(String, String)>,
+    pub conversation: Option<(ConversationId, String)>,
     /// The documents the answer cited, best first (for the operator's insights).
     #[serde(skip)]
     pub cited: Vec<Cited>,
@@ -89,7 +89,7 @@ impl<'s> QueryLog<'s> {
                 usage::add(tx, &site, now, DayUsage { unlogged_questions: 1, ..DayUsage::default() })?;
                 return Ok(Logged::OverDailyCap);
             }
-            let conversation = q.conversation.as_ref().map(|(id, _)| id.as_str());
+            let conversation = q.conversation.as_ref().map(|(id, _)| id);
             let g = q.generation.as_ref();
             tx.prepare_cached(
                 "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id,

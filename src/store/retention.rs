@@ -93,7 +93,7 @@ impl<'s> Retention<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::domain::{ConversationId, Currency, Lang, QueryId, Slug, Tier};
     use crate::secrets::Keyring;
     use crate::store::NewSite;
     use crate::store::queries::QueryRecord;
@@ -104,9 +104,11 @@ mod tests {
         let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[3; 32])).unwrap();
         let new = NewSite::new("S", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
         let (site, _) = store.sites().create(new).unwrap();
+        let queries: Vec<QueryId> = (0..4).map(|_| QueryId::new()).collect();
+        let conversations: Vec<ConversationId> = (0..4).map(|_| ConversationId::new()).collect();
         for i in 0..4 {
             let rec = QueryRecord {
-                query_id: format!("qry_{i}"),
+                query_id: queries[i].clone(),
                 site_id: site.id,
                 question: format!("question {i}"),
                 resolved: i % 2 == 0,
@@ -115,7 +117,7 @@ mod tests {
                 mode: crate::domain::AnswerMode::Extractive,
                 generation: None,
                 lang: "en".into(),
-                conversation: Some((format!("cnv_{i}"), "answer".into())),
+                conversation: Some((conversations[i].clone(), "answer".into())),
                 cited: Vec::new(),
             };
             store.site(site.id).queries().record(&rec, None).unwrap();
@@ -126,8 +128,8 @@ mod tests {
         // Two questions and their conversations a hundred days old.
         store
             .write(|tx| {
-                tx.execute("UPDATE query_log SET created_at = ?1 WHERE id IN ('qry_0', 'qry_1')", [old])?;
-                tx.execute("UPDATE conversations SET updated_at = ?1 WHERE id IN ('cnv_0', 'cnv_1')", [old])?;
+                tx.execute("UPDATE query_log SET created_at = ?1 WHERE id IN (?2, ?3)", rusqlite::params![old, queries[0], queries[1]])?;
+                tx.execute("UPDATE conversations SET updated_at = ?1 WHERE id IN (?2, ?3)", rusqlite::params![old, conversations[0], conversations[1]])?;
                 Ok(())
             })
             .unwrap();
@@ -144,7 +146,10 @@ mod tests {
         assert_eq!((p.queries, p.conversations), (2, 2), "{p:?}");
         assert_eq!(count("SELECT count(*) FROM query_log"), 2);
         assert_eq!(count("SELECT count(*) FROM conversations"), 2);
-        assert_eq!(count("SELECT count(*) FROM conversation_turns WHERE conversation_id IN ('cnv_0', 'cnv_1')"), 0, "turns go with them");
+        let turns_left: i64 = store
+            .read(|c| Ok(c.query_row("SELECT count(*) FROM conversation_turns WHERE conversation_id IN (?1, ?2)", rusqlite::params![conversations[0], conversations[1]], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(turns_left, 0, "turns go with them");
         assert_eq!(stats(&store), before, "the public counters are unaffected");
     }
 }

@@ -116,6 +116,10 @@ async fn feedback_rates_the_sites_own_answers_and_rating_again_replaces() {
     assert_eq!(down.status(), StatusCode::ACCEPTED);
     assert_eq!(app.count("SELECT count(*) FROM feedback WHERE query_id = ?1", [&qid]), 1, "one rating per answer");
     assert_eq!(app.count("SELECT count(*) FROM feedback WHERE query_id = ?1 AND rating = 'down'", [&qid]), 1);
+    // The id in lower case is the same answer (the contract's pattern takes either case).
+    let lower = post(&app, site.id, "/v1/feedback", json!({"queryId": qid.to_lowercase(), "rating": "up"})).await;
+    assert_eq!(lower.status(), StatusCode::ACCEPTED);
+    assert_eq!(app.count("SELECT count(*) FROM feedback WHERE query_id = ?1 AND rating = 'up'", [&qid]), 1, "the same answer's rating, replaced");
     problem(post(&app, other.id, "/v1/feedback", json!({"queryId": qid, "rating": "up"})).await, 404, "query_not_found").await;
     problem(post(&app, site.id, "/v1/feedback", json!({"queryId": "qry_01M84JCM6EFTAP9RAQZ4H80QG6", "rating": "up"})).await, 404, "query_not_found").await;
     problem(post(&app, site.id, "/v1/feedback", json!({"queryId": "qry_nope", "rating": "up"})).await, 422, "validation_failed").await;

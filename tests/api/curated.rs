@@ -12,7 +12,7 @@ use crate::knowledge::{ask, ask_ok, clinic, import_files};
 /// Adds a curated answer as `sitebot knowledge answer add` does.
 pub async fn add_answer(app: &TestApp, site: SiteId, question: &str, answer: &str, url: Option<&str>) -> String {
     let (state, q, a, u) = (app.state.clone(), question.to_owned(), answer.to_owned(), url.map(str::to_owned));
-    tokio::task::spawn_blocking(move || sitebot::knowledge::curated::add(&state.store, &state.knowledge.embedder, &site, &q, &a, u.as_deref()))
+    tokio::task::spawn_blocking(move || sitebot::knowledge::answer::curated::add(&state.store, &state.knowledge.embedder, &site, &q, &a, u.as_deref()))
         .await
         .unwrap()
         .expect("curated answer added")

@@ -157,7 +157,7 @@ impl TestApp {
     }
 
     /// Waits for the start-up re-embedding (`knowledge::refresh`) to finish and returns what it did.
-    pub async fn refreshed(&mut self) -> sitebot::knowledge::refresh::Report {
+    pub async fn refreshed(&mut self) -> sitebot::knowledge::import::refresh::Reembedded {
         let mut done = self.state.refreshed.subscribe();
         done.wait_for(Option::is_some).await.expect("the server publishes the refresh report").clone().expect("done")
     }

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 use sitebot::domain::{SiteId, Tier};
-use sitebot::knowledge::import::{self, Report};
+use sitebot::knowledge::import::{self, ImportReport};
 
 use crate::helpers::{TestApp, spawn_app, spawn_app_in, test_config};
 
@@ -26,7 +26,7 @@ pub const BIKES_MD: &str = "---\ntitle: Bike repairs\nurl: https://bikes.example
 A flat tyre repair costs 15 euros and takes about twenty minutes. We service e-bikes of every brand.\n";
 
 /// Writes `files` into a fresh directory and imports it into `site` through the real pipeline.
-pub async fn import_files(app: &TestApp, site: SiteId, files: &[(&str, &[u8])]) -> (Report, tempfile::TempDir) {
+pub async fn import_files(app: &TestApp, site: SiteId, files: &[(&str, &[u8])]) -> (ImportReport, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     for (name, body) in files {
         std::fs::write(dir.path().join(name), body).unwrap();
@@ -35,7 +35,7 @@ pub async fn import_files(app: &TestApp, site: SiteId, files: &[(&str, &[u8])]) 
     (report, dir)
 }
 
-pub async fn import_dir(app: &TestApp, site: SiteId, dir: &std::path::Path) -> Report {
+pub async fn import_dir(app: &TestApp, site: SiteId, dir: &std::path::Path) -> ImportReport {
     let (state, dir) = (app.state.clone(), dir.to_owned());
     tokio::task::spawn_blocking(move || {
         let mut failed = Vec::new();
@@ -253,7 +253,7 @@ async fn serve_refuses_to_start_without_the_runtime_and_says_how_to_fix_it() {
 #[tokio::test]
 async fn serve_refuses_a_corrupt_model_and_doctor_passes_on_a_good_setup() {
     let models = tempfile::tempdir().unwrap();
-    for f in sitebot::knowledge::runtime::MODEL_FILES {
+    for f in sitebot::knowledge::embedding::runtime::MODEL_FILES {
         std::fs::write(models.path().join(f), b"not a model").unwrap();
     }
     let section = format!("model_dir = {:?}", models.path().to_str().unwrap());
@@ -301,8 +301,8 @@ async fn import_elsewhere(app: &TestApp, site: SiteId, chunks: usize) {
                     heading: "Archive".into(),
                     text: format!("Archived note number {i}."),
                     embedding: vector(i),
-                    index_heading: sitebot::knowledge::analysis::index_text("en", "Archive"),
-                    index_text: sitebot::knowledge::analysis::index_text("en", &format!("Archived note number {i}.")),
+                    index_heading: sitebot::knowledge::search::analysis::index_text("en", "Archive"),
+                    index_text: sitebot::knowledge::search::analysis::index_text("en", &format!("Archived note number {i}.")),
                 }).collect(),
         };
         store.site(site).knowledge().replace_document(&doc).unwrap();
@@ -319,7 +319,7 @@ async fn import_elsewhere(app: &TestApp, site: SiteId, chunks: usize) {
 
 async fn wait_for_background_sync(app: &TestApp, site: SiteId) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
-    while app.state.knowledge.indexes.syncing_in_background(&site) {
+    while app.state.knowledge.vectors.syncing_in_background(&site) {
         assert!(std::time::Instant::now() < deadline, "the background sync did not end in 180 s");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
@@ -340,7 +340,7 @@ async fn an_index_behind_the_database_is_synced_in_the_background_while_question
     let ask = || ask(&app, site.id, json!({"question": "Sprechen Ihre Zahnärzte Japanisch?", "scoreThreshold": 0.0, "topK": 3}));
     let resp = ask().await;
     assert_eq!(resp.status(), 200);
-    assert!(app.state.knowledge.indexes.syncing_in_background(&site.id), "the answer came while the index of 20,000 new chunks was still being built");
+    assert!(app.state.knowledge.vectors.syncing_in_background(&site.id), "the answer came while the index of 20,000 new chunks was still being built");
     let during: Value = resp.json().await.unwrap();
     assert!(!cites(&during, "Languages"), "answered from the index as it was: {during}");
     wait_for_background_sync(&app, site.id).await;

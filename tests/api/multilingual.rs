@@ -44,7 +44,7 @@ async fn a_model_change_re_embeds_the_site_while_questions_are_answered() {
 #[tokio::test]
 async fn a_fresh_server_has_nothing_to_re_embed() {
     let mut app = spawn_app().await;
-    assert_eq!(app.refreshed().await, sitebot::knowledge::refresh::Report::default());
+    assert_eq!(app.refreshed().await, sitebot::knowledge::import::refresh::Reembedded::default());
 }
 
 #[tokio::test]
@@ -199,7 +199,7 @@ async fn a_chinese_question_finds_its_passage_by_its_words_also_in_an_index_an_e
     let dir = app.stop().await;
     let app = spawn_app_in(test_config(), dir).await;
     let version: i64 = app.db().query_row("SELECT fts_analyzer FROM kb_generations WHERE site_id = ?1", [site.id.to_string()], |r| r.get(0)).unwrap();
-    assert_eq!(version, sitebot::knowledge::analysis::VERSION);
+    assert_eq!(version, sitebot::knowledge::search::analysis::VERSION);
     let after = ask_ok(&app, site.id, question).await;
     assert!(found(&after), "{after}");
     for (question, url) in [("满多少钱免运费？", "https://shop.example/zh/delivery"), ("周末几点开门？", "https://shop.example/zh/hours")] {

@@ -11,7 +11,7 @@ use crate::helpers::{TestApp, problem, spawn_app};
 pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
     for i in 0..n {
         let rec = QueryRecord {
-            query_id: format!("qry_test_{site}_{i}"),
+            query_id: sitebot::domain::QueryId::new(),
             site_id: site,
             question: "q".into(),
             resolved: i < resolved,

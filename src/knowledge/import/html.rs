@@ -25,7 +25,7 @@ use htmlize::{unescape, unescape_attribute};
 use lol_html::html_content::{Element, TextType};
 use lol_html::{HtmlRewriter, MemorySettings, Settings, doc_text, element, end_tag};
 
-use super::{Parsed, Section};
+use crate::knowledge::import::{Parsed, Section};
 use crate::knowledge::text::squash;
 
 /// What a crawler needs from a page besides its text. URLs are as written: resolve them against

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use super::{Parsed, Section};
+use crate::knowledge::import::{Parsed, Section};
 use crate::knowledge::text::squash;
 
 /// Splits `---` front matter off; returns (key/value pairs, body).
@@ -158,7 +158,7 @@ impl<'a> Reader<'a> {
             }
             Event::End(TagEnd::HtmlBlock) => {
                 let html = self.html.take().unwrap_or_default();
-                let page = super::html::parse(String::new(), "", &html);
+                let page = crate::knowledge::import::html::parse(String::new(), "", &html);
                 let text: Vec<String> = page.sections.into_iter().flat_map(|s| s.path.into_iter().chain(s.paragraphs)).collect();
                 self.push(&text.join(" "), &range);
             }

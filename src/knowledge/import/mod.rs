@@ -6,10 +6,14 @@
 //! skipped without embedding; a record file (FAQ, JSONL) that no longer lists a record removes that
 //! record's document. Embedding is batched across documents and spread over the embedder's pool.
 
+pub mod chunk;
+pub mod demo;
+pub mod document;
 pub mod html;
 pub mod markdown;
 mod pdf;
 pub mod records;
+pub mod refresh;
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -19,10 +23,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::chunk::{self, Chunk};
-pub use super::document::{Parsed, Section};
-use super::embed::Embedder;
-use super::model::Role;
+use chunk::Chunk;
+pub use crate::knowledge::import::document::{Parsed, Section};
+use crate::knowledge::embedding::Embedder;
+use crate::knowledge::embedding::model::Purpose;
 use crate::domain::SiteId;
 use crate::store::knowledge::{NewChunk, NewDocument};
 use crate::store::{Store, StoreError};
@@ -69,7 +73,7 @@ pub struct Failure {
 
 /// What an import did. `documents` counts documents written (new or changed).
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
+pub struct ImportReport {
     pub documents: usize,
     pub chunks: usize,
     pub skipped: usize,
@@ -82,7 +86,7 @@ pub enum ImportError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
-    Embed(#[from] super::embed::EmbedError),
+    Embed(#[from] crate::knowledge::embedding::EmbedError),
 }
 
 fn stem(name: &str) -> String {
@@ -92,7 +96,7 @@ fn stem(name: &str) -> String {
 }
 
 fn text_document(source: String, name: &str, text: &str, format: &'static str) -> Parsed {
-    let paragraphs: Vec<String> = text.split("\n\n").map(super::text::squash).filter(|p| !p.is_empty()).collect();
+    let paragraphs: Vec<String> = text.split("\n\n").map(crate::knowledge::text::squash).filter(|p| !p.is_empty()).collect();
     let first = paragraphs.first().filter(|p| p.chars().count() <= 100 && !p.ends_with('.')).cloned();
     let (title, paragraphs) = match first {
         Some(t) if paragraphs.len() > 1 => (t, paragraphs[1..].to_vec()),
@@ -245,28 +249,28 @@ fn document_language(doc: &Parsed) -> Option<(String, f32)> {
         sample.push_str(p);
     }
     let cut = sample.char_indices().nth(DETECT_CHARS).map_or(sample.len(), |(i, _)| i);
-    super::language::detect(&sample[..cut]).map(|d| (d.code.to_owned(), d.confidence))
+    crate::knowledge::language::detect(&sample[..cut]).map(|d| (d.code.to_owned(), d.confidence))
 }
 
 /// Embeds this many chunks at a time, across documents.
 const EMBED_BATCH: usize = 64;
 
-fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pending>, report: &mut Report) -> Result<(), ImportError> {
+fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pending>, report: &mut ImportReport) -> Result<(), ImportError> {
     if pending.is_empty() {
         return Ok(());
     }
     let inputs: Vec<String> = pending.iter().flat_map(|p| p.chunks.iter().map(Chunk::embedding_input)).collect();
-    let mut vectors = embedder.embed_parallel_blocking(&inputs, Role::Passage)?.into_iter();
+    let mut vectors = embedder.embed_parallel_blocking(&inputs, Purpose::Passage)?.into_iter();
     // An index another analysis built is rebuilt before new terms join it.
-    let site_lang = super::analysis::reindex_if_stale(store, site)?;
+    let site_lang = crate::knowledge::search::analysis::reindex_if_stale(store, site)?;
     for p in pending.drain(..) {
-        let lang = super::analysis::language_of(p.lang.as_ref().map(|(l, c)| (l.as_str(), *c)), &site_lang);
+        let lang = crate::knowledge::search::analysis::language_of(p.lang.as_ref().map(|(l, c)| (l.as_str(), *c)), &site_lang);
         let chunks: Vec<NewChunk> = p
             .chunks
             .into_iter()
             .map(|c| NewChunk {
-                index_heading: super::analysis::index_text(&lang, &c.heading),
-                index_text: super::analysis::index_text(&lang, &c.text),
+                index_heading: crate::knowledge::search::analysis::index_text(&lang, &c.heading),
+                index_text: crate::knowledge::search::analysis::index_text(&lang, &c.text),
                 heading: c.heading,
                 text: c.text,
                 embedding: vectors.next().expect("one vector per chunk"),
@@ -313,13 +317,13 @@ pub struct Batch<'a> {
     force: bool,
     pending: Vec<Pending>,
     pending_chunks: usize,
-    report: Report,
+    report: ImportReport,
 }
 
 impl<'a> Batch<'a> {
     /// `force` re-embeds unchanged documents (after a model change).
     pub fn new(store: &'a Store, embedder: &'a Embedder, site: &'a SiteId, force: bool) -> Self {
-        Batch { store, embedder, site, force, pending: Vec::new(), pending_chunks: 0, report: Report::default() }
+        Batch { store, embedder, site, force, pending: Vec::new(), pending_chunks: 0, report: ImportReport::default() }
     }
 
     /// Adds one document; embeds and writes the batch when it is full.
@@ -356,7 +360,7 @@ impl<'a> Batch<'a> {
     }
 
     /// Writes what is pending and returns the report.
-    pub fn finish(mut self) -> Result<Report, ImportError> {
+    pub fn finish(mut self) -> Result<ImportReport, ImportError> {
         self.flush()?;
         Ok(self.report)
     }
@@ -371,9 +375,9 @@ pub fn import(
     inputs: &[Input],
     force: bool,
     progress: &dyn Fn(usize, usize),
-) -> Result<Report, ImportError> {
+) -> Result<ImportReport, ImportError> {
     // An index another analysis built is rebuilt even when every document is unchanged.
-    super::analysis::reindex_if_stale(store, site)?;
+    crate::knowledge::search::analysis::reindex_if_stale(store, site)?;
     let mut batch = Batch::new(store, embedder, site, force);
     let mut deleted = 0;
     for (i, input) in inputs.iter().enumerate() {
@@ -420,7 +424,7 @@ pub(crate) fn outline(p: &Parsed) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::import::*;
 
     #[test]
     fn hashes_change_with_content_only() {

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::{Parsed, Section};
+use crate::knowledge::import::{Parsed, Section};
 use crate::knowledge::text::squash;
 
 #[derive(Debug, Deserialize)]
@@ -79,7 +79,7 @@ pub fn csv(file: &str, src: &str) -> Result<Vec<Result<Parsed, String>>, String>
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::import::records::*;
 
     #[test]
     fn faq_csv_and_corpus_jsonl() {

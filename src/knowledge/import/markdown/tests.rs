@@ -1,4 +1,4 @@
-use super::*;
+use crate::knowledge::import::markdown::*;
 use crate::knowledge::import::outline;
 
 #[test]

@@ -12,7 +12,7 @@
 //!
 //! Build aside, then swap: a sync works on a copy of the site's index (or a fresh one) while searches
 //! go on in the current one, and replaces it when done; searches never wait for a sync. An import in
-//! this process syncs before it returns ([`Indexes::sync`]). A question that finds the site's
+//! this process syncs before it returns ([`VectorIndexes::sync`]). A question that finds the site's
 //! generation moved on (an import by the CLI, another process) does not sync: it starts one in the
 //! background (one per site at a time) and is answered from the index as it was, whose chunks since
 //! deleted are left out when the passages are read, and whose missing new chunks are still found by
@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-use super::embed::DIMENSIONS;
+use crate::knowledge::embedding::DIMENSIONS;
 use crate::domain::SiteId;
 use crate::store::{Store, StoreError};
 
@@ -43,7 +43,7 @@ const EXPANSION_SEARCH: usize = 64;
 /// How the index holds vectors: bfloat16, half of f32's memory, and cosines computed with AVX-512 BF16
 /// where the CPU has it (AMD Zen 4, Intel Sapphire Rapids). On SciFact the dense search took 0.46 ms a
 /// query against 0.96 with f32, and nDCG@10 moved within rounding (dense 0.6702 against 0.6705, hybrid
-/// 0.7245 against 0.7228; README, Performance). Recorded in the generation file as `FORMAT`, so a file
+/// 0.7245 against 0.7228; docs/performance.md). Recorded in the generation file as `FORMAT`, so a file
 /// saved in another format is rebuilt.
 const QUANTIZATION: ScalarKind = ScalarKind::BF16;
 const FORMAT: &str = "bf16";
@@ -76,7 +76,7 @@ pub struct SiteIndex {
 }
 
 /// Each indexed chunk's document language (`store::knowledge::chunk_languages`), which decides whether a
-/// candidate is scored as cross-lingual (`retrieve::CrossLingual`). Read with one query when the index
+/// candidate is scored as cross-lingual (`search::CrossLingual`). Read with one query when the index
 /// is synced, so a question does not look its 80-160 candidates up one by one (that was about 7 % of a
 /// question's CPU). Held as the most common language and the chunks in another, so a site in one
 /// language costs nothing per chunk. Like the rest of the index it reflects its generation: a change
@@ -174,7 +174,7 @@ impl SiteIndex {
             }
         }
         if let (Some(s), false) = (&self.stored, newer.is_empty()) {
-            out.extend(s.store.site(s.site).knowledge().chunk_languages(&newer, super::language::CONFIDENT)?);
+            out.extend(s.store.site(s.site).knowledge().chunk_languages(&newer, crate::knowledge::language::CONFIDENT)?);
         }
         Ok(out)
     }
@@ -201,7 +201,7 @@ impl SiteIndex {
 
 /// Every site's index, loaded on demand. Cheap to clone (shared).
 #[derive(Clone)]
-pub struct Indexes(Arc<Shared>);
+pub struct VectorIndexes(Arc<Shared>);
 
 struct Shared {
     dir: PathBuf,
@@ -226,9 +226,9 @@ impl Slot {
     }
 }
 
-impl Indexes {
-    pub fn new(dir: PathBuf, model: String) -> Indexes {
-        Indexes(Arc::new(Shared { dir, model, sites: Mutex::new(HashMap::new()) }))
+impl VectorIndexes {
+    pub fn new(dir: PathBuf, model: String) -> VectorIndexes {
+        VectorIndexes(Arc::new(Shared { dir, model, sites: Mutex::new(HashMap::new()) }))
     }
 
     fn paths(&self, site: &SiteId) -> (PathBuf, PathBuf) {
@@ -276,7 +276,7 @@ impl Indexes {
             return Ok(idx.clone());
         }
         let mut next = self.sync_index(store, site, generation, current.as_deref())?;
-        next.languages = ChunkLanguages::new(store.site(*site).knowledge().all_chunk_languages(super::language::CONFIDENT)?);
+        next.languages = ChunkLanguages::new(store.site(*site).knowledge().all_chunk_languages(crate::knowledge::language::CONFIDENT)?);
         next.stored = Some(Stored { store: store.clone(), site: *site, model: self.0.model.clone() });
         let next = Arc::new(next);
         *slot.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(next.clone());
@@ -301,7 +301,7 @@ impl Indexes {
             }
             slot.in_background.store(false, Ordering::SeqCst);
         };
-        super::in_background(work);
+        crate::knowledge::in_background(work);
     }
 
     /// The index at `generation`: the saved file when it is at that generation (another process synced
@@ -449,7 +449,7 @@ pub fn remove_files(dir: &Path, site: &SiteId) -> std::io::Result<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::search::vector::*;
     use crate::domain::{Currency, Lang, Slug, Tier};
     use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};
@@ -481,7 +481,7 @@ mod tests {
         let new = NewSite::new("t", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
         let site = store.sites().create(new).unwrap().0.id;
         let kb = store.site(site).knowledge();
-        let indexes = Indexes::new(dir.path().join("indexes"), "m".into());
+        let indexes = VectorIndexes::new(dir.path().join("indexes"), "m".into());
         kb.replace_document(&document("a.md", unit(0))).unwrap();
         kb.replace_document(&document("b.md", unit(1))).unwrap();
         indexes.sync(&store, &site, kb.generation().unwrap()).unwrap();

@@ -25,8 +25,8 @@ use crate::config::AnswerConfig;
 use crate::domain::Invalid;
 use crate::ratelimit::Clock;
 use circuit::CircuitBreaker;
-use client::{ChatClient, ChatRequest, ClientError, Event, Turn};
-use validate::{Passage, SentenceSplitter, check};
+use client::{ChatClient, ChatRequest, ClientError, Event, Exchange};
+use validate::{NumberedPassage, SentenceSplitter, check};
 
 /// Consecutive failed generations that open the circuit.
 const FAILURES_TO_OPEN: u32 = 3;
@@ -107,7 +107,7 @@ impl Generator {
     /// Asks the model; resolves with the first supported sentence, or `None` when the endpoint is
     /// skipped, busy or failing, or its first sentence fails the support test: then the caller gives
     /// the extractive answer.
-    pub async fn start(&self, question: &str, passages: &[Passage], turns: &[Turn]) -> Option<Generated> {
+    pub async fn start(&self, question: &str, passages: &[NumberedPassage], turns: &[Exchange]) -> Option<Generated> {
         // The permit first: a half-open circuit lets exactly one probe through, which must not then
         // be lost to a full semaphore.
         let permit = self.permits.clone().try_acquire_owned().ok()?;
@@ -132,7 +132,7 @@ impl Generator {
 /// stream ends, or the reader goes away. Reports the endpoint's health to the breaker.
 async fn pump(
     mut events: mpsc::Receiver<Result<Event, ClientError>>,
-    passages: Vec<Passage>,
+    passages: Vec<NumberedPassage>,
     tx: mpsc::Sender<Piece>,
     breaker: Arc<CircuitBreaker>,
     _permit: OwnedSemaphorePermit,

@@ -1,11 +1,11 @@
 use std::time::{Duration, Instant};
 
-use super::fake::{Script, chunk, serve};
-use super::*;
+use crate::knowledge::answer::generate::fake::{Script, chunk, serve};
+use crate::knowledge::answer::generate::*;
 use crate::ratelimit::ManualClock;
 
-fn passages() -> Vec<Passage> {
-    vec![Passage { n: 1, text: "The studio opens at 8:00 on weekdays.".into() }, Passage { n: 2, text: "A one-day workshop costs 350 euros.".into() }]
+fn passages() -> Vec<NumberedPassage> {
+    vec![NumberedPassage { n: 1, text: "The studio opens at 8:00 on weekdays.".into() }, NumberedPassage { n: 2, text: "A one-day workshop costs 350 euros.".into() }]
 }
 
 fn generator(base: &str) -> Generator {

@@ -247,10 +247,10 @@ fn varint_len(v: u64) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::embedding::onnx_initializers::*;
 
     // Test models are written with the encoder the rewrite uses.
-    use super::{put_bytes as len_field, put_varint as varint};
+    use crate::knowledge::embedding::onnx_initializers::{put_bytes as len_field, put_varint as varint};
 
     /// A TensorProto with unpacked or packed dims, as serializers write them.
     fn tensor(name: &str, dims: &[i64], data_type: u64, raw: &[u8], packed: bool) -> Vec<u8> {

@@ -280,7 +280,7 @@ impl TextTokenizer {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::embedding::tokenizer::*;
     use tokenizers::models::unigram::Unigram;
 
     fn vocab() -> Vec<(String, f64)> {

@@ -8,7 +8,7 @@
 //! the store per question, one indexed range), so an `answer add` or `delete` shows on the next
 //! question without any cache to invalidate.
 
-use super::Source;
+use crate::knowledge::answer::Source;
 use crate::domain::SiteId;
 use crate::store::Store;
 use crate::store::curated::{CuratedAnswer, NewCurated};
@@ -63,12 +63,12 @@ pub fn best_match(store: &Store, site: &SiteId, model: &str, vector: &[f32], min
 
 /// Adds a curated answer to the site, its question embedded by the loaded model (blocking; the CLI's
 /// `knowledge answer add`).
-pub fn add(store: &Store, embedder: &super::embed::Embedder, site: &SiteId, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
+pub fn add(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site: &SiteId, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
     let (question, answer) = (question.trim().to_owned(), answer.trim().to_owned());
     if question.is_empty() || answer.is_empty() {
         anyhow::bail!("the question and the answer must not be empty");
     }
-    let embedding = embedder.embed_parallel_blocking(std::slice::from_ref(&question), super::model::Role::Query)?.pop().unwrap_or_default();
+    let embedding = embedder.embed_parallel_blocking(std::slice::from_ref(&question), crate::knowledge::embedding::model::Purpose::Query)?.pop().unwrap_or_default();
     let new = NewCurated { question, answer, url: url.map(str::to_owned), embedding, model: embedder.fingerprint.clone() };
     Ok(store.site(*site).curated().add(&new)?)
 }

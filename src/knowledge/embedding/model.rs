@@ -27,7 +27,7 @@ pub enum Pooling {
 
 /// What a text is embedded as; asymmetric models (e5) are trained with a prefix for each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub enum Purpose {
     Query,
     Passage,
 }
@@ -68,10 +68,10 @@ impl Manifest {
         Ok(m)
     }
 
-    pub fn prefix(&self, role: Role) -> &str {
+    pub fn prefix(&self, role: Purpose) -> &str {
         match role {
-            Role::Query => &self.query_prefix,
-            Role::Passage => &self.passage_prefix,
+            Purpose::Query => &self.query_prefix,
+            Purpose::Passage => &self.passage_prefix,
         }
     }
 }
@@ -93,13 +93,13 @@ pub fn fingerprint(name: &str, model: &Path) -> std::io::Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::embedding::model::*;
 
     #[test]
     fn a_directory_without_manifest_is_read_as_minilm() {
         let dir = tempfile::tempdir().unwrap();
         let m = Manifest::load(dir.path()).unwrap();
-        assert_eq!((m.dimensions, m.max_tokens, m.pooling, m.prefix(Role::Query)), (384, 256, Pooling::Mean, ""));
+        assert_eq!((m.dimensions, m.max_tokens, m.pooling, m.prefix(Purpose::Query)), (384, 256, Pooling::Mean, ""));
     }
 
     #[test]
@@ -108,7 +108,7 @@ mod tests {
         let json = r#"{"name":"e5","dimensions":384,"maxTokens":512,"pooling":"mean","normalize":true,"queryPrefix":"query: ","passagePrefix":"passage: "}"#;
         std::fs::write(dir.path().join(MANIFEST_FILE), json).unwrap();
         let m = Manifest::load(dir.path()).unwrap();
-        assert_eq!((m.name.as_str(), m.max_tokens, m.prefix(Role::Query), m.prefix(Role::Passage)), ("e5", 512, "query: ", "passage: "));
+        assert_eq!((m.name.as_str(), m.max_tokens, m.prefix(Purpose::Query), m.prefix(Purpose::Passage)), ("e5", 512, "query: ", "passage: "));
         std::fs::write(dir.path().join(MANIFEST_FILE), "not json").unwrap();
         assert!(Manifest::load(dir.path()).unwrap_err().contains(MANIFEST_FILE));
     }

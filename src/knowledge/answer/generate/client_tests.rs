@@ -1,19 +1,19 @@
 use std::time::Duration;
 
-use super::*;
-use crate::knowledge::generate::fake::{Script, chunk, serve};
+use crate::knowledge::answer::generate::client::*;
+use crate::knowledge::answer::generate::fake::{Script, chunk, serve};
 
 fn config(base: &str, timeout_secs: u64) -> AnswerConfig {
     AnswerConfig { openai_base_url: Some(base.into()), model: "test-model".into(), timeout_secs, allow_private_networks: true, ..AnswerConfig::default() }
 }
 
-fn passages() -> Vec<Passage> {
-    vec![Passage { n: 1, text: "The studio opens at 8:00.".into() }, Passage { n: 2, text: "A workshop costs 350 euros.".into() }]
+fn passages() -> Vec<NumberedPassage> {
+    vec![NumberedPassage { n: 1, text: "The studio opens at 8:00.".into() }, NumberedPassage { n: 2, text: "A workshop costs 350 euros.".into() }]
 }
 
 async fn collect(client: &ChatClient) -> (Vec<Event>, Option<ClientError>) {
     let p = passages();
-    let turns = vec![Turn { question: "Where is the studio?".into(), answer: "In Freiburg [1].".into() }];
+    let turns = vec![Exchange { question: "Where is the studio?".into(), answer: "In Freiburg [1].".into() }];
     let mut rx = client.stream(&ChatRequest { question: "When does it open?", passages: &p, turns: &turns });
     let (mut events, mut error) = (Vec::new(), None);
     while let Some(item) = rx.recv().await {

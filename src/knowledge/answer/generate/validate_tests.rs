@@ -1,12 +1,12 @@
-use super::*;
+use crate::knowledge::answer::generate::validate::*;
 
-fn passages() -> Vec<Passage> {
+fn passages() -> Vec<NumberedPassage> {
     vec![
-        Passage { n: 1, text: "The studio is open Monday to Friday from 8:00 to 18:00. On Saturdays it opens at 9:30.".into() },
-        Passage { n: 2, text: "A one-day workshop costs 350 euros, lunch included. Groups of five or more get a 10% discount.".into() },
-        Passage { n: 3, text: "Anna Berger leads the pottery courses. She trained in Kyoto for three years.".into() },
-        Passage { n: 4, text: "Das Atelier liegt in der Gartenstraße 12 in Freiburg. Parkplätze gibt es im Hof.".into() },
-        Passage { n: 5, text: "Le cours d'initiation dure 2,5 heures et coûte 45 euros par personne.".into() },
+        NumberedPassage { n: 1, text: "The studio is open Monday to Friday from 8:00 to 18:00. On Saturdays it opens at 9:30.".into() },
+        NumberedPassage { n: 2, text: "A one-day workshop costs 350 euros, lunch included. Groups of five or more get a 10% discount.".into() },
+        NumberedPassage { n: 3, text: "Anna Berger leads the pottery courses. She trained in Kyoto for three years.".into() },
+        NumberedPassage { n: 4, text: "Das Atelier liegt in der Gartenstraße 12 in Freiburg. Parkplätze gibt es im Hof.".into() },
+        NumberedPassage { n: 5, text: "Le cours d'initiation dure 2,5 heures et coûte 45 euros par personne.".into() },
     ]
 }
 

@@ -42,7 +42,7 @@ impl Verdict {
 
 /// A numbered passage as the model saw it.
 #[derive(Debug, Clone)]
-pub struct Passage {
+pub struct NumberedPassage {
     pub n: usize,
     pub text: String,
 }
@@ -151,7 +151,7 @@ fn is_stopword(lower: &str) -> bool {
 }
 
 /// Checks one generated sentence against the passages given to the model.
-pub fn check(sentence: &str, passages: &[Passage]) -> Verdict {
+pub fn check(sentence: &str, passages: &[NumberedPassage]) -> Verdict {
     let (text, cited) = markers(sentence);
     if cited.is_empty() {
         return Verdict::NoMarker;

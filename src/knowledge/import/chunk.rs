@@ -4,8 +4,8 @@
 //! their boundary sentence when it is short (`OVERLAP_TOKENS`), so a fact that straddles the cut is
 //! found from either side. A chunk never spans two sections, so its heading path names it exactly.
 
-use super::document::Parsed;
-use super::text::{estimate_tokens, sentences};
+use crate::knowledge::import::document::Parsed;
+use crate::knowledge::text::{estimate_tokens, sentences};
 
 /// Bound on a chunk's text, in estimated word pieces. With the heading in front it stays within the
 /// model's 256-piece window.
@@ -89,8 +89,8 @@ pub fn chunk(doc: &Parsed) -> Vec<Chunk> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::knowledge::document::Section;
+    use crate::knowledge::import::chunk::*;
+    use crate::knowledge::import::document::Section;
 
     fn doc(paragraphs: Vec<String>) -> Parsed {
         Parsed { source: "s".into(), title: "Guide".into(), url: None, format: "markdown", sections: vec![Section { path: vec!["Hours".into()], paragraphs }] }

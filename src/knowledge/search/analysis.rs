@@ -6,7 +6,7 @@
 //! are, so German is never cut by the English rules. Scripts written without spaces (Han, Hiragana,
 //! Katakana, Thai, Lao, Khmer, Myanmar) become overlapping pairs of characters (Lucene's CJK bigrams):
 //! measured against ICU4X's dictionary and LSTM word segmenter on hand-written business-site passages
-//! (`examples/segmenters.rs`, README "Performance"), the pairs found as many passages with no data and
+//! (`examples/segmenters.rs`, docs/performance.md), the pairs found as many passages with no data and
 //! no extra dependency.
 //!
 //! The FTS5 table's own tokenizer (`unicode61 remove_diacritics 2`, marks as token characters, no
@@ -234,7 +234,7 @@ const GERMAN: &[&str] = &[
 /// The language a text is analyzed in: its own when detected confidently, else `fallback` (the site's).
 pub fn language_of(detected: Option<(&str, f32)>, fallback: &str) -> String {
     match detected {
-        Some((code, confidence)) if confidence >= super::language::CONFIDENT => code.to_owned(),
+        Some((code, confidence)) if confidence >= crate::knowledge::language::CONFIDENT => code.to_owned(),
         _ => fallback.to_owned(),
     }
 }
@@ -284,7 +284,7 @@ pub fn stale_sites(store: &Store) -> Result<Vec<SiteId>, StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::search::analysis::*;
 
     #[test]
     fn german_is_stemmed_as_german() {

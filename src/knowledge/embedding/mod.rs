@@ -30,6 +30,11 @@
 //! every session shares; the embedder (with its tokenizer: e5's takes about a second to load) is cached per
 //! (library, model) so that servers built in one process (tests) load it once.
 
+pub mod model;
+mod onnx_initializers;
+pub mod runtime;
+pub mod tokenizer;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,12 +43,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
-use super::unigram::TextTokenizer;
+use crate::knowledge::embedding::tokenizer::TextTokenizer;
 
-use super::gate::{Bound, Gate, Shed};
-use super::model::{self, Manifest, Pooling, Role};
-use super::onnx_initializers;
-use super::runtime::{self, RuntimeError};
+use crate::knowledge::gate::{Bound, Gate, Shed};
+use model::{Manifest, Pooling, Purpose};
+use runtime::RuntimeError;
 use crate::config::KnowledgeConfig;
 
 /// Embedding dimensions; a model must produce exactly this many (the vector index is built for it).
@@ -269,7 +273,7 @@ impl Embedder {
             fingerprint,
         });
         // A model that loads but does not produce 384-dimensional vectors is the wrong model.
-        let probe = embedder.embed_blocking(&["probe"], Role::Query).map_err(|e| corrupt(&dir, e))?;
+        let probe = embedder.embed_blocking(&["probe"], Purpose::Query).map_err(|e| corrupt(&dir, e))?;
         if probe.first().map(Vec::len) != Some(DIMENSIONS) {
             return Err(corrupt(&dir, format!("expected {DIMENSIONS}-dimensional embeddings")));
         }
@@ -278,13 +282,13 @@ impl Embedder {
     }
 
     /// One inference run for one text: prefix for its role, tokenize (truncated), run, pool, normalize.
-    fn run(&self, session: &mut Session, text: &str, role: Role) -> Result<Vec<f32>, EmbedError> {
+    fn run(&self, session: &mut Session, text: &str, role: Purpose) -> Result<Vec<f32>, EmbedError> {
         let prefix = self.manifest.prefix(role);
         let input = if prefix.is_empty() { std::borrow::Cow::Borrowed(text) } else { std::borrow::Cow::Owned(format!("{prefix}{text}")) };
         let enc = self.tokenizer.encode(input.as_ref(), true).map_err(inference)?;
         let mut ids: Vec<i64> = enc.get_ids().iter().map(|&x| x as i64).collect();
         let mut types: Vec<i64> = enc.get_type_ids().iter().map(|&x| x as i64).collect();
-        if role == Role::Query && ids.len() > QUERY_MAX_TOKENS {
+        if role == Purpose::Query && ids.len() > QUERY_MAX_TOKENS {
             // Keep the framing token that closes the sequence (`</s>`, `[SEP]`).
             let last = ids.len() - 1;
             ids.swap(QUERY_MAX_TOKENS - 1, last);
@@ -348,7 +352,7 @@ impl Embedder {
     }
 
     /// Embeds on the calling thread (CLI, blocking tasks), one text per inference run.
-    pub fn embed_blocking<S: AsRef<str> + Send + Sync>(&self, texts: &[S], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub fn embed_blocking<S: AsRef<str> + Send + Sync>(&self, texts: &[S], role: Purpose) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -366,7 +370,7 @@ impl Embedder {
     /// Embeds many texts on every session of the pool at once (imports), from a blocking context. Each
     /// thread owns one session and takes the next text from a shared counter, so a thread that drew
     /// short texts does not sit idle while another finishes long ones.
-    pub fn embed_parallel_blocking(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub fn embed_parallel_blocking(&self, texts: &[String], role: Purpose) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.len() <= 1 {
             return self.embed_blocking(texts, role);
         }
@@ -402,7 +406,7 @@ impl Embedder {
     }
 
     /// Embeds from async code: waits for a session within `bound`, then runs on the blocking pool.
-    pub async fn embed(self: &Arc<Self>, texts: Vec<String>, role: Role, bound: Bound) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub async fn embed(self: &Arc<Self>, texts: Vec<String>, role: Purpose, bound: Bound) -> Result<Vec<Vec<f32>>, EmbedError> {
         let _permit = self.gate.enter(bound).await?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || this.embed_blocking(&texts, role)).await.map_err(|e| EmbedError::Join(e.to_string()))?
@@ -411,7 +415,7 @@ impl Embedder {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::embedding::*;
 
     fn embedder() -> Arc<Embedder> {
         Embedder::load(&KnowledgeConfig::default()).expect("the runtime and model (./install.sh --deps-only)")
@@ -433,8 +437,8 @@ mod tests {
                 }
             })
             .collect();
-        let one_by_one = e.embed_blocking(&texts, Role::Passage).unwrap();
-        let pooled = e.embed_parallel_blocking(&texts, Role::Passage).unwrap();
+        let one_by_one = e.embed_blocking(&texts, Purpose::Passage).unwrap();
+        let pooled = e.embed_parallel_blocking(&texts, Purpose::Passage).unwrap();
         assert_eq!(pooled.len(), texts.len());
         for (i, (a, b)) in one_by_one.iter().zip(&pooled).enumerate() {
             assert!(cosine(a, b) > 0.9999, "text {i} embedded differently in the pool");
@@ -442,7 +446,7 @@ mod tests {
         assert_eq!(e.pool_size(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_SESSIONS));
         let one = Embedder::load(&KnowledgeConfig { embedding_sessions: 1, ..KnowledgeConfig::default() }).unwrap();
         assert_eq!(one.pool_size(), 1);
-        assert_eq!(one.embed_parallel_blocking(&texts, Role::Passage).unwrap(), pooled, "one session embeds as the pool does");
+        assert_eq!(one.embed_parallel_blocking(&texts, Purpose::Passage).unwrap(), pooled, "one session embeds as the pool does");
     }
 
     #[test]
@@ -452,9 +456,9 @@ mod tests {
         let mut from_file = Session::builder(&env).unwrap().with_optimization_level(GraphOptimizationLevel::Level3).unwrap().with_disabled_optimizers(DISABLED_OPTIMIZERS).unwrap().with_intra_threads(1).unwrap().commit_from_file(e.model_dir.join("model.onnx")).unwrap();
         let texts = ["Wie viel kostet eine Zahnreinigung?", "洗牙需要多少钱？", "Our opening hours on Saturdays are 9 to 13, and we take walk-ins."];
         for text in texts {
-            let expected = e.run(&mut from_file, text, Role::Passage).unwrap();
+            let expected = e.run(&mut from_file, text, Purpose::Passage).unwrap();
             for session in e.sessions.iter().chain(&e.solo) {
-                let got = e.run(&mut session.lock().unwrap(), text, Role::Passage).unwrap();
+                let got = e.run(&mut session.lock().unwrap(), text, Purpose::Passage).unwrap();
                 assert_eq!(got, expected, "{text}");
             }
         }
@@ -466,17 +470,17 @@ mod tests {
         let e = embedder();
         let head = "Which of your opening hours apply on public holidays? ".repeat(12);
         let (a, b) = (format!("{head} I also wonder about parking."), format!("{head} And can I pay by card?"));
-        let q = e.embed_blocking(&[a.as_str(), b.as_str()], Role::Query).unwrap();
+        let q = e.embed_blocking(&[a.as_str(), b.as_str()], Purpose::Query).unwrap();
         assert_eq!(q[0], q[1], "a question's tail beyond {QUERY_MAX_TOKENS} pieces changed its embedding");
-        let p = e.embed_blocking(&[a.as_str(), b.as_str()], Role::Passage).unwrap();
+        let p = e.embed_blocking(&[a.as_str(), b.as_str()], Purpose::Passage).unwrap();
         assert_ne!(p[0], p[1], "a passage is embedded up to the model's limit");
     }
 
     #[test]
     fn similar_sentences_are_closer_than_unrelated_ones() {
         let e = embedder();
-        let q = e.embed_blocking(&["When are you open on Saturday?"], Role::Query).unwrap();
-        let p = e.embed_blocking(&["Our opening hours on Saturdays are 9 to 13.", "Invoices are payable within 30 days."], Role::Passage).unwrap();
+        let q = e.embed_blocking(&["When are you open on Saturday?"], Purpose::Query).unwrap();
+        let p = e.embed_blocking(&["Our opening hours on Saturdays are 9 to 13.", "Invoices are payable within 30 days."], Purpose::Passage).unwrap();
         assert!((cosine(&q[0], &q[0]) - 1.0).abs() < 1e-4, "vectors are L2-normalized");
         assert!(cosine(&q[0], &p[0]) > cosine(&q[0], &p[1]) + 0.05, "{} vs {}", cosine(&q[0], &p[0]), cosine(&q[0], &p[1]));
     }
@@ -486,11 +490,11 @@ mod tests {
         let e = embedder();
         assert_eq!(e.manifest.name, runtime::MODEL_NAME);
         assert!(e.fingerprint.starts_with("multilingual-e5-small-int8:") && e.fingerprint.len() > 64, "{}", e.fingerprint);
-        let q = e.embed_blocking(&["Wann haben Sie samstags geöffnet?"], Role::Query).unwrap();
-        let p = e.embed_blocking(&["Our opening hours on Saturdays are 9 to 13.", "Invoices are payable within 30 days."], Role::Passage).unwrap();
+        let q = e.embed_blocking(&["Wann haben Sie samstags geöffnet?"], Purpose::Query).unwrap();
+        let p = e.embed_blocking(&["Our opening hours on Saturdays are 9 to 13.", "Invoices are payable within 30 days."], Purpose::Passage).unwrap();
         assert!(cosine(&q[0], &p[0]) > cosine(&q[0], &p[1]) + 0.03, "a German question is closer to the English passage on its topic");
         // A text far beyond 512 pieces is truncated, not an error.
         let long = "Zahnreinigung ".repeat(2000);
-        assert_eq!(e.embed_blocking(&[long], Role::Passage).unwrap()[0].len(), DIMENSIONS);
+        assert_eq!(e.embed_blocking(&[long], Purpose::Passage).unwrap()[0].len(), DIMENSIONS);
     }
 }

@@ -14,14 +14,14 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::validate::Passage;
+use crate::knowledge::answer::generate::validate::NumberedPassage;
 use crate::config::{AnswerConfig, Secret};
 use crate::domain::{EndpointNames, Invalid, check_endpoint};
 use crate::net::checked_client;
 
 /// An earlier exchange of the conversation.
 #[derive(Debug, Clone)]
-pub struct Turn {
+pub struct Exchange {
     pub question: String,
     pub answer: String,
 }
@@ -30,8 +30,8 @@ pub struct Turn {
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {
     pub question: &'a str,
-    pub passages: &'a [Passage],
-    pub turns: &'a [Turn],
+    pub passages: &'a [NumberedPassage],
+    pub turns: &'a [Exchange],
 }
 
 /// One item of the reply stream.

@@ -4,19 +4,19 @@
 
 use std::path::Path;
 
-use super::Knowledge;
-use super::import::{self, Format, Input, Report};
+use crate::knowledge::Engine;
+use crate::knowledge::import::{self, Format, Input, ImportReport};
 use crate::config::KnowledgeConfig;
 use crate::domain::SiteId;
 use crate::store::Store;
 
 const FILES: &[(&str, Format, &str)] = &[
-    ("opening-hours.md", Format::Markdown, include_str!("../../assets/demo/knowledge/opening-hours.md")),
-    ("prices.md", Format::Markdown, include_str!("../../assets/demo/knowledge/prices.md")),
-    ("insurance.md", Format::Markdown, include_str!("../../assets/demo/knowledge/insurance.md")),
-    ("emergencies.md", Format::Markdown, include_str!("../../assets/demo/knowledge/emergencies.md")),
-    ("booking.md", Format::Markdown, include_str!("../../assets/demo/knowledge/booking.md")),
-    ("faq.csv", Format::Csv, include_str!("../../assets/demo/knowledge/faq.csv")),
+    ("opening-hours.md", Format::Markdown, include_str!("../../../assets/demo/knowledge/opening-hours.md")),
+    ("prices.md", Format::Markdown, include_str!("../../../assets/demo/knowledge/prices.md")),
+    ("insurance.md", Format::Markdown, include_str!("../../../assets/demo/knowledge/insurance.md")),
+    ("emergencies.md", Format::Markdown, include_str!("../../../assets/demo/knowledge/emergencies.md")),
+    ("booking.md", Format::Markdown, include_str!("../../../assets/demo/knowledge/booking.md")),
+    ("faq.csv", Format::Csv, include_str!("../../../assets/demo/knowledge/faq.csv")),
 ];
 
 pub fn inputs() -> Vec<Input> {
@@ -24,8 +24,8 @@ pub fn inputs() -> Vec<Input> {
 }
 
 /// Imports the demo knowledge into `site` (idempotent) and brings its vector index up to date.
-pub fn import(store: &Store, config: &KnowledgeConfig, data_dir: &Path, site: &SiteId) -> anyhow::Result<Report> {
-    let knowledge = Knowledge::open(config, data_dir)?;
+pub fn import(store: &Store, config: &KnowledgeConfig, data_dir: &Path, site: &SiteId) -> anyhow::Result<ImportReport> {
+    let knowledge = Engine::open(config, data_dir)?;
     let report = import::import(store, &knowledge.embedder, site, &inputs(), false, &|_, _| {})?;
     if let Some(f) = report.failed.first() {
         anyhow::bail!("demo knowledge {} failed to import: {}", f.path, f.reason);

@@ -23,7 +23,7 @@
 //! `cargo run --release --example xquad -- --fit`: XQuAD-R's German and Spanish questions on English
 //! paragraphs and English on German, half the articles, with negatives from the same questions with their
 //! article's chunks removed (weighted so that one cross-lingual question in four has no answer), and
-//! visitors' off-topic questions in 13 languages, also on a site of one article. The README gives the
+//! visitors' off-topic questions in 13 languages, also on a site of one article. docs/performance.md gives the
 //! figures on the held-out articles and what it answers of questions the knowledge cannot answer. A
 //! document whose language was not detected confidently is taken to be in the site's language.
 //!
@@ -33,10 +33,15 @@
 //! gets them quoted (so FTS5 syntax in a question is inert), less those too common to be worth its cost
 //! (`TermStats`).
 
+pub mod analysis;
+pub mod bm25;
+pub mod vector;
+
 use serde::Serialize;
 
-use super::analysis::question_terms;
-use super::index::{IndexError, Indexes};
+use analysis::question_terms;
+use bm25::Bm25Indexes;
+use vector::{IndexError, VectorIndexes};
 use crate::domain::SiteId;
 use crate::store::knowledge::{ChunkRow, Knowledge};
 use crate::store::{Store, StoreError};
@@ -44,7 +49,7 @@ use crate::store::{Store, StoreError};
 /// Rank at which the rank feature halves, minus one.
 const RANK_SCALE: f32 = 5.0;
 /// See `Fusion::max_term_share`. 0.2 with multilingual-e5-small: SciFact hybrid nDCG@10 0.7190 at 0.1,
-/// 0.7240 at 0.2, 0.7259 at 0.3, 0.7253 with every term (depth 80; README, Performance).
+/// 0.7240 at 0.2, 0.7259 at 0.3, 0.7253 with every term (depth 80; docs/performance.md).
 const MAX_TERM_SHARE: f64 = 0.2;
 /// However common they are, the rarest this many terms are kept.
 const MIN_TERMS: usize = 2;
@@ -196,7 +201,7 @@ pub fn match_expression(terms: &[String]) -> Option<String> {
 /// holding one very common word ("patients", "effect", "price") scores a large part of the site for
 /// nothing: such a term's IDF is small, and a chunk that holds only it never reaches the top. Leaving
 /// terms found in more than `max_term_share` of the chunks out of the query (keeping at least the
-/// `MIN_TERMS` rarest) cuts that work; the README gives the measured CPU and nDCG@10 on SciFact.
+/// `MIN_TERMS` rarest) cuts that work; docs/performance.md gives the measured CPU and nDCG@10 on SciFact.
 /// Frequencies come from FTS5 itself (a `count(*)` of the term's phrase query, so the stemming is the
 /// index's own) and are cached until the site's generation moves.
 ///
@@ -209,8 +214,6 @@ pub struct TermStats {
     cache: std::sync::Mutex<TermCache>,
     /// The site's main document languages (`LANGUAGE_SHARE`), by generation.
     languages: std::sync::Mutex<std::collections::HashMap<SiteId, (i64, Vec<String>)>>,
-    /// Each site's BM25 index in memory, used instead of FTS5 once it holds the site's generation.
-    pub in_memory: std::sync::Arc<super::bm25::Indexes>,
 }
 
 #[derive(Debug, Default)]
@@ -270,7 +273,7 @@ impl TermStats {
             None => {
                 let total = kb.document_count()?;
                 let main: Vec<String> = kb
-                    .document_languages(super::language::CONFIDENT)?
+                    .document_languages(crate::knowledge::language::CONFIDENT)?
                     .into_iter()
                     .filter(|(_, n)| *n as f64 >= total as f64 * LANGUAGE_SHARE)
                     .map(|(l, _)| l)
@@ -321,29 +324,32 @@ pub struct Lexical {
     pub lang: Option<&'static str>,
 }
 
-/// BM25 hits for the question in `lang` (ISO 639-1) (blocking); none in `Mode::Dense`.
-#[allow(clippy::too_many_arguments)]
-pub fn lexical(
-    store: &Store,
-    stats: &TermStats,
-    site: &SiteId,
-    question: &str,
-    lang: &str,
-    depth: usize,
-    fusion: &Fusion,
-    mode: Mode,
-) -> Result<Lexical, IndexError> {
+/// What the lexical half searches for.
+#[derive(Debug, Clone, Copy)]
+pub struct LexicalQuery<'a> {
+    /// The search text (a short follow-up with its conversation's previous question).
+    pub text: &'a str,
+    /// The answer's language (ISO 639-1): the question is analyzed in it and in the site's main
+    /// document languages.
+    pub lang: &'a str,
+    /// The question's own language, detected confidently: which passages are in another language.
+    pub detected: Option<&'static str>,
+    /// Hits to keep (`depth`).
+    pub depth: usize,
+}
+
+/// BM25 hits for the question (blocking): from the site's index in memory when it holds the site's
+/// generation, else from FTS5 (and a rebuild starts); none in `Mode::Dense`.
+pub fn lexical(store: &Store, bm25: &Bm25Indexes, stats: &TermStats, site: &SiteId, q: &LexicalQuery<'_>, fusion: &Fusion, mode: Mode) -> Result<Lexical, IndexError> {
     let kb = store.site(*site).knowledge();
     let generation = kb.generation()?;
-    // The question's own language as detected (not the answer's, which a request may choose): it
-    // decides which passages are in another language (`CrossLingual`).
-    let detected = super::language::detect_confident(question);
+    let (question, lang, depth, detected) = (q.text, q.lang, q.depth, q.detected);
     if mode == Mode::Dense {
         return Ok(Lexical { generation, hits: Vec::new(), lang: detected });
     }
     let langs = stats.languages(&kb, site, generation, lang)?;
     let terms = question_terms(question, &langs.iter().map(String::as_str).collect::<Vec<_>>());
-    let hits = match stats.in_memory.at(store, site, generation) {
+    let hits = match bm25.at(store, site, generation) {
         Some(index) => index.search(&terms, fusion.heading_weight, depth),
         None => match stats.expression(&kb, site, generation, &terms, fusion.max_term_share)? {
             Some(e) => kb.fts_search(&e, fusion.heading_weight, depth)?,
@@ -357,25 +363,22 @@ pub fn lexical(
 #[allow(clippy::too_many_arguments)] // the benchmark varies each of them
 pub fn rank(
     store: &Store,
-    indexes: &Indexes,
-    stats: &TermStats,
+    engine: &crate::knowledge::Engine,
     site: &SiteId,
-    question: &str,
-    lang: &str,
+    q: &LexicalQuery<'_>,
     query: &[f32],
-    depth: usize,
     fusion: &Fusion,
     mode: Mode,
 ) -> Result<Vec<Candidate>, IndexError> {
-    let lex = lexical(store, stats, site, question, lang, depth, fusion, mode)?;
-    fuse(store, indexes, site, lex, query, depth, fusion, mode)
+    let lex = lexical(store, &engine.bm25, &engine.term_stats, site, q, fusion, mode)?;
+    fuse(store, &engine.vectors, site, lex, query, q.depth, fusion, mode)
 }
 
 /// Adds the dense half to the lexical hits and scores the union (blocking).
 #[allow(clippy::too_many_arguments)]
 pub fn fuse(
     store: &Store,
-    indexes: &Indexes,
+    indexes: &VectorIndexes,
     site: &SiteId,
     lex: Lexical,
     query: &[f32],
@@ -498,15 +501,16 @@ pub fn depth(top_k: usize) -> usize {
 #[allow(clippy::too_many_arguments)]
 pub fn retrieve(
     store: &Store,
-    indexes: &Indexes,
+    indexes: &VectorIndexes,
     site: &SiteId,
     lex: Lexical,
     query: &[f32],
     top_k: usize,
     threshold: f32,
+    fusion: &Fusion,
     mode: Mode,
 ) -> Result<Vec<Passage>, IndexError> {
-    let ranked = fuse(store, indexes, site, lex, query, depth(top_k), &Fusion::default(), mode)?;
+    let ranked = fuse(store, indexes, site, lex, query, depth(top_k), fusion, mode)?;
     let above: Vec<Candidate> = ranked.into_iter().filter(|c| c.score >= threshold).collect();
     let kb = store.site(*site).knowledge();
     let documents = kb.document_ids(&above.iter().map(|c| c.key).collect::<Vec<_>>())?;
@@ -531,9 +535,9 @@ fn best_per_document(ranked: Vec<Candidate>, documents: &std::collections::HashM
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::search::*;
     use crate::domain::{Currency, Lang, Slug, Tier};
-    use crate::knowledge::analysis;
+    use crate::knowledge::search::analysis;
     use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};
 

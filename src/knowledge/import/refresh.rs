@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Knowledge;
-use super::model::Role;
+use crate::knowledge::Engine;
+use crate::knowledge::embedding::model::Purpose;
 use crate::domain::SiteId;
 use crate::store::{Store, StoreError};
 
@@ -26,7 +26,7 @@ const BATCH: usize = 32;
 
 /// What a refresh did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Report {
+pub struct Reembedded {
     pub sites: usize,
     pub chunks: usize,
 }
@@ -47,15 +47,15 @@ pub fn stale_sites(store: &Store, model: &str) -> Result<Vec<(SiteId, u64)>, Sto
 ///
 /// First, before any question: full-text indexes another analysis built are rebuilt
 /// (`analysis::reindex_stale`; 12k chunks take a few seconds, so it is not worth a BM25-less window);
-/// then every site's in-memory BM25 index starts building in the background (`bm25::Indexes::warm`).
-pub async fn start(knowledge: Arc<Knowledge>, store: Store, stop: CancellationToken) -> Result<tokio::task::JoinHandle<Report>, StoreError> {
+/// then every site's in-memory BM25 index starts building in the background (`bm25::Bm25Indexes::warm`).
+pub async fn start(knowledge: Arc<Engine>, store: Store, stop: CancellationToken) -> Result<tokio::task::JoinHandle<Reembedded>, StoreError> {
     let t = std::time::Instant::now();
-    for (site, rows) in store.run(super::analysis::reindex_stale).await? {
+    for (site, rows) in store.run(crate::knowledge::search::analysis::reindex_stale).await? {
         tracing::info!(site = %site, chunks = rows, ms = t.elapsed().as_millis() as u64, "full-text index rebuilt with the current analysis");
     }
     // Each site's in-memory BM25 index, in the background: FTS5 answers until it is in.
     let sites = store.run(|s| s.sites().list()).await?.into_iter().map(|s| s.id).collect();
-    knowledge.term_stats.in_memory.warm(&store, sites);
+    knowledge.bm25.warm(&store, sites);
     let model = knowledge.embedder.fingerprint.clone();
     let stale = store.run(move |s| stale_sites(s, &model)).await?;
     for (site, n) in &stale {
@@ -65,8 +65,8 @@ pub async fn start(knowledge: Arc<Knowledge>, store: Store, stop: CancellationTo
     Ok(tokio::spawn(run(knowledge, store, stale.into_iter().map(|(s, _)| s).collect(), stop)))
 }
 
-async fn run(knowledge: Arc<Knowledge>, store: Store, sites: Vec<SiteId>, stop: CancellationToken) -> Report {
-    let mut report = Report::default();
+async fn run(knowledge: Arc<Engine>, store: Store, sites: Vec<SiteId>, stop: CancellationToken) -> Reembedded {
+    let mut report = Reembedded::default();
     let (k, s) = (knowledge.clone(), store.clone());
     match tokio::task::spawn_blocking(move || curated(&k, &s)).await {
         Ok(Ok(0)) => {}
@@ -116,7 +116,7 @@ async fn run(knowledge: Arc<Knowledge>, store: Store, sites: Vec<SiteId>, stop: 
 /// Re-embeds the questions of curated answers another model embedded, every site's (blocking). They
 /// are few (tens per site) and until then they only go unmatched (`knowledge::curated`), so there is
 /// no mark to lift.
-fn curated(knowledge: &Knowledge, store: &Store) -> Result<usize, String> {
+fn curated(knowledge: &Engine, store: &Store) -> Result<usize, String> {
     let model = &knowledge.embedder.fingerprint;
     let mut n = 0;
     for site in store.sites().list().map_err(|e| e.to_string())? {
@@ -126,7 +126,7 @@ fn curated(knowledge: &Knowledge, store: &Store) -> Result<usize, String> {
             continue;
         }
         let questions: Vec<String> = stale.iter().map(|(_, q)| q.clone()).collect();
-        let vectors = knowledge.embedder.embed_parallel_blocking(&questions, Role::Query).map_err(|e| e.to_string())?;
+        let vectors = knowledge.embedder.embed_parallel_blocking(&questions, Purpose::Query).map_err(|e| e.to_string())?;
         for ((id, _), v) in stale.iter().zip(vectors) {
             answers.set_embedding(id, model, &v).map_err(|e| e.to_string())?;
         }
@@ -136,7 +136,7 @@ fn curated(knowledge: &Knowledge, store: &Store) -> Result<usize, String> {
 }
 
 /// Re-embeds one batch of the site's stale chunks (blocking); returns how many were stored.
-fn batch(knowledge: &Knowledge, store: &Store, site: &SiteId) -> Result<usize, String> {
+fn batch(knowledge: &Engine, store: &Store, site: &SiteId) -> Result<usize, String> {
     let kb = store.site(*site).knowledge();
     let model = &knowledge.embedder.fingerprint;
     let chunks = kb.stale_chunks(model, BATCH).map_err(|e| e.to_string())?;
@@ -144,8 +144,8 @@ fn batch(knowledge: &Knowledge, store: &Store, site: &SiteId) -> Result<usize, S
         return Ok(0);
     }
     // The same input an import gives the model (`Chunk::embedding_input`).
-    let inputs: Vec<String> = chunks.iter().map(|c| super::chunk::Chunk { heading: c.heading.clone(), text: c.text.clone() }.embedding_input()).collect();
-    let vectors = knowledge.embedder.embed_parallel_blocking(&inputs, Role::Passage).map_err(|e| e.to_string())?;
+    let inputs: Vec<String> = chunks.iter().map(|c| crate::knowledge::import::chunk::Chunk { heading: c.heading.clone(), text: c.text.clone() }.embedding_input()).collect();
+    let vectors = knowledge.embedder.embed_parallel_blocking(&inputs, Purpose::Passage).map_err(|e| e.to_string())?;
     let pairs: Vec<(u64, Vec<f32>)> = chunks.iter().map(|c| c.key).zip(vectors).collect();
     kb.set_embeddings(model, &pairs).map_err(|e| e.to_string())?;
     // Never zero for a non-empty batch, so a chunk deleted meanwhile cannot end the loop early.

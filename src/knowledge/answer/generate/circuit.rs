@@ -70,7 +70,7 @@ impl CircuitBreaker {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::knowledge::answer::generate::circuit::*;
     use crate::ratelimit::ManualClock;
 
     fn breaker() -> (ManualClock, CircuitBreaker) {
