@@ -24,7 +24,9 @@ use crate::knowledge::answer::Answer;
 use crate::knowledge::{KnowledgeError, Question, language};
 use crate::metrics::{Because, Stage, Unstored};
 use crate::store::conversations::{Role, Turn};
+use crate::insights::GROUP_SIMILARITY;
 use crate::store::queries::{Cited, Logged, QueryRecord};
+use crate::store::review::ReviewVector;
 use crate::store::{Site, StoreError};
 
 /// Earlier exchanges a generative answer's prompt holds at most (the store keeps
@@ -72,6 +74,8 @@ pub struct Pending {
     asker: Asker,
     question: String,
     reply: Reply,
+    /// The question's embedding, for its group in the review queue should it go unanswered.
+    vector: Vec<f32>,
 }
 
 /// Starts answering: language, conversation and retrieval, then the reply's first part.
@@ -94,13 +98,14 @@ pub async fn ask(state: &Arc<AppState>, asker: Asker, request: Request) -> Resul
         None => (ConversationId::new(), None, Vec::new()),
     };
     let question = Question { text, top_k: request.top_k, threshold: request.threshold, lang, detected, context };
-    let found = state.knowledge.passages(&state.store, &site.id, &question).await?;
+    let mut found = state.knowledge.passages(&state.store, &site.id, &question).await?;
+    let vector = std::mem::take(&mut found.vector);
     let generation = state.generator.as_deref().filter(|_| site.answers == AnswerMode::Generative).map(|generator| Generation { generator, history: &history });
     // The answer stage: composing the quoted answer, or the model's first supported sentence.
     let t = Instant::now();
     let reply = reply::reply(&question, found, conversation_id, generation, started).await;
     state.knowledge.stages.observe(Stage::Answer, t.elapsed());
-    Ok(Pending { state: state.clone(), asker, question: question.text, reply })
+    Ok(Pending { state: state.clone(), asker, question: question.text, reply, vector })
 }
 
 /// The earlier exchanges of a conversation as question/answer pairs, the last `HISTORY_EXCHANGES`.
@@ -134,9 +139,9 @@ impl Pending {
 
     /// Waits for the rest of the answer, records it, and returns it.
     pub async fn finish(self) -> Answer {
-        let Pending { state, asker, question, reply } = self;
+        let Pending { state, asker, question, reply, vector } = self;
         let answer = reply.finish().await;
-        let logged = record(&state, &asker, &question, &answer).await;
+        let logged = record(&state, &asker, &question, &answer, vector).await;
         tracing::info!(
             site = %asker.site.id, query = %answer.id, resolved = answer.resolved, sources = answer.sources.len(),
             latency_ms = answer.latency_ms, mode = %answer.mode, logged, "query answered"
@@ -147,7 +152,7 @@ impl Pending {
 
 /// Logs the query, bumps the counters and enqueues `query.completed` (one transaction); wakes the
 /// webhook worker when an event was enqueued. Never fails; returns whether the question was logged.
-async fn record(state: &AppState, asker: &Asker, question: &str, answer: &Answer) -> bool {
+async fn record(state: &AppState, asker: &Asker, question: &str, answer: &Answer, vector: Vec<f32>) -> bool {
     let site = &asker.site;
     if state.config.log.questions {
         tracing::info!(target: "sitebot::questions", site = %site.id, query = %answer.id, question, "question");
@@ -172,6 +177,7 @@ async fn record(state: &AppState, asker: &Asker, question: &str, answer: &Answer
             .iter()
             .map(|s| Cited { document_id: s.document_id.clone(), title: s.title.clone(), url: s.url.clone(), score: s.score })
             .collect(),
+        review: (!answer.resolved).then(|| ReviewVector { vector, model: state.knowledge.embedder.fingerprint.clone(), similarity: GROUP_SIMILARITY }),
     };
     let cap = state.config.limits.logged_question_cap(asker.via_token);
     match state.store.run(move |s| s.site(rec.site_id).queries().record(&rec, cap)).await {

@@ -32,6 +32,7 @@ pub mod api;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod content;
 pub mod crawl;
 pub mod disk;

@@ -122,6 +122,17 @@ pub struct Metrics {
     not_stored: Family<Labels, Counter>,
     free_bytes: Gauge,
     shed: Family<Labels, Counter>,
+    sign_ins: Family<Labels, Counter>,
+}
+
+/// How a console sign-in attempt ended.
+#[derive(Debug, Clone, Copy)]
+pub enum SignIn {
+    Succeeded,
+    /// Unknown address or wrong password (told apart in neither the answer nor this label).
+    Failed,
+    /// Refused before any check: too many failures in a row for the account or the address.
+    Throttled,
 }
 
 /// Requests turned away by a full line in front of shared work since start, by line (read at scrape
@@ -146,6 +157,12 @@ impl Metrics {
         let not_stored = Family::<Labels, Counter>::default();
         let free_bytes = Gauge::default();
         let shed = Family::<Labels, Counter>::default();
+        let sign_ins = Family::<Labels, Counter>::default();
+        registry.register(
+            "sitebot_console_sign_ins",
+            "Console sign-in attempts, by outcome (succeeded, failed, throttled)",
+            sign_ins.clone(),
+        );
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
@@ -174,7 +191,7 @@ impl Metrics {
         );
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
-        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, not_stored, free_bytes, shed }
+        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, not_stored, free_bytes, shed, sign_ins }
     }
 
     /// One answered request. `route` is the route template (`/v1/landing/:site/:lang/:slug`), never the
@@ -190,6 +207,18 @@ impl Metrics {
         self.durations.get_or_create(&labels).observe(took.as_secs_f64());
         labels.insert(1, ("status", status.to_string()));
         self.requests.get_or_create(&labels).inc();
+    }
+
+    pub fn sign_in(&self, outcome: SignIn) {
+        if !self.enabled {
+            return;
+        }
+        let outcome = match outcome {
+            SignIn::Succeeded => "succeeded",
+            SignIn::Failed => "failed",
+            SignIn::Throttled => "throttled",
+        };
+        self.sign_ins.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
     }
 
     pub fn rate_limited(&self, scope: LimitScope) {

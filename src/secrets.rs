@@ -31,6 +31,11 @@ pub fn new_bearer_token() -> String {
     format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>()))
 }
 
+/// A new random token for a link or a cookie: 43 URL-safe characters (256 bits).
+pub fn new_url_token() -> String {
+    URL_SAFE_NO_PAD.encode(random_bytes::<32>())
+}
+
 /// A new Standard Webhooks secret: `whsec_` and base64 of 32 random bytes.
 pub fn new_webhook_secret() -> String {
     format!("{SECRET_PREFIX}{}", STANDARD.encode(random_bytes::<32>()))

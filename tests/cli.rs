@@ -516,3 +516,57 @@ fn webhooks_endpoints_shows_a_disabled_endpoint_and_enable_restores_it() {
     let missing = run(sitebot(dir.path()).args(["webhooks", "enable", "--site", "00000000-0000-4000-8000-000000000000"]));
     assert!(!missing.status.success());
 }
+
+#[test]
+fn a_user_added_on_the_command_line_sets_a_password_through_the_printed_link_and_the_audit_log_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = create_site(dir.path(), "pro")["siteId"].as_str().unwrap().to_owned();
+    // Bad input gets a clear error and changes nothing.
+    let out = run(sitebot(dir.path()).args(["user", "add", "--email", "not-an-address", "--admin"]));
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--email"));
+    let out = run(sitebot(dir.path()).args(["user", "add", "--email", "ed@example.com", "--site", &site, "--role", "boss"]));
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("owner, editor or viewer"));
+    let out = run(sitebot(dir.path()).args(["user", "add", "--email", "ed@example.com"]));
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--admin"));
+
+    let server = serve(dir.path());
+    let base = format!("https://localhost:{}", server.port);
+    let added: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args([
+        "user", "add", "--email", "ed@example.com", "--site", &site, "--role", "editor", "--base-url", &base, "--json",
+    ])))
+    .unwrap();
+    let link = added["setupLink"].as_str().unwrap().to_owned();
+    assert!(link.starts_with(&format!("{base}/console/setup/")), "{link}");
+    let again = run(sitebot(dir.path()).args(["user", "add", "--email", "ED@example.com", "--admin"]));
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists"), "one user per address, in any case");
+
+    // The printed link, opened by a client that trusts the server's certificate.
+    let client = reqwest::blocking::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(dir.path().join("tls/cert.pem")).unwrap()).unwrap())
+        .resolve("localhost", std::net::SocketAddr::from(([127, 0, 0, 1], server.port)))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    assert_eq!(client.get(&link).send().unwrap().status(), 200);
+    let password = "correct horse battery staple";
+    let set = client.post(&link).header("Origin", &base).form(&[("password", password), ("repeat", password)]).send().unwrap();
+    assert_eq!(set.status(), 303);
+    let listed: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["user", "list", "--json"]))).unwrap();
+    assert_eq!(listed[0]["passwordSet"], true);
+    assert_eq!(listed[0]["sites"][0]["role"], "editor");
+
+    // A reset: the old link is dead, a new one works, and the audit log has every step.
+    let reset: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["user", "reset", "--email", "ed@example.com", "--base-url", &base, "--json"]))).unwrap();
+    assert_ne!(reset["setupLink"], added["setupLink"]);
+    assert_eq!(client.get(&link).send().unwrap().status(), 404);
+    assert_eq!(client.get(reset["setupLink"].as_str().unwrap()).send().unwrap().status(), 200);
+    run_ok(sitebot(dir.path()).args(["user", "revoke", "--email", "ed@example.com", "--site", &site]));
+    run_ok(sitebot(dir.path()).args(["user", "remove", "--email", "ed@example.com"]));
+    let audit: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["audit", "--json"]))).unwrap();
+    let actions: Vec<&str> = audit.as_array().unwrap().iter().rev().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["user_added", "password_set", "login", "password_reset", "role_revoked", "user_removed"]);
+    assert_eq!(audit[0]["actor"], "cli");
+    drop(server);
+}

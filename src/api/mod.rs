@@ -25,13 +25,20 @@ use crate::http::error::ApiError;
 use crate::http::openapi;
 use crate::http::scope::{PublicScope, TenantScope};
 
-/// The route table. Every handler sits in a scope that decides what its requests count against; the
-/// scope wraps the handler, not the route, so a wrong method is a 405 before any tenant lookup.
+/// The API's route table, behind the `Edge`. Every handler sits in a scope that decides what its
+/// requests count against; the scope wraps the handler, not the route, so a wrong method is a 405 before
+/// any tenant lookup.
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Response> {
+    Edge::new(table().data(state.clone()), state)
+}
+
+/// The API's routes without the edge and the state, for the server to put beside the console's
+/// (`server::routes`).
+pub fn table() -> Route {
     const GET: &str = "GET, HEAD";
     const POST: &str = "POST";
     let multimodal = make(|_| async { Err::<(), _>(multimodal::not_implemented()) });
-    let app = Route::new()
+    Route::new()
         .at("/healthz", only(GET, get(health::healthz.with(PublicScope::default()))))
         .at("/readyz", only(GET, get(health::readyz.with(PublicScope::default()))))
         .at("/v1/openapi.json", only(GET, get(openapi::serve.with(PublicScope::default()))))
@@ -50,8 +57,6 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Respon
         .at("/v1/landing/:site/:lang/:slug", only(GET, get(landing::page.with(PublicScope::default()))))
         .at("/v1/pricing/:vertical", only(GET, get(pricing::get.with(PublicScope::OPTIONAL_SITE))))
         .at("/v1/public-stats/:siteId", only(GET, get(stats::get.with(PublicScope::default()))))
-        .data(state.clone());
-    Edge::new(app, state)
 }
 
 /// A route that takes `allow` (`"GET, HEAD"`, `"POST"`): any other method is 405 with that `Allow` header

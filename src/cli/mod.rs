@@ -11,6 +11,7 @@ pub mod knowledge;
 mod leads;
 mod serve;
 mod site;
+mod user;
 pub mod webhooks;
 
 use std::path::PathBuf;
@@ -119,6 +120,13 @@ pub enum Command {
     Analytics(analytics::AnalyticsArgs),
     /// Unanswered questions grouped by meaning, weak answers, thumbs down, most cited sources, resolution by day
     Insights(insights::InsightsArgs),
+    /// Manage the console's users: add (prints a one-time setup link), list, grant, revoke, remove, reset
+    User {
+        #[command(subcommand)]
+        command: user::UserCommand,
+    },
+    /// The audit log: console changes and account events, newest first
+    Audit(user::AuditArgs),
     /// Export captured leads
     Leads {
         #[command(subcommand)]
@@ -211,6 +219,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Doctor => doctor::run(&config, &data_dir),
         Command::Webhooks { command } => webhooks::run(command, &config, &data_dir),
         Command::Leads { command } => leads::run(command, &config, &data_dir),
+        Command::User { command } => user::run(command, &config, &data_dir),
+        Command::Audit(a) => user::audit_log(a, &config, &data_dir),
         Command::Analytics(a) => analytics::run(a, &config, &data_dir),
         Command::Insights(a) => insights::run(a, &config, &data_dir),
         Command::Vertical { command } => content::run_vertical(command, &config, &data_dir),

@@ -39,6 +39,7 @@ pub struct Config {
     pub pricing: PricingConfig,
     pub secrets: SecretsConfig,
     pub log: LogConfig,
+    pub console: ConsoleConfig,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -473,3 +473,19 @@ impl Serialize for Secret {
         s.serialize_str("[redacted]")
     }
 }
+
+/// The web console under `/console/` (`sitebot user add` creates its users).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsoleConfig {
+    /// Serve the console on the server's listener; it shows only its sign-in page until a user exists.
+    pub enabled: bool,
+    /// How long a setup or reset link works, in hours.
+    pub setup_link_hours: u32,
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        Self { enabled: true, setup_link_hours: 24 }
+    }
+}

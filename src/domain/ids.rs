@@ -1,4 +1,5 @@
-//! The ids a client sends back: `cnv_<ULID>` for a conversation, `qry_<ULID>` for an answer. Parsed once
+//! The ids a client sends back: `cnv_<ULID>` for a conversation, `qry_<ULID>` for an answer, `usr_<ULID>`
+//! for a console user. Parsed once
 //! where they come in (a JSON field, a stored row) and canonical after: Crockford base32 in upper case,
 //! so `cnv_01j...` and `cnv_01J...` are the same conversation.
 
@@ -64,6 +65,13 @@ prefixed_id!(
     QueryId,
     "qry_",
     "an answer"
+);
+
+prefixed_id!(
+    /// A person who signs in to the console (`usr_...`).
+    UserId,
+    "usr_",
+    "a console user"
 );
 
 #[cfg(test)]

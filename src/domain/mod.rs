@@ -12,6 +12,7 @@ mod locale;
 mod page;
 mod price;
 mod proxies;
+mod role;
 mod site;
 mod time;
 mod web;
@@ -19,7 +20,8 @@ mod webhook;
 mod widget;
 
 pub use event::EventType;
-pub use ids::{ConversationId, QueryId};
+pub use ids::{ConversationId, QueryId, UserId};
+pub use role::SiteRole;
 pub use locale::{Currency, Lang};
 pub use page::{Alternate, FaqEntry, Feature, LandingPage, PageBody, PageType, Stat};
 pub use price::{Interval, MAX_AMOUNT_MINOR, PriceTier, PricingSheet, Rate, TierText};

@@ -112,6 +112,8 @@ pub struct Found {
     /// Empty when a curated answer matched.
     pub passages: Vec<Passage>,
     pub curated: Option<answer::curated::Match>,
+    /// The question's embedding (empty while the site is searched by BM25 alone).
+    pub vector: Vec<f32>,
 }
 
 /// Runs blocking index work off the caller: on the runtime's blocking pool inside a server, on a thread
@@ -208,19 +210,19 @@ impl Engine {
         let (this, store) = (self.clone(), store.clone());
         // A curated answer close enough to the question is preferred over the passages.
         let t = Instant::now();
-        let (passages, curated) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
+        let (passages, curated, vector) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
             let min = this.curated_min_similarity.max(threshold);
             let curated = answer::curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
             let passages = match curated {
                 Some(_) => Vec::new(),
                 None => search::retrieve(&store, &this.vectors, &site_id, lex, &vector, top_k, threshold, &this.fusion, mode)?,
             };
-            Ok((passages, curated))
+            Ok((passages, curated, vector))
         })
         .await
         .map_err(|e| KnowledgeError::Join(e.to_string()))??;
         self.stages.observe(Stage::Vector, t.elapsed());
-        Ok(Found { passages, curated })
+        Ok(Found { passages, curated, vector })
     }
 
     /// Questions turned away since start: (embedding session, search slots), for the metrics.

@@ -35,6 +35,17 @@ use crate::config::Config;
 use crate::http::{self, tls};
 use crate::ratelimit::Clock;
 
+/// Everything the server answers, behind the edge: the API (`api::table`) and, when `console.enabled`,
+/// the console under `/console/` (`console::routes`).
+pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Response> {
+    use poem::EndpointExt;
+    let mut table = crate::api::table();
+    if state.config.console.enabled {
+        table = table.nest("/console", crate::console::routes(state.clone()));
+    }
+    crate::http::edge::Edge::new(table.data(state.clone()), state)
+}
+
 /// The long-running tasks of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Task {
@@ -138,7 +149,7 @@ impl Server {
 
     /// Serves the route table and runs every other task until `shutdown` resolves or a task ends.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<Ended> {
-        let routes = crate::api::routes(self.state.clone());
+        let routes = routes(self.state.clone());
         self.run_serving(routes, shutdown).await
     }
 

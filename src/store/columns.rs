@@ -5,7 +5,7 @@
 use rusqlite::ToSql;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 
-use crate::domain::{AnswerMode, ConversationId, Currency, EventType, QueryId, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
+use crate::domain::{AnswerMode, ConversationId, Currency, EventType, QueryId, SiteRole, UserId, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
 
 fn text<'a>(v: ValueRef<'a>) -> FromSqlResult<&'a str> {
     v.as_str()
@@ -36,6 +36,8 @@ macro_rules! text_column {
 text_column!(SiteId, |s| SiteId::parse(s).map_err(bad), |v| v.to_string());
 text_column!(ConversationId, |s| ConversationId::parse(s).map_err(bad), |v| v.as_str());
 text_column!(QueryId, |s| QueryId::parse(s).map_err(bad), |v| v.as_str());
+text_column!(UserId, |s| UserId::parse(s).map_err(bad), |v| v.as_str());
+text_column!(SiteRole, |s| SiteRole::parse(s).map_err(bad), |v| v.as_str());
 text_column!(Tier, |s| s.parse::<Tier>().map_err(bad), |v| v.as_str());
 text_column!(Lang, |s| Lang::parse(s).map_err(bad), |v| v.as_str().to_owned());
 text_column!(Currency, |s| Currency::parse(s).map_err(bad), |v| v.code());

@@ -31,10 +31,12 @@ pub mod outbox;
 pub mod pricing;
 pub mod queries;
 pub mod retention;
+pub mod review;
 pub mod sites;
 pub mod stats;
 mod tenant;
 pub mod usage;
+pub mod users;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -251,6 +253,16 @@ impl Store {
     /// Scheduled crawl sources across sites, for the server's scheduler.
     pub fn crawl_schedule(&self) -> crawl::CrawlSchedule<'_> {
         crawl::CrawlSchedule::new(self)
+    }
+
+    /// The console's users, their grants, setup links and sessions.
+    pub fn users(&self) -> users::Users<'_> {
+        users::Users::new(self)
+    }
+
+    /// The audit log of console changes and account events.
+    pub fn audit(&self) -> users::Audit<'_> {
+        users::Audit::new(self)
     }
 
     /// Installation facts (the demo site's id, the demo content's load time).

@@ -32,7 +32,11 @@ pub struct QueryRecord {
     /// The documents the answer cited, best first (for the operator's insights).
     #[serde(skip)]
     pub cited: Vec<Cited>,
+    /// For an unanswered question: its embedding, to join its group in the review queue.
+    #[serde(skip)]
+    pub review: Option<super::review::ReviewVector>,
 }
+
 
 /// A document an answer cited.
 #[derive(Debug, Clone)]
@@ -118,6 +122,9 @@ impl<'s> QueryLog<'s> {
             )?;
             for (i, c) in q.cited.iter().enumerate() {
                 cite.execute(params![site, q.query_id, i as i64 + 1, c.document_id, c.title, c.url, c.score as f64, now])?;
+            }
+            if let Some(r) = q.review.as_ref().filter(|r| !q.resolved && !r.vector.is_empty()) {
+                super::review::assign(tx, &site, &q.query_id, &q.question, r, now)?;
             }
             if let Some((id, answer)) = &q.conversation {
                 super::conversations::append(tx, &site, id, &q.question, answer, &q.query_id, now)?;

@@ -119,6 +119,7 @@ mod tests {
                 lang: "en".into(),
                 conversation: Some((conversations[i].clone(), "answer".into())),
                 cited: Vec::new(),
+                review: None,
             };
             store.site(site.id).queries().record(&rec, None).unwrap();
         }

@@ -200,6 +200,11 @@ impl<'s> SiteStore<'s> {
     }
 
     /// The counters behind the site's public stats; `None` when the site does not exist.
+    /// The site's review queue: unanswered questions grouped by meaning.
+    pub fn review(&self) -> super::review::Review<'s> {
+        super::review::Review::new(*self)
+    }
+
     pub fn counters(&self) -> Result<Option<super::stats::SiteCounters>> {
         self.store.read(|conn| super::stats::counters(conn, &self.id))
     }

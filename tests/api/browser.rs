@@ -113,3 +113,78 @@ async fn the_widget_works_in_a_real_browser_under_a_strict_csp() {
     let transcript = lead.json()["data"]["transcript"].as_array().unwrap().clone();
     assert!(transcript.iter().any(|t| t["role"] == "user"), "{transcript:?}");
 }
+
+/// A setup link for a new console user, made as `sitebot user add` makes it.
+async fn setup_link(app: &crate::helpers::TestApp, email: &str, grant: Option<sitebot::store::users::Grant>) -> String {
+    let token = sitebot::secrets::new_url_token();
+    let (hash, expires) = (sitebot::secrets::token_hash(&token), sitebot::domain::Timestamp::from_millis(sitebot::domain::Timestamp::now().as_millis() + 86_400_000));
+    let email = sitebot::domain::Email::parse(email).unwrap();
+    let admin = grant.is_none();
+    app.state.store.run(move |s| s.users().add(&email, admin, grant, &hash, expires)).await.unwrap();
+    app.url(&format!("/console/setup/{token}"))
+}
+
+/// The console in Debian's headless Chromium (`tests/browser/console.mjs`): an owner sets a password
+/// through the setup link, sees only their site (another site's page by URL is 404), finds the card
+/// questions asked through `/v1/query` as one group beside a hostile question shown as text, writes the
+/// answer, signs out and in; a viewer reads in German, has no write control, and a write by hand is 403;
+/// axe-core finds nothing serious on any page; screenshots at 1280x800 and 375x667 go to
+/// `target/console-screenshots/`. Then the next visitor's question gets the owner's answer.
+#[tokio::test]
+async fn the_console_works_in_a_real_browser() {
+    use sitebot::domain::SiteRole;
+    use sitebot::store::users::Grant;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(
+        root.join("tests/browser/node_modules/playwright-core").is_dir() && std::path::Path::new("/usr/bin/chromium").exists(),
+        "the browser test needs Debian's chromium and tests/browser's npm packages: run ./install.sh --deps-only"
+    );
+    let mut config = crate::helpers::test_config();
+    config.limits.ip_per_minute = 100_000;
+    let app = crate::helpers::spawn_app_with(config).await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let (other, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    for q in ["Do you accept credit cards?", "Can I pay by credit card?", "Is payment by credit card possible?", "<img src=x onerror=window.__xss=1>"] {
+        let a = crate::knowledge::ask_ok(&app, site.id, q).await;
+        assert_eq!(a["resolved"], false, "{q}: {a}");
+    }
+    let owner = setup_link(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
+    let viewer = setup_link(&app, "viewer@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
+    let answer = "Yes, we accept all major credit cards and debit cards.";
+    let shots = root.join("target/console-screenshots");
+    let out = tokio::process::Command::new("node")
+        .arg(root.join("tests/browser/console.mjs"))
+        .current_dir(root.join("tests/browser"))
+        .env("SITEBOT_URL", &app.base)
+        .env("SITE_ID", site.id.to_string())
+        .env("OTHER_SITE_ID", other.id.to_string())
+        .env("OWNER_LINK", &owner)
+        .env("OWNER_EMAIL", "owner@example.com")
+        .env("VIEWER_LINK", &viewer)
+        .env("ANSWER", answer)
+        .env("SCREENSHOT_DIR", &shots)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(240), out).await.expect("the browser test finished within 4 minutes").unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success(), "console.mjs failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
+    for page in ["setup", "sites", "review-queue", "group", "login", "group-viewer-de"] {
+        for size in ["desktop", "phone"] {
+            assert!(shots.join(format!("{size}-{page}.png")).is_file(), "{size}-{page}.png kept");
+        }
+    }
+    let next = crate::knowledge::ask_ok(&app, site.id, "Do you accept credit cards?").await;
+    assert_eq!(next["resolved"], true, "{next}");
+    assert!(next["answer"].as_str().unwrap().starts_with(answer), "{next}");
+    let actions: Vec<String> = {
+        let db = app.db();
+        let mut stmt = db.prepare("SELECT action FROM audit_log ORDER BY id").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    for a in ["password_set", "curated_added", "logout", "login_failed"] {
+        assert!(actions.iter().any(|x| x == a), "{a} in {actions:?}");
+    }
+}

@@ -54,12 +54,12 @@ pub async fn spawn_app_with(config: Config) -> TestApp {
 
 /// Starts the server on an existing data directory (to test restarts and CLI writes).
 pub async fn spawn_app_in(config: Config, data_dir: tempfile::TempDir) -> TestApp {
-    spawn_serving_in(config, data_dir, sitebot::api::routes, false).await
+    spawn_serving_in(config, data_dir, sitebot::server::routes, false).await
 }
 
 /// As `spawn_app_with`, with the webhook worker delivering in the background as in `sitebot serve`.
 pub async fn spawn_app_with_worker(config: Config) -> TestApp {
-    spawn_serving_in(config, tempfile::tempdir().expect("temp dir"), sitebot::api::routes, true).await
+    spawn_serving_in(config, tempfile::tempdir().expect("temp dir"), sitebot::server::routes, true).await
 }
 
 /// Starts the server with `endpoint(state)` in place of the route table, e.g. test handlers behind the

@@ -10,6 +10,7 @@ mod wire;
 mod abuse;
 mod browser;
 mod connections;
+mod console;
 mod contract;
 mod conversations;
 mod crawl;

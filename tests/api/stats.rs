@@ -22,6 +22,7 @@ pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
             lang: "en".into(),
             conversation: None,
             cited: Vec::new(),
+            review: None,
         };
         app.state.store.run(move |s| s.site(site).queries().record(&rec, None)).await.unwrap();
     }

@@ -1,0 +1,71 @@
+//! The console: web pages, in the binary, for the people who run each site, under `/console/` on the
+//! server's own TLS listener. Server-rendered HTML (askama templates in `assets/console/templates/`,
+//! compiled in), one stylesheet, no inline script or style, no CDN.
+//!
+//! - [`auth`]: Argon2id passwords and sign-in throttling per account and per client address.
+//! - [`session`]: server-side sessions behind a `__Host-` cookie, CSRF tokens, same-origin checks, and
+//!   the console's security headers.
+//! - [`texts`]: the console's words in English and German.
+//! - [`pages`]: one template per page.
+//! - [`views`]: the handlers: authorise, ask the store, render.
+//!
+//! Users come from `sitebot user add`, which prints a one-time setup link; there is never a default
+//! password. Every account event and every change made here is in the audit log (`sitebot audit`).
+
+pub mod auth;
+pub mod pages;
+pub mod session;
+pub mod texts;
+pub mod views;
+
+use std::sync::Arc;
+
+use poem::http::{StatusCode, header};
+use poem::{EndpointExt, Request, Response, Route, get, handler, post};
+
+use crate::app::AppState;
+
+/// The stylesheet, compiled in.
+const CSS: &str = include_str!("../../assets/console/console.css");
+
+/// The stylesheet's `ETag`: a hash of its bytes, so a new build's stylesheet is fetched again.
+fn css_etag() -> String {
+    use sha2::Digest;
+    format!("\"{}\"", &hex::encode(sha2::Sha256::digest(CSS.as_bytes()))[..16])
+}
+
+#[handler]
+fn stylesheet(req: &Request) -> Response {
+    let etag = css_etag();
+    let fresh = req.headers().get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
+    let mut resp = if fresh {
+        Response::builder().status(StatusCode::NOT_MODIFIED).finish()
+    } else {
+        Response::builder().content_type("text/css; charset=utf-8").body(CSS)
+    };
+    resp.headers_mut().insert(header::ETAG, etag.parse().expect("a valid ETag"));
+    resp.headers_mut().insert(header::CACHE_CONTROL, "public, max-age=3600".parse().expect("a valid header"));
+    session::secure(&mut resp, true);
+    resp
+}
+
+/// The console's routes, to be nested under `/console` behind the edge. Any other path under it is the
+/// console's own 404 page, never the API's problem+json.
+pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
+    let throttle = Arc::new(auth::Throttle::default());
+    Route::new()
+        .at("/", get(views::index))
+        .at("/login", get(views::login_form).post(views::login))
+        .at("/logout", post(views::logout))
+        .at("/setup/:token", get(views::setup_form).post(views::setup))
+        .at("/sites", get(views::sites))
+        .at("/sites/:site", get(views::site_queue))
+        .at("/sites/:site/review/:group", get(views::group_view))
+        .at("/sites/:site/review/:group/answer", post(views::answer_group))
+        .at("/sites/:site/review/:group/reviewed", post(views::review_group))
+        .at("/assets/console.css", get(stylesheet))
+        .at("/*rest", views::fallback)
+        .data(state)
+        .data(throttle)
+        .map_to_response()
+}

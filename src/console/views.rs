@@ -1,0 +1,469 @@
+//! The console's handlers: each authorises (the session, the user's role on the site in the URL), asks
+//! the store, renders a page. They never return an error to the edge: a refusal or a failure is a page
+//! of its own (HTML, with the console's headers), never problem+json.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use askama::Template;
+use poem::http::{StatusCode, header};
+use poem::web::{Data, Path};
+use poem::{Body, Request, Response, handler};
+use serde_json::json;
+
+use super::auth::{self, Throttle};
+use super::pages::{self, Header};
+use super::session::{self, Me};
+use super::texts::{self, Texts};
+use crate::app::AppState;
+use crate::http::edge::client_ip;
+use crate::metrics::SignIn;
+use crate::secrets::token_hash;
+use crate::store::users::User;
+use crate::domain::Timestamp;
+
+/// A console form's body is read no further than this.
+const MAX_FORM_BYTES: usize = 16 * 1024;
+
+fn html(status: StatusCode, body: String) -> Response {
+    let mut resp = Response::builder().status(status).content_type("text/html; charset=utf-8").body(body);
+    session::secure(&mut resp, false);
+    resp
+}
+
+fn render(status: StatusCode, page: impl Template) -> Response {
+    match page.render() {
+        Ok(body) => html(status, body),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot render a console page");
+            html(StatusCode::INTERNAL_SERVER_ERROR, "<!doctype html><title>Error</title><p>Something went wrong.</p>".into())
+        }
+    }
+}
+
+fn see_other(to: &str) -> Response {
+    let mut resp = Response::builder().status(StatusCode::SEE_OTHER).header(header::LOCATION, to).finish();
+    session::secure(&mut resp, false);
+    resp
+}
+
+fn header_of(me: &Me) -> Header<'_> {
+    Header { email: &me.email, csrf: &me.csrf }
+}
+
+/// A message page: not found, not allowed, an expired link, a failure.
+fn message(t: &Texts, me: Option<&Me>, status: StatusCode, title: &str, text: &str) -> Response {
+    let (link, link_text) = if me.is_some() { ("/console/sites", t.to_sites) } else { ("/console/login", t.to_sign_in) };
+    render(status, pages::Message { t, me: me.map(header_of), title, text, link, link_text })
+}
+
+pub fn not_found(t: &Texts, me: Option<&Me>) -> Response {
+    message(t, me, StatusCode::NOT_FOUND, t.not_found_title, t.not_found)
+}
+
+fn forbidden(t: &Texts, me: Option<&Me>) -> Response {
+    message(t, me, StatusCode::FORBIDDEN, t.forbidden_title, t.forbidden)
+}
+
+fn failed(t: &Texts, me: Option<&Me>, e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "console request failed");
+    message(t, me, StatusCode::INTERNAL_SERVER_ERROR, t.error_title, t.error)
+}
+
+/// The form fields of a POST, read within `MAX_FORM_BYTES`; `None` for anything but a form.
+async fn form(req: &Request, body: Body) -> Option<Vec<(String, String)>> {
+    let is_form = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded")));
+    if !is_form {
+        return None;
+    }
+    let body = body.into_bytes_limit(MAX_FORM_BYTES).await.ok()?;
+    Some(url::form_urlencoded::parse(&body).into_owned().collect())
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
+    fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("")
+}
+
+/// A state change by a signed-in user: same origin, a form, the session's CSRF token. `Err` is the page
+/// to send instead (sign in again, or 403).
+pub async fn checked_post(state: &AppState, req: &Request, body: Body) -> Result<(Me, Vec<(String, String)>), Response> {
+    let t = texts::for_request(req);
+    let Some(me) = session::current(state, req).await else { return Err(see_other("/console/login")) };
+    if !session::same_origin(req) {
+        return Err(forbidden(t, Some(&me)));
+    }
+    let Some(fields) = form(req, body).await else { return Err(forbidden(t, Some(&me))) };
+    if !me.csrf_matches(field(&fields, "csrf")) {
+        return Err(forbidden(t, Some(&me)));
+    }
+    Ok((me, fields))
+}
+
+async fn audit(state: &AppState, actor: &str, site: Option<crate::domain::SiteId>, action: &'static str, detail: serde_json::Value) {
+    let actor = actor.to_owned();
+    if let Err(e) = state.store.run(move |s| s.audit().record(&actor, site, action, &detail)).await {
+        tracing::error!(error = %e, action, "cannot write the audit log");
+    }
+}
+
+#[handler]
+pub async fn index(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+    match session::current(state, req).await {
+        Some(_) => see_other("/console/sites"),
+        None => see_other("/console/login"),
+    }
+}
+
+#[handler]
+pub async fn login_form(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    if session::current(state, req).await.is_some() {
+        return see_other("/console/sites");
+    }
+    let any_user = state.store.run(|s| s.users().any()).await.unwrap_or(true);
+    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user })
+}
+
+#[handler]
+pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>, Data(throttle): Data<&Arc<Throttle>>) -> Response {
+    let t = texts::for_request(req);
+    if !session::same_origin(req) {
+        return forbidden(t, None);
+    }
+    let Some(fields) = form(req, body).await else { return forbidden(t, None) };
+    let (email, password) = (field(&fields, "email").trim().to_owned(), field(&fields, "password").to_owned());
+    let address = client_ip(req);
+    let page = |error: &'static str, status: StatusCode| render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true });
+    if throttle.wait(&email, address, Instant::now()).is_some() {
+        state.metrics.sign_in(SignIn::Throttled);
+        tracing::warn!(%address, "console sign-in throttled");
+        return page(t.throttled, StatusCode::TOO_MANY_REQUESTS);
+    }
+    let (lookup, pw) = (email.clone(), password.clone());
+    let checked = state
+        .store
+        .run(move |s| {
+            let found = s.users().password_hash(&lookup)?;
+            let (user, hash) = match found {
+                Some((u, h)) => (Some(u), h),
+                None => (None, None),
+            };
+            // The same work whether or not the account exists or has a password.
+            let ok = auth::verify_password(&pw, hash.as_deref());
+            Ok(user.filter(|_| ok))
+        })
+        .await;
+    let user: User = match checked {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            throttle.failed(&email, address, Instant::now());
+            state.metrics.sign_in(SignIn::Failed);
+            tracing::warn!(%address, "console sign-in failed");
+            audit(state, &email.chars().take(254).collect::<String>(), None, "login_failed", json!({"address": address.to_string()})).await;
+            return page(t.wrong_credentials, StatusCode::UNAUTHORIZED);
+        }
+        Err(e) => return failed(t, None, e),
+    };
+    throttle.succeeded(&email, address);
+    // A new session at every sign-in; an old cookie the browser still holds is replaced.
+    let cookie = match session::start(state, &user).await {
+        Ok(c) => c,
+        Err(e) => return failed(t, None, e),
+    };
+    state.metrics.sign_in(SignIn::Succeeded);
+    audit(state, &user.email, None, "login", json!({"address": address.to_string()})).await;
+    let mut resp = see_other("/console/sites");
+    resp.headers_mut().insert(header::SET_COOKIE, cookie.parse().expect("a valid cookie"));
+    resp
+}
+
+#[handler]
+pub async fn logout(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>) -> Response {
+    let (me, _) = match checked_post(state, req, body).await {
+        Ok(ok) => ok,
+        Err(page) => return page,
+    };
+    let hash = *me.cookie_hash();
+    if let Err(e) = state.store.run(move |s| s.users().end_session(&hash)).await {
+        return failed(texts::for_request(req), Some(&me), e);
+    }
+    audit(state, &me.email, None, "logout", json!({})).await;
+    let mut resp = see_other("/console/login");
+    resp.headers_mut().insert(header::SET_COOKIE, session::cleared().parse().expect("a valid cookie"));
+    resp
+}
+
+#[handler]
+pub async fn setup_form(req: &Request, Path(token): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let hash = token_hash(&token);
+    match state.store.run(move |s| s.users().link_user(&hash, Timestamp::now())).await {
+        Ok(Some(user)) => render(StatusCode::OK, pages::Setup { t, me: None, error: None, email: &user.email, token: &token }),
+        Ok(None) => message(t, None, StatusCode::NOT_FOUND, t.link_invalid_title, t.link_invalid),
+        Err(e) => failed(t, None, e),
+    }
+}
+
+#[handler]
+pub async fn setup(req: &Request, body: Body, Path(token): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    if !session::same_origin(req) {
+        return forbidden(t, None);
+    }
+    let Some(fields) = form(req, body).await else { return forbidden(t, None) };
+    let hash = token_hash(&token);
+    let user = match state.store.run(move |s| s.users().link_user(&hash, Timestamp::now())).await {
+        Ok(Some(u)) => u,
+        Ok(None) => return message(t, None, StatusCode::NOT_FOUND, t.link_invalid_title, t.link_invalid),
+        Err(e) => return failed(t, None, e),
+    };
+    if let Err(why) = auth::check_new_password(field(&fields, "password"), field(&fields, "repeat")) {
+        let error = match why {
+            "too_short" => t.too_short,
+            "too_long" => t.too_long,
+            _ => t.mismatch,
+        };
+        return render(StatusCode::UNPROCESSABLE_ENTITY, pages::Setup { t, me: None, error: Some(error), email: &user.email, token: &token });
+    }
+    let password = field(&fields, "password").to_owned();
+    let phc = match tokio::task::spawn_blocking(move || auth::hash_password(&password)).await {
+        Ok(h) => h,
+        Err(e) => return failed(t, None, e),
+    };
+    let user = match state.store.run(move |s| s.users().use_link(&hash, Timestamp::now(), &phc)).await {
+        Ok(u) => u,
+        Err(crate::store::StoreError::NotFound) => return message(t, None, StatusCode::NOT_FOUND, t.link_invalid_title, t.link_invalid),
+        Err(e) => return failed(t, None, e),
+    };
+    audit(state, &user.email, None, "password_set", json!({"via": "setup_link"})).await;
+    let cookie = match session::start(state, &user).await {
+        Ok(c) => c,
+        Err(e) => return failed(t, None, e),
+    };
+    audit(state, &user.email, None, "login", json!({"address": client_ip(req).to_string()})).await;
+    let mut resp = see_other("/console/sites");
+    resp.headers_mut().insert(header::SET_COOKIE, cookie.parse().expect("a valid cookie"));
+    resp
+}
+
+#[handler]
+pub async fn sites(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let Some(me) = session::current(state, req).await else { return see_other("/console/login") };
+    let visible = me.clone();
+    let rows = state
+        .store
+        .run(move |s| {
+            let mut rows = Vec::new();
+            for site in s.sites().list()? {
+                let Some(role) = visible.role_on(&site.id) else { continue };
+                let c = s.site(site.id).counters()?;
+                let (questions, resolved, leads) = c.map_or((0, 0, 0), |c| (c.questions, c.resolved_questions, c.leads));
+                let resolution = if questions == 0 { "–".to_owned() } else { format!("{:.0} %", resolved as f64 * 100.0 / questions as f64) };
+                let role = if visible.user.is_admin { "admin" } else { role.as_str() };
+                rows.push(pages::SiteRow { id: site.id.to_string(), name: site.name, role, questions, resolution, leads, enabled: site.enabled });
+            }
+            Ok(rows)
+        })
+        .await;
+    match rows {
+        Ok(sites) => render(StatusCode::OK, pages::Sites { t, me: Some(header_of(&me)), sites }),
+        Err(e) => failed(t, Some(&me), e),
+    }
+}
+
+/// Anything else under `/console/`: the console's own 404 page.
+#[handler]
+pub async fn fallback(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let me = session::current(state, req).await;
+    not_found(t, me.as_ref())
+}
+
+/// The site named in a URL, when the signed-in user holds a role on it: the site and the role. `Err` is
+/// the page to send: sign in, or the same 404 as for a site that does not exist.
+async fn site_for(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
+    let t = texts::for_request(req);
+    let Some(me) = session::current(state, req).await else { return Err(see_other("/console/login")) };
+    let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
+    let Some(role) = me.role_on(&id) else { return Err(not_found(t, Some(&me))) };
+    match state.store.run(move |s| s.site(id).get()).await {
+        Ok(Some(site)) => Ok((me, site, role)),
+        Ok(None) => Err(not_found(t, Some(&me))),
+        Err(e) => Err(failed(t, Some(&me), e)),
+    }
+}
+
+fn when(t: Timestamp) -> String {
+    t.rfc3339().replace('T', " ").trim_end_matches('Z').to_owned() + " UTC"
+}
+
+/// Groups shown on the site page at most.
+const QUEUE_PAGE: usize = 50;
+/// Questions shown of a group at most.
+const GROUP_QUESTIONS: usize = 50;
+
+#[handler]
+pub async fn site_queue(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, _) = match site_for(state, req, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let id = site.id;
+    let since = Timestamp::from_millis(Timestamp::now().as_millis() - 30 * 86_400_000);
+    let data = state.store.run(move |s| Ok((s.site(id).review().open(None, QUEUE_PAGE)?, s.site(id).insights().thumbs_down(since, 20)?))).await;
+    let (groups, downs) = match data {
+        Ok(v) => v,
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let groups = groups.into_iter().map(|g| pages::GroupRow { id: g.id, example: g.example, count: g.count, last_at: when(g.last_at) }).collect();
+    let thumbs_down = downs
+        .into_iter()
+        .map(|d| pages::DownRow { question: d.question.unwrap_or_default(), comment: d.comment.unwrap_or_default(), at: when(d.at) })
+        .collect();
+    render(StatusCode::OK, pages::Site { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, groups, thumbs_down })
+}
+
+/// What the group page shows around a form (empty, or what was typed with the reason it was refused).
+struct GroupForm<'a> {
+    error: Option<&'a str>,
+    question: String,
+    answer: String,
+    url: String,
+}
+
+async fn group_page(state: &AppState, t: &Texts, me: &Me, site: &crate::store::Site, role: crate::domain::SiteRole, group: i64, form: Option<GroupForm<'_>>) -> Response {
+    let id = site.id;
+    let data = state.store.run(move |s| Ok((s.site(id).review().group(group)?, s.site(id).review().questions(group, GROUP_QUESTIONS)?))).await;
+    let (g, questions) = match data {
+        Ok(v) => v,
+        Err(crate::store::StoreError::NotFound) => return not_found(t, Some(me)),
+        Err(e) => return failed(t, Some(me), e),
+    };
+    let status = if form.as_ref().is_some_and(|f| f.error.is_some()) { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
+    let form = form.unwrap_or(GroupForm { error: None, question: g.example.clone(), answer: String::new(), url: String::new() });
+    render(
+        status,
+        pages::Group {
+            t,
+            me: Some(header_of(me)),
+            csrf: &me.csrf,
+            site_id: id.to_string(),
+            site_name: site.name.clone(),
+            group_id: g.id,
+            example: g.example,
+            count: g.count,
+            last_at: when(g.last_at),
+            questions: questions.into_iter().map(|q| pages::QuestionRow { question: q.question, lang: q.lang, at: when(q.at) }).collect(),
+            may_edit: role.may_edit() && g.handled.is_none(),
+            error: form.error,
+            form_question: form.question,
+            form_answer: form.answer,
+            form_url: form.url,
+        },
+    )
+}
+
+#[handler]
+pub async fn group_view(req: &Request, Path((raw, group)): Path<(String, i64)>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    match site_for(state, req, &raw).await {
+        Ok((me, site, role)) => group_page(state, t, &me, &site, role, group, None).await,
+        Err(page) => page,
+    }
+}
+
+/// A state change on a site: the session, same origin and CSRF (`checked_post`), then a role that may
+/// edit (else 403, whatever the form says).
+async fn editor_post(state: &AppState, req: &Request, body: Body, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, Vec<(String, String)>), Response> {
+    let t = texts::for_request(req);
+    let (me, fields) = checked_post(state, req, body).await?;
+    let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
+    let Some(role) = me.role_on(&id) else { return Err(not_found(t, Some(&me))) };
+    let site = match state.store.run(move |s| s.site(id).get()).await {
+        Ok(Some(site)) => site,
+        Ok(None) => return Err(not_found(t, Some(&me))),
+        Err(e) => return Err(failed(t, Some(&me), e)),
+    };
+    if !role.may_edit() {
+        return Err(forbidden(t, Some(&me)));
+    }
+    Ok((me, site, role, fields))
+}
+
+/// An absolute http(s) URL, or nothing.
+fn link(raw: &str) -> Result<Option<String>, ()> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    match url::Url::parse(raw) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && raw.len() <= 2048 => Ok(Some(u.to_string())),
+        _ => Err(()),
+    }
+}
+
+#[handler]
+pub async fn answer_group(req: &Request, body: Body, Path((raw, group)): Path<(String, i64)>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, role, fields) = match editor_post(state, req, body, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let (question, answer, url) = (field(&fields, "question").trim().to_owned(), field(&fields, "answer").trim().to_owned(), field(&fields, "url").trim().to_owned());
+    let link = link(&url);
+    let valid = !question.is_empty() && question.chars().count() <= 500 && !answer.is_empty() && answer.chars().count() <= 4000 && link.is_ok();
+    if !valid {
+        let form = GroupForm { error: Some(t.answer_invalid), question, answer, url };
+        return group_page(state, t, &me, &site, role, group, Some(form)).await;
+    }
+    let link = link.unwrap_or_default();
+    let id = site.id;
+    // The group is the site's and still open, or nothing is written.
+    match state.store.run(move |s| s.site(id).review().group(group)).await {
+        Ok(g) if g.handled.is_none() => {}
+        Ok(_) => return group_page(state, t, &me, &site, role, group, Some(GroupForm { error: Some(t.handled_already), question, answer, url })).await,
+        Err(crate::store::StoreError::NotFound) => return not_found(t, Some(&me)),
+        Err(e) => return failed(t, Some(&me), e),
+    }
+    let (store, embedder, q, a, l) = (state.store.clone(), state.knowledge.embedder.clone(), question.clone(), answer.clone(), link.clone());
+    let added = tokio::task::spawn_blocking(move || crate::knowledge::answer::curated::add(&store, &embedder, &id, &q, &a, l.as_deref())).await;
+    let curated = match added {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return failed(t, Some(&me), e),
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let by = me.email.clone();
+    if let Err(e) = state.store.run(move |s| s.site(id).review().handle(group, "curated", &by)).await {
+        tracing::warn!(error = %e, group, "a curated answer was added but its group could not be closed");
+    }
+    let short = |s: &str| s.chars().take(200).collect::<String>();
+    audit(state, &me.email, Some(id), "curated_added", json!({"group": group, "answerId": curated.id, "question": short(&question), "answer": short(&answer), "url": link})).await;
+    see_other(&format!("/console/sites/{id}"))
+}
+
+#[handler]
+pub async fn review_group(req: &Request, body: Body, Path((raw, group)): Path<(String, i64)>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, role, _) = match editor_post(state, req, body, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let (id, by) = (site.id, me.email.clone());
+    match state.store.run(move |s| s.site(id).review().handle(group, "reviewed", &by)).await {
+        Ok(g) => {
+            audit(state, &me.email, Some(id), "group_reviewed", json!({"group": group, "example": g.example.chars().take(200).collect::<String>()})).await;
+            see_other(&format!("/console/sites/{id}"))
+        }
+        Err(crate::store::StoreError::NotFound) => not_found(t, Some(&me)),
+        Err(crate::store::StoreError::Conflict(_)) => {
+            group_page(state, t, &me, &site, role, group, Some(GroupForm { error: Some(t.handled_already), question: String::new(), answer: String::new(), url: String::new() })).await
+        }
+        Err(e) => failed(t, Some(&me), e),
+    }
+}

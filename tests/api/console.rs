@@ -1,0 +1,351 @@
+//! The console over the real server: setup links, sign-in, sessions, CSRF, throttling, headers, audit.
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, SET_COOKIE};
+use sitebot::domain::{Email, SiteRole, Tier, Timestamp};
+use sitebot::secrets::{new_url_token, token_hash};
+use sitebot::store::users::Grant;
+
+use crate::helpers::{TestApp, spawn_app};
+
+const PASSWORD: &str = "a long enough passphrase";
+
+/// Adds a user as `sitebot user add` does; returns the setup link's path.
+async fn add_user(app: &TestApp, email: &str, grant: Option<Grant>) -> String {
+    let token = new_url_token();
+    let (hash, expires) = (token_hash(&token), Timestamp::from_millis(Timestamp::now().as_millis() + 86_400_000));
+    let email = Email::parse(email).unwrap();
+    let admin = grant.is_none();
+    app.state.store.run(move |s| s.users().add(&email, admin, grant, &hash, expires)).await.unwrap();
+    format!("/console/setup/{token}")
+}
+
+/// The session cookie a response sets (`name=value`).
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers.get_all(SET_COOKIE).iter().filter_map(|v| v.to_str().ok()).find(|v| v.starts_with("__Host-sitebot_session=")).map(|v| {
+        assert!(v.contains("; Secure") && v.contains("; HttpOnly") && v.contains("; SameSite=Lax") && v.contains("; Path=/"), "{v}");
+        v.split(';').next().unwrap().to_owned()
+    })
+}
+
+fn origin(app: &TestApp) -> String {
+    app.base.clone()
+}
+
+async fn post_form(app: &TestApp, path: &str, cookie: Option<&str>, origin: Option<&str>, form: &[(&str, &str)]) -> reqwest::Response {
+    let mut req = app.client.post(app.url(path)).form(form);
+    if let Some(c) = cookie {
+        req = req.header("Cookie", c);
+    }
+    if let Some(o) = origin {
+        req = req.header("Origin", o);
+    }
+    req.send().await.unwrap()
+}
+
+async fn get(app: &TestApp, path: &str, cookie: Option<&str>) -> reqwest::Response {
+    let mut req = app.client.get(app.url(path));
+    if let Some(c) = cookie {
+        req = req.header("Cookie", c);
+    }
+    req.send().await.unwrap()
+}
+
+/// Signs in; returns the session cookie.
+async fn sign_in(app: &TestApp, email: &str, password: &str) -> String {
+    let resp = post_form(app, "/console/login", None, Some(&origin(app)), &[("email", email), ("password", password)]).await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{}", resp.text().await.unwrap());
+    session_cookie(resp.headers()).expect("a session cookie")
+}
+
+/// The CSRF token of a page (the sign-out form holds it).
+async fn csrf_of(app: &TestApp, cookie: &str) -> String {
+    let page = get(app, "/console/sites", Some(cookie)).await.text().await.unwrap();
+    let at = page.find("name=\"csrf\" value=\"").expect("a CSRF field") + "name=\"csrf\" value=\"".len();
+    page[at..].split('"').next().unwrap().to_owned()
+}
+
+fn audit_actions(app: &TestApp) -> Vec<String> {
+    let db = app.db();
+    let mut stmt = db.prepare("SELECT action FROM audit_log ORDER BY id").unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+#[tokio::test]
+async fn a_setup_link_sets_the_password_once_and_signs_the_user_in() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let link = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
+
+    let page = get(&app, &link, None).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"), "{csp}");
+    assert_eq!(page.headers()["referrer-policy"], "same-origin");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    assert!(page.text().await.unwrap().contains("owner@example.com"));
+
+    // Too short, then two that differ: refused with the reason, the link still works.
+    let short = post_form(&app, &link, None, Some(&origin(&app)), &[("password", "short"), ("repeat", "short")]).await;
+    assert_eq!(short.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(short.text().await.unwrap().contains("at least 12 characters"));
+    let differ = post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", "another long passphrase")]).await;
+    assert_eq!(differ.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    // From another origin: refused before anything happens.
+    let foreign = post_form(&app, &link, None, Some("https://evil.example"), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+
+    let set = post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    assert_eq!(set.status(), StatusCode::SEE_OTHER);
+    let cookie = session_cookie(set.headers()).expect("signed in at once");
+    let sites = get(&app, "/console/sites", Some(&cookie)).await;
+    assert_eq!(sites.status(), StatusCode::OK);
+    assert!(sites.text().await.unwrap().contains(&site.id.to_string()));
+    // Single use.
+    let again = get(&app, &link, None).await;
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    assert!(again.text().await.unwrap().contains("does not work"));
+    let stored: String = app.db().query_row("SELECT password_hash FROM console_users", [], |r| r.get(0)).unwrap();
+    assert!(stored.starts_with("$argon2id$") && !stored.contains(PASSWORD));
+    assert_eq!(audit_actions(&app), ["password_set", "login"]);
+}
+
+#[tokio::test]
+async fn a_user_sees_only_their_sites_and_an_unknown_account_answers_as_a_wrong_password() {
+    let app = spawn_app().await;
+    let (mine, _) = app.create_site(Tier::Pro).await;
+    let (other, _) = app.create_site(Tier::Pro).await;
+    let link = add_user(&app, "viewer@example.com", Some(Grant { site_id: mine.id, role: SiteRole::Viewer })).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+
+    let wrong = post_form(&app, "/console/login", None, Some(&origin(&app)), &[("email", "viewer@example.com"), ("password", "not the password")]).await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(session_cookie(wrong.headers()).is_none());
+    let wrong = wrong.text().await.unwrap();
+    let unknown = post_form(&app, "/console/login", None, Some(&origin(&app)), &[("email", "nobody@example.com"), ("password", "not the password")]).await;
+    assert_eq!(unknown.status(), StatusCode::UNAUTHORIZED);
+    let unknown = unknown.text().await.unwrap();
+    // The same page but for the address typed back into the form.
+    assert_eq!(wrong.replace("viewer@example.com", "X"), unknown.replace("nobody@example.com", "X"));
+
+    let cookie = sign_in(&app, "viewer@example.com", PASSWORD).await;
+    let page = get(&app, "/console/sites", Some(&cookie)).await.text().await.unwrap();
+    assert!(page.contains(&mine.id.to_string()) && !page.contains(&other.id.to_string()), "{page}");
+    assert!(page.contains("viewer"));
+    // Anything else under /console is the console's own page, not the API's problem+json.
+    let missing = get(&app, "/console/nothing-here", Some(&cookie)).await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert!(missing.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+}
+
+#[tokio::test]
+async fn state_changes_need_the_csrf_token_and_the_same_origin_and_sign_out_ends_the_session() {
+    let app = spawn_app().await;
+    let link = add_user(&app, "admin@example.com", None).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let first = sign_in(&app, "admin@example.com", PASSWORD).await;
+    let cookie = sign_in(&app, "admin@example.com", PASSWORD).await;
+    assert_ne!(first, cookie, "every sign-in makes a new session");
+    let csrf = csrf_of(&app, &cookie).await;
+
+    let no_token = post_form(&app, "/console/logout", Some(&cookie), Some(&origin(&app)), &[]).await;
+    assert_eq!(no_token.status(), StatusCode::FORBIDDEN);
+    let wrong_token = post_form(&app, "/console/logout", Some(&cookie), Some(&origin(&app)), &[("csrf", "forged")]).await;
+    assert_eq!(wrong_token.status(), StatusCode::FORBIDDEN);
+    let other_origin = post_form(&app, "/console/logout", Some(&cookie), Some("https://evil.example"), &[("csrf", &csrf)]).await;
+    assert_eq!(other_origin.status(), StatusCode::FORBIDDEN);
+    let no_origin = post_form(&app, "/console/logout", Some(&cookie), None, &[("csrf", &csrf)]).await;
+    assert_eq!(no_origin.status(), StatusCode::FORBIDDEN);
+    // Still signed in after all four.
+    assert_eq!(get(&app, "/console/sites", Some(&cookie)).await.status(), StatusCode::OK);
+
+    let out = post_form(&app, "/console/logout", Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf)]).await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    assert!(out.headers().get_all(SET_COOKIE).iter().any(|v| v.to_str().unwrap().contains("Max-Age=0")));
+    let after = get(&app, "/console/sites", Some(&cookie)).await;
+    assert_eq!((after.status(), after.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/console/login"));
+    // The other session lives on until it ends by itself.
+    assert_eq!(get(&app, "/console/sites", Some(&first)).await.status(), StatusCode::OK);
+    assert_eq!(audit_actions(&app), ["password_set", "login", "login", "login", "logout"]);
+}
+
+#[tokio::test]
+async fn a_session_ends_when_idle_too_long_and_when_the_password_changes() {
+    let app = spawn_app().await;
+    let link = add_user(&app, "admin@example.com", None).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let idle = sign_in(&app, "admin@example.com", PASSWORD).await;
+    let live = sign_in(&app, "admin@example.com", PASSWORD).await;
+    // 31 minutes without a request.
+    let hash = token_hash(idle.split_once('=').unwrap().1);
+    let before = Timestamp::now().as_millis() - 31 * 60_000;
+    app.db().execute("UPDATE console_sessions SET last_seen_at = ?1 WHERE id_hash = ?2", rusqlite::params![before, &hash[..]]).unwrap();
+    assert_eq!(get(&app, "/console/sites", Some(&idle)).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(get(&app, "/console/sites", Some(&live)).await.status(), StatusCode::OK);
+    // Twelve hours after sign-in, even if used a second ago.
+    let hash = token_hash(live.split_once('=').unwrap().1);
+    app.db().execute("UPDATE console_sessions SET created_at = ?1 WHERE id_hash = ?2", rusqlite::params![Timestamp::now().as_millis() - 12 * 3_600_000 - 1000, &hash[..]]).unwrap();
+    assert_eq!(get(&app, "/console/sites", Some(&live)).await.status(), StatusCode::SEE_OTHER);
+
+    // A password change (through a reset link) ends every session.
+    let live = sign_in(&app, "admin@example.com", PASSWORD).await;
+    let token = new_url_token();
+    let (h, expires) = (token_hash(&token), Timestamp::from_millis(Timestamp::now().as_millis() + 3_600_000));
+    let id = app.state.store.users().by_email("admin@example.com").unwrap().unwrap().id;
+    app.state.store.users().reset(&id, &h, expires).unwrap();
+    assert_eq!(get(&app, "/console/sites", Some(&live)).await.status(), StatusCode::SEE_OTHER, "a reset ends the sessions");
+    let new = "another long passphrase";
+    post_form(&app, &format!("/console/setup/{token}"), None, Some(&origin(&app)), &[("password", new), ("repeat", new)]).await;
+    let wrong = post_form(&app, "/console/login", None, Some(&origin(&app)), &[("email", "admin@example.com"), ("password", PASSWORD)]).await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "the old password no longer works");
+    sign_in(&app, "admin@example.com", new).await;
+}
+
+#[tokio::test]
+async fn failed_sign_ins_are_throttled_after_five_and_counted() {
+    let app = spawn_app().await;
+    let link = add_user(&app, "admin@example.com", None).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    for _ in 0..5 {
+        let r = post_form(&app, "/console/login", None, Some(&origin(&app)), &[("email", "admin@example.com"), ("password", "guess guess guess")]).await;
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    }
+    // The sixth is refused before any password is checked, even the right one.
+    let sixth = post_form(&app, "/console/login", None, Some(&origin(&app)), &[("email", "admin@example.com"), ("password", PASSWORD)]).await;
+    assert_eq!(sixth.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(sixth.text().await.unwrap().contains("Too many failed attempts"));
+    // Another account from the same address is spaced too.
+    let other = post_form(&app, "/console/login", None, Some(&origin(&app)), &[("email", "other@example.com"), ("password", "guess guess guess")]).await;
+    assert_eq!(other.status(), StatusCode::TOO_MANY_REQUESTS);
+    let failed: i64 = app.count("SELECT count(*) FROM audit_log WHERE action = 'login_failed'", []);
+    assert_eq!(failed, 5, "each failure is in the audit log");
+}
+
+#[tokio::test]
+async fn the_console_speaks_german_when_asked_and_its_stylesheet_is_cached_by_etag() {
+    let app = spawn_app().await;
+    let page = app.client.get(app.url("/console/login")).header("Accept-Language", "de-CH, en;q=0.5").send().await.unwrap();
+    let page = page.text().await.unwrap();
+    assert!(page.contains("<html lang=\"de\">") && page.contains("Anmelden"), "{page}");
+    assert!(page.contains("sitebot user add"), "with no user yet the page says how to make one");
+    let css = get(&app, "/console/assets/console.css", None).await;
+    assert_eq!(css.status(), StatusCode::OK);
+    let etag = css.headers()["etag"].to_str().unwrap().to_owned();
+    let again = app.client.get(app.url("/console/assets/console.css")).header("If-None-Match", &etag).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+}
+
+/// The review groups listed on a site's page, as (id, example, count), in order.
+fn listed_groups(page: &str, site: &str) -> Vec<(i64, String, u64)> {
+    let marker = format!("/console/sites/{site}/review/");
+    page.split(&marker)
+        .skip(1)
+        .map(|rest| {
+            let id: i64 = rest.split('"').next().unwrap().parse().unwrap();
+            let example = rest.split_once('>').unwrap().1.split("</a>").next().unwrap().to_owned();
+            let count: u64 = rest.split("<td class=\"num\">").nth(1).unwrap().split('<').next().unwrap().parse().unwrap();
+            (id, example, count)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn unanswered_questions_group_by_meaning_and_an_answer_written_in_the_console_answers_the_next_visitor() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let (other, _) = app.create_site(Tier::Pro).await;
+    crate::knowledge::import_files(&app, site.id, &crate::knowledge::clinic()).await;
+    for q in [
+        "Do you accept credit cards?",
+        "Can I pay by credit card?",
+        "Is payment by credit card possible?",
+        "Do you offer dental implants?",
+        "Do you do dental implants?",
+        "<img src=x onerror=window.__xss=1>",
+    ] {
+        let a = crate::knowledge::ask_ok(&app, site.id, q).await;
+        assert_eq!(a["resolved"], false, "{q}: {a}");
+    }
+    crate::knowledge::ask_ok(&app, other.id, "Do you accept credit cards?").await;
+
+    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
+    post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
+    let sid = site.id.to_string();
+    let page = get(&app, &format!("/console/sites/{sid}"), Some(&cookie)).await.text().await.unwrap();
+    let groups = listed_groups(&page, &sid);
+    assert_eq!(groups.iter().map(|g| g.2).collect::<Vec<_>>(), [3, 2, 1], "{groups:?}");
+    assert_eq!(groups[0].1, "Is payment by credit card possible?", "the newest wording");
+    assert!(groups[1].1.contains("implants"));
+    // Visitor text is shown as text.
+    assert!(page.contains("&#60;img src=x onerror=window.__xss=1&#62;") || page.contains("&lt;img src=x onerror=window.__xss=1&gt;"), "{page}");
+    assert!(!page.contains("<img src=x"));
+
+    let (card_group, _, _) = groups[0].clone();
+    let group_page = get(&app, &format!("/console/sites/{sid}/review/{card_group}"), Some(&cookie)).await.text().await.unwrap();
+    assert!(group_page.contains("Do you accept credit cards?") && group_page.contains("Can I pay by credit card?"));
+    let csrf = csrf_of(&app, &cookie).await;
+    // An invalid form is refused with the reason and nothing is written.
+    let bad = post_form(&app, &format!("/console/sites/{sid}/review/{card_group}/answer"), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf), ("question", "Do you accept credit cards?"), ("answer", ""), ("url", "javascript:alert(1)")]).await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let answer = "Yes, we accept all major credit cards and debit cards.";
+    let saved = post_form(
+        &app,
+        &format!("/console/sites/{sid}/review/{card_group}/answer"),
+        Some(&cookie),
+        Some(&origin(&app)),
+        &[("csrf", &csrf), ("question", "Do you accept credit cards?"), ("answer", answer), ("url", "https://clinic.example/payment")],
+    )
+    .await;
+    assert_eq!(saved.status(), StatusCode::SEE_OTHER, "{}", saved.text().await.unwrap());
+
+    // The next visitor's same question gets it at once, and the group has left the queue.
+    let next = crate::knowledge::ask_ok(&app, site.id, "Do you accept credit cards?").await;
+    assert_eq!(next["resolved"], true, "{next}");
+    assert!(next["answer"].as_str().unwrap().starts_with(answer), "{next}");
+    assert_eq!(next["sources"][0]["url"], "https://clinic.example/payment");
+    let page = get(&app, &format!("/console/sites/{sid}"), Some(&cookie)).await.text().await.unwrap();
+    let after = listed_groups(&page, &sid);
+    assert!(after.iter().all(|g| g.0 != card_group), "{after:?}");
+    assert_eq!(after.len(), 2);
+    // Marked reviewed without an answer: gone too.
+    let reviewed = post_form(&app, &format!("/console/sites/{sid}/review/{}/reviewed", after[0].0), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf)]).await;
+    assert_eq!(reviewed.status(), StatusCode::SEE_OTHER);
+    let page = get(&app, &format!("/console/sites/{sid}"), Some(&cookie)).await.text().await.unwrap();
+    assert_eq!(listed_groups(&page, &sid).len(), 1);
+    let actions = audit_actions(&app);
+    assert!(actions.ends_with(&["curated_added".to_owned(), "group_reviewed".to_owned()]), "{actions:?}");
+
+    // The other site, its pages and its groups: 404, exactly as for a site that does not exist.
+    let oid = other.id.to_string();
+    assert_eq!(get(&app, &format!("/console/sites/{oid}"), Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
+    let other_group: i64 = app.count("SELECT id FROM review_groups WHERE site_id = ?1", [&oid]);
+    assert_eq!(get(&app, &format!("/console/sites/{oid}/review/{other_group}"), Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(get(&app, &format!("/console/sites/{sid}/review/{other_group}"), Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(get(&app, "/console/sites/3f2c0e6e-0000-4000-8000-000000000000", Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_viewer_reads_the_queue_but_has_no_write_control_and_a_write_by_hand_is_refused() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    crate::knowledge::ask_ok(&app, site.id, "Do you accept credit cards?").await;
+    let link = add_user(&app, "viewer@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let cookie = sign_in(&app, "viewer@example.com", PASSWORD).await;
+    let sid = site.id.to_string();
+    let page = get(&app, &format!("/console/sites/{sid}"), Some(&cookie)).await.text().await.unwrap();
+    let groups = listed_groups(&page, &sid);
+    assert_eq!(groups.len(), 1);
+    let group = get(&app, &format!("/console/sites/{sid}/review/{}", groups[0].0), Some(&cookie)).await.text().await.unwrap();
+    assert!(!group.contains("/answer\"") && !group.contains("/reviewed\""), "no write form for a viewer");
+    assert!(group.contains("editors and owners write answers"));
+    let csrf = csrf_of(&app, &cookie).await;
+    for action in ["answer", "reviewed"] {
+        let r = post_form(&app, &format!("/console/sites/{sid}/review/{}/{action}", groups[0].0), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf), ("question", "q"), ("answer", "a")]).await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{action}");
+    }
+    assert_eq!(app.count("SELECT count(*) FROM curated_answers", []), 0);
+    assert_eq!(app.count("SELECT count(*) FROM review_groups WHERE handled_at IS NULL", []), 1);
+}
