@@ -570,3 +570,58 @@ fn a_user_added_on_the_command_line_sets_a_password_through_the_printed_link_and
     assert_eq!(audit[0]["actor"], "cli");
     drop(server);
 }
+
+#[test]
+fn the_demo_prints_its_real_address_a_console_link_and_serves_a_page_with_the_widget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = sitebot(dir.path()).args(["demo", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut banner = Vec::new();
+    let port: u16 = loop {
+        let line = lines.next().expect("the demo printed its address").unwrap();
+        if let Some(addr) = line.strip_prefix("listening on https://127.0.0.1:") {
+            break addr.trim().parse().unwrap();
+        }
+        banner.push(line);
+    };
+    let banner = banner.join("\n");
+    let base = format!("https://127.0.0.1:{port}");
+    assert!(!banner.contains("PORT") && !banner.contains("BASE"), "{banner}");
+    assert!(banner.contains(&format!("{base}/v1/query")) && banner.contains(&format!("{base}/v1/leads")), "{banner}");
+    let link = banner.lines().find_map(|l| l.split_once("(one-time link): ").map(|(_, u)| u.trim().to_owned())).expect("a console link");
+    assert!(link.starts_with(&format!("{base}/console/setup/")), "{link}");
+    assert!(banner.contains(&format!("{base}/demo/")), "{banner}");
+
+    let c = client(dir.path());
+    let page = c.get(format!("{base}/demo/")).send().unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("script-src 'self'"));
+    let page = page.text().unwrap();
+    let site = run_ok(sitebot(dir.path()).args(["site", "list", "--json"]));
+    let site: Value = serde_json::from_str(&site).unwrap();
+    let id = site[0]["id"].as_str().unwrap();
+    assert!(page.contains(&format!("<script src=\"/v1/widget.js\" data-site-id=\"{id}\" async></script>")), "{page}");
+    assert_eq!(c.get(&link).send().unwrap().status(), 200, "the console link works");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // A later start prints a new link (the first is dead); `serve` has no demo page.
+    let mut again = sitebot(dir.path()).args(["demo", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(again.stdout.take().unwrap()));
+    let mut second = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some((_, u)) = line.split_once("(one-time link): ") {
+            second = Some(u.trim().to_owned());
+        }
+        if line.starts_with("listening on ") {
+            break;
+        }
+    }
+    let second = second.expect("a new link");
+    assert_ne!(second, link);
+    let _ = again.kill();
+    let _ = again.wait();
+    let server = serve(dir.path());
+    assert_eq!(c.get(format!("https://127.0.0.1:{}/demo/", server.port)).send().unwrap().status(), 404);
+}

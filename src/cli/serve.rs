@@ -36,15 +36,35 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + S
     })
 }
 
+/// What `demo` adds to a server: the text printed before it serves (`BASE` in it becomes the address it
+/// listens on), and the site its `/demo/` page embeds the widget for.
+pub struct Demo {
+    pub banner: String,
+    pub site: Option<SiteId>,
+}
+
+/// The address to print for a listener: `localhost` for a wildcard address, else the address itself.
+fn base_url(addr: SocketAddr) -> String {
+    match addr.ip() {
+        ip if ip.is_unspecified() => format!("https://localhost:{}", addr.port()),
+        IpAddr::V6(ip) => format!("https://[{ip}]:{}", addr.port()),
+        ip => format!("https://{ip}:{}", addr.port()),
+    }
+}
+
 /// Builds the state, binds, prints `listening on https://ADDR:PORT` on stdout, and runs every task of
 /// the server (`server::Server::run`) until a signal; a task that ends on its own first is an error.
-pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) -> anyhow::Result<()> {
-    let server = Server::bind(config, data_dir, Arc::new(SystemClock::default())).await?;
+pub async fn serve(config: Config, data_dir: PathBuf, demo: Option<Demo>) -> anyhow::Result<()> {
+    let mut server = Server::bind(config, data_dir, Arc::new(SystemClock::default())).await?;
     let shutdown = shutdown_signal()?;
-    if let Some(b) = banner {
-        println!("{b}");
+    let addr = server.addr()?;
+    if let Some(d) = demo {
+        println!("{}", d.banner.replace("BASE", &base_url(addr)));
+        if let Some(site) = d.site {
+            server = server.with_demo_page(site);
+        }
     }
-    println!("listening on https://{}", server.addr()?);
+    println!("listening on https://{addr}");
     if let Some(p) = server.plain_addr() {
         println!("refusing plain HTTP on http://{p}");
     }
@@ -60,6 +80,30 @@ pub async fn serve(config: Config, data_dir: PathBuf, banner: Option<String>) ->
 }
 
 const DEMO_KEY: &str = "demo_site_id";
+/// The demo's console administrator.
+pub const DEMO_ADMIN: &str = "admin@demo.example";
+
+/// The demo administrator's way into the console: a one-time setup link while no password is set (a new
+/// one at each start, the old one dead), else where to sign in.
+async fn demo_admin(config: &Config, store: &crate::store::Store) -> anyhow::Result<String> {
+    use crate::domain::{Email, Timestamp};
+    let token = crate::secrets::new_url_token();
+    let hash = crate::secrets::token_hash(&token);
+    let expires = Timestamp::from_millis(Timestamp::now().as_millis() + i64::from(config.console.setup_link_hours.max(1)) * 3_600_000);
+    let existing = store.run(|s| s.users().by_email(DEMO_ADMIN)).await?;
+    match existing {
+        Some(u) if u.has_password => return Ok(format!("console: BASE/console/ (sign in as {DEMO_ADMIN})")),
+        Some(u) => {
+            store.run(move |s| s.users().reset(&u.id, &hash, expires)).await?;
+        }
+        None => {
+            let email = Email::parse(DEMO_ADMIN).expect("a valid address");
+            store.run(move |s| s.users().add(&email, true, None, &hash, expires)).await?;
+            store.run(|s| s.audit().record("demo", None, "user_added", &serde_json::json!({"user": DEMO_ADMIN, "admin": true}))).await?;
+        }
+    }
+    Ok(format!("console: set the password of the demo administrator {DEMO_ADMIN} (one-time link): BASE/console/setup/{token}"))
+}
 
 /// Creates the demo site on first run (remembered in the database), then serves.
 pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
@@ -84,7 +128,7 @@ pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
                 .await?;
             format!(
                 "demo site {} created\n  bearer token (shown once): {}\n  try: curl -k -H 'X-Site-Id: {}' -H 'Content-Type: application/json' \
-                 -d '{{\"email\":\"ada@example.com\"}}' https://localhost:PORT/v1/leads",
+                 -d '{{\"email\":\"ada@example.com\"}}' BASE/v1/leads",
                 site.id,
                 creds.bearer_token.unwrap_or_default(),
                 site.id
@@ -99,7 +143,7 @@ pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
         if report.documents > 0 {
             banner.push_str(&format!(
                 "\ndemo knowledge imported: {} documents ({} chunks) of Bright Smile Dental\n  try: curl -k -H 'X-Site-Id: {id}' -H 'Content-Type: application/json' \
-                 -d '{{\"question\":\"How much does whitening cost?\"}}' https://localhost:PORT/v1/query",
+                 -d '{{\"question\":\"How much does whitening cost?\"}}' BASE/v1/query",
                 report.documents, report.chunks
             ));
         }
@@ -109,12 +153,20 @@ pub async fn demo(config: Config, data_dir: PathBuf) -> anyhow::Result<()> {
     let loader = store.clone();
     if tokio::task::spawn_blocking(move || crate::content::demo::load(&loader, reference)).await?? {
         banner.push_str(
-            "\ndemo content loaded: vertical dental (en, de), landing pages, prices and rates\n  try: curl -k https://localhost:PORT/v1/landing/dental/en/home \
-             and curl -k -H 'Accept-Language: de' 'https://localhost:PORT/v1/pricing/dental?currency=USD'",
+            "\ndemo content loaded: vertical dental (en, de), landing pages, prices and rates\n  try: curl -k BASE/v1/landing/dental/en/home \
+             and curl -k -H 'Accept-Language: de' 'BASE/v1/pricing/dental?currency=USD'",
         );
     }
+    if config.console.enabled {
+        banner.push('\n');
+        banner.push_str(&demo_admin(&config, &store).await?);
+    }
+    let site = store.run(|s| s.meta(DEMO_KEY).get()).await?.and_then(|id| id.parse().ok());
+    if site.is_some() {
+        banner.push_str("\ndemo page with the widget: BASE/demo/");
+    }
     drop(store);
-    serve(config, data_dir, Some(banner)).await
+    serve(config, data_dir, Some(Demo { banner, site })).await
 }
 
 pub fn backup(config: &Config, data_dir: &Path, dest: &Path) -> anyhow::Result<()> {

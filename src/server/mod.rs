@@ -38,12 +38,41 @@ use crate::ratelimit::Clock;
 /// Everything the server answers, behind the edge: the API (`api::table`) and, when `console.enabled`,
 /// the console under `/console/` (`console::routes`).
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Response> {
+    routes_with_demo(state, None)
+}
+
+/// `routes`, and with `demo_site` the demo page at `/demo/`: a page of the demo clinic with the widget
+/// embedded, as a site owner would embed it (`sitebot demo` only).
+pub fn routes_with_demo(state: Arc<AppState>, demo_site: Option<crate::domain::SiteId>) -> impl poem::Endpoint<Output = poem::Response> {
     use poem::EndpointExt;
     let mut table = crate::api::table();
     if state.config.console.enabled {
         table = table.nest("/console", crate::console::routes(state.clone()));
     }
+    if let Some(site) = demo_site {
+        let page = demo_page(site);
+        table = table.at(
+            "/demo/",
+            poem::get(poem::endpoint::make_sync(move |_| {
+                let mut resp = poem::Response::builder().content_type("text/html; charset=utf-8").body(page.clone());
+                crate::console::session::secure(&mut resp, false);
+                resp
+            })),
+        );
+    }
     crate::http::edge::Edge::new(table.data(state.clone()), state)
+}
+
+/// The demo clinic's page: a heading, a few lines and the widget's one tag, as a site owner embeds it.
+fn demo_page(site: crate::domain::SiteId) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Bright Smile Dental (demo)</title><link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/console/assets/console.css\"></head>\
+         <body><main id=\"main\"><h1>Bright Smile Dental</h1><p>This is the demo site's page. Ask the assistant in the corner about opening hours, \
+         prices, insurance or emergencies, in any language; ask for a person to leave your details.</p>\
+         <p class=\"note\">Served by <code>sitebot demo</code> only: a real site embeds the same one tag on its own pages.</p></main>\
+         <script src=\"/v1/widget.js\" data-site-id=\"{site}\" async></script></body></html>"
+    )
 }
 
 /// The long-running tasks of a server.
@@ -87,6 +116,7 @@ pub struct Server {
     plain: Option<TcpListener>,
     metrics: Option<TcpListener>,
     delivery: bool,
+    demo_site: Option<crate::domain::SiteId>,
     /// Stops the workers (the refresh already runs) after HTTP.
     workers_stop: CancellationToken,
     refresh: tokio::task::JoinHandle<crate::knowledge::import::refresh::Reembedded>,
@@ -120,7 +150,7 @@ impl Server {
         };
         let workers_stop = CancellationToken::new();
         let refresh = crate::knowledge::import::refresh::start(state.knowledge.clone(), state.store.clone(), workers_stop.clone()).await?;
-        Ok(Server { state, identity, listener, plain, metrics, delivery: true, workers_stop, refresh })
+        Ok(Server { state, identity, listener, plain, metrics, delivery: true, demo_site: None, workers_stop, refresh })
     }
 
     pub fn state(&self) -> &Arc<AppState> {
@@ -140,6 +170,12 @@ impl Server {
         self.metrics.as_ref().and_then(|m| m.local_addr().ok()).map(|a| (a, !http::metrics::plain_on(a)))
     }
 
+    /// Serves the demo page at `/demo/` for the site (`sitebot demo`).
+    pub fn with_demo_page(mut self, site: crate::domain::SiteId) -> Server {
+        self.demo_site = Some(site);
+        self
+    }
+
     /// Runs without the background webhook worker: the caller delivers (tests drive `Worker::run_once`
     /// so that every attempt happens when they say).
     pub fn without_background_delivery(mut self) -> Server {
@@ -149,7 +185,7 @@ impl Server {
 
     /// Serves the route table and runs every other task until `shutdown` resolves or a task ends.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<Ended> {
-        let routes = routes(self.state.clone());
+        let routes = routes_with_demo(self.state.clone(), self.demo_site);
         self.run_serving(routes, shutdown).await
     }
 
@@ -159,7 +195,7 @@ impl Server {
     where
         E: poem::Endpoint<Output = poem::Response> + 'static,
     {
-        let Server { state, identity, listener, plain, metrics, delivery, workers_stop, refresh } = self;
+        let Server { state, identity, listener, plain, metrics, delivery, demo_site: _, workers_stop, refresh } = self;
         // HTTP stops first; the workers after it, so what HTTP accepted while draining is still handed on.
         let http_stop = CancellationToken::new();
         let metrics_tls = identity.config.clone();
