@@ -84,9 +84,9 @@ fn export(config: &Config, data_dir: &Path, site_id: crate::domain::SiteId, form
             w.write_record(["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"])?;
             for l in &rows {
                 let (site, created) = (l.site_id.to_string(), l.created_at.rfc3339());
-                let opt = |v: &Option<String>| spreadsheet_safe(v.as_deref().unwrap_or(""));
+                let opt = |v: &Option<String>| crate::domain::spreadsheet_safe(v.as_deref().unwrap_or(""));
                 let (name, message, page) = (opt(&l.name), opt(&l.message), opt(&l.page_url));
-                let email = spreadsheet_safe(&l.email);
+                let email = crate::domain::spreadsheet_safe(&l.email);
                 let row: [&str; 7] = [&l.lead_id, &site, &created, &name, &email, &message, &page];
                 w.write_record(row)?;
             }
@@ -105,23 +105,14 @@ fn export(config: &Config, data_dir: &Path, site_id: crate::domain::SiteId, form
     Ok(())
 }
 
-/// Visitors write these fields: a leading `=`, `+`, `-`, `@`, tab or CR would run as a formula when the
-/// CSV is opened in a spreadsheet (CSV injection), so such a value is prefixed with `'` (OWASP advice).
-fn spreadsheet_safe(v: &str) -> String {
-    match v.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{v}"),
-        _ => v.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn formulas_are_neutralised() {
-        assert_eq!(super::spreadsheet_safe("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
-        assert_eq!(super::spreadsheet_safe("@SUM(A1)"), "'@SUM(A1)");
-        assert_eq!(super::spreadsheet_safe("Ada"), "Ada");
-        assert_eq!(super::spreadsheet_safe(""), "");
+        assert_eq!(crate::domain::spreadsheet_safe("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(crate::domain::spreadsheet_safe("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(crate::domain::spreadsheet_safe("Ada"), "Ada");
+        assert_eq!(crate::domain::spreadsheet_safe(""), "");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! password. Every account event and every change made here is in the audit log (`sitebot audit`).
 
 pub mod auth;
+pub mod charts;
 pub mod pages;
 pub mod session;
 pub mod texts;
@@ -60,6 +61,12 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/setup/:token", get(views::setup_form).post(views::setup))
         .at("/sites", get(views::sites))
         .at("/sites/:site", get(views::site_queue))
+        .at("/sites/:site/dashboard", get(views::dashboard))
+        .at("/sites/:site/leads", get(views::leads_list))
+        .at("/sites/:site/leads.csv", get(views::leads_csv))
+        .at("/sites/:site/leads.jsonl", get(views::leads_jsonl))
+        .at("/sites/:site/leads/:lead", get(views::lead_view))
+        .at("/sites/:site/leads/:lead/replay", post(views::replay_lead))
         .at("/sites/:site/review/:group", get(views::group_view))
         .at("/sites/:site/review/:group/answer", post(views::answer_group))
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))

@@ -49,9 +49,14 @@ pub struct SiteRow {
     pub id: String,
     pub name: String,
     pub role: &'static str,
-    pub questions: u64,
-    pub resolution: String,
-    pub leads: u64,
+    pub questions_7: u64,
+    pub questions_30: u64,
+    pub resolution_30: String,
+    pub leads_30: u64,
+    pub thumbs_up_30: u64,
+    pub thumbs_down_30: u64,
+    /// Questions per day over the last 30 days.
+    pub spark: super::charts::Chart,
     pub enabled: bool,
 }
 
@@ -117,4 +122,99 @@ pub struct Group<'a> {
     pub form_question: String,
     pub form_answer: String,
     pub form_url: String,
+}
+
+/// A cited source on the dashboard (its URL only when it is http or https).
+#[derive(Debug)]
+pub struct SourceRow {
+    pub title: String,
+    pub url: Option<String>,
+    pub citations: u64,
+}
+
+/// A curated answer written in the console and the share answered in the 7 days before and after.
+#[derive(Debug)]
+pub struct EffectRow {
+    pub example: String,
+    pub at: String,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard.html", config = "assets/console/askama.toml")]
+pub struct Dashboard<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub site_id: String,
+    pub site_name: String,
+    pub days: u32,
+    pub periods: Vec<(u32, String)>,
+    pub questions: u64,
+    pub resolution: String,
+    pub leads: u64,
+    pub thumbs_up: u64,
+    pub thumbs_down: u64,
+    pub charts: Vec<super::charts::Chart>,
+    /// (day, questions, answered, leads, up, down)
+    pub table: Vec<(String, u64, u64, u64, u64, u64)>,
+    pub languages: Vec<(String, u64)>,
+    pub sources: Vec<SourceRow>,
+    pub groups: Vec<GroupRow>,
+    pub effects: Vec<EffectRow>,
+}
+
+/// A lead in the list.
+#[derive(Debug)]
+pub struct LeadItem {
+    pub id: String,
+    pub at: String,
+    pub name: String,
+    pub email: String,
+    pub message: String,
+    pub delivery: String,
+}
+
+#[derive(Template)]
+#[template(path = "leads.html", config = "assets/console/askama.toml")]
+pub struct Leads<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub site_id: String,
+    pub site_name: String,
+    pub leads: Vec<LeadItem>,
+    /// The keyset of the next page (`created_at millis:id`), when there may be one.
+    pub next: Option<String>,
+}
+
+/// A lead's webhook event as the lead page shows it.
+#[derive(Debug)]
+pub struct Delivery {
+    pub status: String,
+    pub attempts: u32,
+    pub last_error: String,
+    /// (attempt, when, status code, error)
+    pub rows: Vec<(u32, String, String, String)>,
+    pub replayable: bool,
+}
+
+#[derive(Template)]
+#[template(path = "lead.html", config = "assets/console/askama.toml")]
+pub struct Lead<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub csrf: &'a str,
+    pub site_id: String,
+    pub site_name: String,
+    pub lead_id: String,
+    pub at: String,
+    pub name: String,
+    pub email: String,
+    pub message: String,
+    pub page_url: String,
+    /// The page's address as a link, only when it is http or https.
+    pub page_link: Option<String>,
+    /// (who, text)
+    pub turns: Vec<(String, String)>,
+    pub delivery: Option<Delivery>,
 }

@@ -255,17 +255,38 @@ pub async fn sites(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response
     let t = texts::for_request(req);
     let Some(me) = session::current(state, req).await else { return see_other("/console/login") };
     let visible = me.clone();
+    let now = Timestamp::now();
+    let since_30 = crate::store::days::day_of(Timestamp::from_millis(now.as_millis() - 29 * 86_400_000));
+    let since_7 = crate::store::days::day_of(Timestamp::from_millis(now.as_millis() - 6 * 86_400_000));
     let rows = state
         .store
         .run(move |s| {
             let mut rows = Vec::new();
             for site in s.sites().list()? {
                 let Some(role) = visible.role_on(&site.id) else { continue };
-                let c = s.site(site.id).counters()?;
-                let (questions, resolved, leads) = c.map_or((0, 0, 0), |c| (c.questions, c.resolved_questions, c.leads));
-                let resolution = if questions == 0 { "–".to_owned() } else { format!("{:.0} %", resolved as f64 * 100.0 / questions as f64) };
+                let days = s.site(site.id).days().since(since_30)?;
+                let sum = |f: fn(&crate::store::days::Day) -> u64, from: Timestamp| days.iter().filter(|d| d.day >= from).map(f).sum::<u64>();
+                let (questions_30, answered_30) = (sum(|d| d.questions, since_30), sum(|d| d.answered, since_30));
+                let spark = (0..30)
+                    .map(|i| {
+                        let day = Timestamp::from_millis(since_30.as_millis() + i * 86_400_000);
+                        vec![days.iter().find(|d| d.day == day).map_or(0, |d| d.questions)]
+                    })
+                    .collect::<Vec<_>>();
                 let role = if visible.user.is_admin { "admin" } else { role.as_str() };
-                rows.push(pages::SiteRow { id: site.id.to_string(), name: site.name, role, questions, resolution, leads, enabled: site.enabled });
+                rows.push(pages::SiteRow {
+                    id: site.id.to_string(),
+                    spark: super::charts::stacked(format!("{} · {questions_30}", site.name), &[], &spark),
+                    name: site.name,
+                    role,
+                    questions_7: sum(|d| d.questions, since_7),
+                    questions_30,
+                    resolution_30: share(answered_30, questions_30),
+                    leads_30: sum(|d| d.leads, since_30),
+                    thumbs_up_30: sum(|d| d.thumbs_up, since_30),
+                    thumbs_down_30: sum(|d| d.thumbs_down, since_30),
+                    enabled: site.enabled,
+                });
             }
             Ok(rows)
         })
@@ -466,4 +487,292 @@ pub async fn review_group(req: &Request, body: Body, Path((raw, group)): Path<(S
         }
         Err(e) => failed(t, Some(&me), e),
     }
+}
+
+/// The dashboard's periods, in days.
+const PERIODS: [u32; 3] = [7, 30, 90];
+
+fn share(part: u64, whole: u64) -> String {
+    if whole == 0 { "–".to_owned() } else { format!("{:.0} %", part as f64 * 100.0 / whole as f64) }
+}
+
+#[handler]
+pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, _) = match site_for(state, req, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let days: u32 = req.uri().query().and_then(|q| q.strip_prefix("days=")).and_then(|d| d.parse().ok()).filter(|d| PERIODS.contains(d)).unwrap_or(30);
+    let id = site.id;
+    let now = Timestamp::now();
+    let since = crate::store::days::day_of(Timestamp::from_millis(now.as_millis() - i64::from(days - 1) * 86_400_000));
+    // What was answered in console over the last year, with the days around each (at most 5).
+    let effects_since = Timestamp::from_millis(now.as_millis() - 400 * 86_400_000);
+    let data = state
+        .store
+        .run(move |s| {
+            let site = s.site(id);
+            Ok((
+                site.days().since(since)?,
+                site.days().languages(since, 10)?,
+                site.days().top_sources(since, 10)?,
+                site.review().open(None, 5)?,
+                site.review().handled("curated", 5)?,
+                site.days().since(effects_since)?,
+            ))
+        })
+        .await;
+    let (rows, languages, sources, groups, curated, year) = match data {
+        Ok(v) => v,
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    // Every day of the period, the empty ones too, so the chart's columns are days.
+    let mut all = Vec::with_capacity(days as usize);
+    for i in 0..days {
+        let day = Timestamp::from_millis(since.as_millis() + i64::from(i) * 86_400_000);
+        let row = rows.iter().find(|r| r.day == day).copied();
+        all.push((day, row));
+    }
+    let sum = |f: fn(&crate::store::days::Day) -> u64| rows.iter().map(f).sum::<u64>();
+    let (questions, answered, leads, up, down) = (sum(|d| d.questions), sum(|d| d.answered), sum(|d| d.leads), sum(|d| d.thumbs_up), sum(|d| d.thumbs_down));
+    let get = |r: &Option<crate::store::days::Day>, f: fn(&crate::store::days::Day) -> u64| r.as_ref().map_or(0, f);
+    let charts = vec![
+        super::charts::stacked(t.chart_questions, &[t.answered_key, t.unanswered_key], &all.iter().map(|(_, r)| vec![get(r, |d| d.answered), get(r, |d| d.questions.saturating_sub(d.answered))]).collect::<Vec<_>>()),
+        super::charts::stacked(t.chart_leads, &[t.leads], &all.iter().map(|(_, r)| vec![get(r, |d| d.leads)]).collect::<Vec<_>>()),
+        super::charts::stacked(t.chart_feedback, &[t.rated_up, t.rated_down], &all.iter().map(|(_, r)| vec![get(r, |d| d.thumbs_up), get(r, |d| d.thumbs_down)]).collect::<Vec<_>>()),
+    ];
+    let date = |d: Timestamp| d.rfc3339()[..10].to_owned();
+    let table = all.iter().filter_map(|(day, r)| r.map(|d| (date(*day), d.questions, d.answered, d.leads, d.thumbs_up, d.thumbs_down))).collect();
+    let window = |from: i64, to: i64| {
+        let (q, a) = year.iter().filter(|d| d.day.as_millis() >= from && d.day.as_millis() < to).fold((0, 0), |(q, a), d| (q + d.questions, a + d.answered));
+        share(a, q)
+    };
+    let effects = curated
+        .into_iter()
+        .filter_map(|g| {
+            let (at, _) = g.handled.clone()?;
+            let day = crate::store::days::day_of(at).as_millis();
+            Some(pages::EffectRow { example: g.example, at: date(at), before: window(day - 7 * 86_400_000, day), after: window(day + 86_400_000, day + 8 * 86_400_000) })
+        })
+        .collect();
+    let web = |u: Option<String>| u.filter(|u| url::Url::parse(u).is_ok_and(|p| matches!(p.scheme(), "http" | "https")));
+    render(
+        StatusCode::OK,
+        pages::Dashboard {
+            t,
+            me: Some(header_of(&me)),
+            site_id: id.to_string(),
+            site_name: site.name,
+            days,
+            periods: PERIODS.iter().map(|d| (*d, format!("{d} {}", t.days_label))).collect(),
+            questions,
+            resolution: share(answered, questions),
+            leads,
+            thumbs_up: up,
+            thumbs_down: down,
+            charts,
+            table,
+            languages,
+            sources: sources.into_iter().map(|d| pages::SourceRow { title: d.title, url: web(d.url), citations: d.citations }).collect(),
+            groups: groups.into_iter().map(|g| pages::GroupRow { id: g.id, example: g.example, count: g.count, last_at: when(g.last_at) }).collect(),
+            effects,
+        },
+    )
+}
+
+/// Leads shown on a page of the leads list.
+const LEADS_PAGE: usize = 50;
+
+fn short(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().count() > n {
+        out.push('…');
+    }
+    out
+}
+
+/// A visitor's page address as a link, only when it is http or https (never `javascript:` and the like).
+fn web_link(u: &str) -> Option<String> {
+    url::Url::parse(u).ok().filter(|p| matches!(p.scheme(), "http" | "https")).map(|p| p.to_string())
+}
+
+#[handler]
+pub async fn leads_list(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, _) = match site_for(state, req, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let before = req.uri().query().and_then(|q| q.strip_prefix("before=")).and_then(|b| {
+        let (ms, id) = b.split_once(':')?;
+        Some((Timestamp::from_millis(ms.parse().ok()?), id.to_owned()))
+    });
+    let id = site.id;
+    let rows = match state.store.run(move |s| s.site(id).leads().newest(before, LEADS_PAGE + 1)).await {
+        Ok(r) => r,
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let more = rows.len() > LEADS_PAGE;
+    let rows: Vec<_> = rows.into_iter().take(LEADS_PAGE).collect();
+    let next = more.then(|| rows.last().map(|r| format!("{}:{}", r.lead.created_at.as_millis(), r.lead.lead_id))).flatten();
+    let leads = rows
+        .into_iter()
+        .map(|r| pages::LeadItem {
+            id: r.lead.lead_id,
+            at: when(r.lead.created_at),
+            name: r.lead.name.unwrap_or_default(),
+            email: r.lead.email,
+            message: short(r.lead.message.as_deref().unwrap_or(""), 120),
+            delivery: if r.message_id.is_some() { "lead.captured".into() } else { "–".into() },
+        })
+        .collect();
+    render(StatusCode::OK, pages::Leads { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, leads, next })
+}
+
+#[handler]
+pub async fn lead_view(req: &Request, Path((raw, lead)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, role) = match site_for(state, req, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let id = site.id;
+    let found = state
+        .store
+        .run(move |s| {
+            let row = s.site(id).leads().get(&lead)?;
+            let event = match &row.message_id {
+                Some(m) => s.outbox().get(m)?.filter(|(msg, _, _)| msg.site_id == id),
+                None => None,
+            };
+            Ok((row, event))
+        })
+        .await;
+    let (row, event) = match found {
+        Ok(v) => v,
+        Err(crate::store::StoreError::NotFound) => return not_found(t, Some(&me)),
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let turns = row
+        .lead
+        .transcript
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|turn| (if turn.role == crate::store::conversations::Role::User { t.visitor } else { t.assistant }.to_owned(), turn.text))
+        .collect();
+    let delivery = event.map(|(m, _, attempts)| pages::Delivery {
+        status: m.status.as_str().to_owned(),
+        attempts: m.attempts,
+        last_error: m.last_error.unwrap_or_default(),
+        rows: attempts.into_iter().map(|a| (a.attempt, when(a.at), a.status_code.map(|c| c.to_string()).unwrap_or_default(), a.error.unwrap_or_default())).collect(),
+        replayable: role.may_manage() && m.status == crate::store::outbox::OutboxStatus::Dead,
+    });
+    let page_url = row.lead.page_url.clone().unwrap_or_default();
+    render(
+        StatusCode::OK,
+        pages::Lead {
+            t,
+            me: Some(header_of(&me)),
+            csrf: &me.csrf,
+            site_id: id.to_string(),
+            site_name: site.name,
+            lead_id: row.lead.lead_id,
+            at: when(row.lead.created_at),
+            name: row.lead.name.unwrap_or_default(),
+            email: row.lead.email,
+            message: row.lead.message.unwrap_or_default(),
+            page_link: web_link(&page_url),
+            page_url,
+            turns,
+            delivery,
+        },
+    )
+}
+
+#[handler]
+pub async fn replay_lead(req: &Request, body: Body, Path((raw, lead)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, fields) = match checked_post(state, req, body).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let _ = fields;
+    let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return not_found(t, Some(&me)) };
+    let Some(role) = me.role_on(&id) else { return not_found(t, Some(&me)) };
+    if !role.may_manage() {
+        return forbidden(t, Some(&me));
+    }
+    let lead_id = lead.clone();
+    let replayed = state
+        .store
+        .run(move |s| {
+            let row = s.site(id).leads().get(&lead_id)?;
+            let m = row.message_id.ok_or(crate::store::StoreError::NotFound)?;
+            let (msg, _, _) = s.outbox().get(&m)?.ok_or(crate::store::StoreError::NotFound)?;
+            if msg.site_id != id || msg.status != crate::store::outbox::OutboxStatus::Dead {
+                return Err(crate::store::StoreError::Conflict("only an event that exhausted its retries is sent again".into()));
+            }
+            s.outbox().replay(&m)
+        })
+        .await;
+    match replayed {
+        Ok(m) => {
+            state.outbox_wake.notify_one();
+            audit(state, &me.email, Some(id), "webhook_replayed", json!({"lead": lead, "event": m.id})).await;
+            see_other(&format!("/console/sites/{id}/leads/{lead}"))
+        }
+        Err(crate::store::StoreError::NotFound) => not_found(t, Some(&me)),
+        Err(crate::store::StoreError::Conflict(_)) => forbidden(t, Some(&me)),
+        Err(e) => failed(t, Some(&me), e),
+    }
+}
+
+/// The site's leads as a file: `csv` (formula-like values neutralised, as `sitebot leads export`) or
+/// `jsonl`. Every lead, oldest first.
+async fn export(req: &Request, raw: &str, state: &AppState, format: &str) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, _) = match site_for(state, req, raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let id = site.id;
+    let leads = match state.store.run(move |s| s.site(id).leads().list(None)).await {
+        Ok(l) => l,
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let (body, ctype) = if format == "csv" {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record(["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"]);
+        for l in &leads {
+            let safe = |v: &Option<String>| crate::domain::spreadsheet_safe(v.as_deref().unwrap_or(""));
+            let _ = w.write_record([l.lead_id.clone(), l.site_id.to_string(), l.created_at.to_string(), safe(&l.name), crate::domain::spreadsheet_safe(&l.email), safe(&l.message), safe(&l.page_url)]);
+        }
+        (w.into_inner().unwrap_or_default(), "text/csv; charset=utf-8")
+    } else {
+        let mut out = Vec::new();
+        for l in &leads {
+            out.extend(serde_json::to_vec(l).unwrap_or_default());
+            out.push(b'\n');
+        }
+        (out, "application/x-ndjson")
+    };
+    audit(state, &me.email, Some(id), "leads_exported", json!({"format": format, "leads": leads.len()})).await;
+    let mut resp = Response::builder()
+        .content_type(ctype)
+        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"leads-{id}.{format}\""))
+        .body(body);
+    session::secure(&mut resp, false);
+    resp
+}
+
+#[handler]
+pub async fn leads_csv(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    export(req, &raw, state, "csv").await
+}
+
+#[handler]
+pub async fn leads_jsonl(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    export(req, &raw, state, "jsonl").await
 }

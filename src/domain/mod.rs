@@ -28,7 +28,7 @@ pub use price::{Interval, MAX_AMOUNT_MINOR, PriceTier, PricingSheet, Rate, TierT
 pub use proxies::{TrustedProxies, canonical};
 pub use site::{SiteId, Tier};
 pub use time::Timestamp;
-pub use web::{Email, Origin, Slug};
+pub use web::{Email, Origin, Slug, spreadsheet_safe};
 pub use answer::AnswerMode;
 pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, check_link_local, is_link_local_or_metadata, is_public_ip};
 pub use webhook::{EndpointPolicy, Failing, WebhookUrl};

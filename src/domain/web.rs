@@ -97,6 +97,15 @@ impl Email {
     }
 }
 
+/// Visitors write these fields: a leading `=`, `+`, `-`, `@`, tab or CR would run as a formula when the
+/// CSV is opened in a spreadsheet (CSV injection), so such a value is prefixed with `'` (OWASP advice).
+pub fn spreadsheet_safe(v: &str) -> String {
+    match v.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{v}"),
+        _ => v.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,11 +102,16 @@ impl<'s> Analytics<'s> {
         self.site.store().write(|tx| {
             let known = tx.query_row("SELECT 1 FROM query_log WHERE id = ?1 AND site_id = ?2", params![query_id, site], |_| Ok(())).optional_row()?;
             known.ok_or(StoreError::NotFound)?;
+            let previous: Option<(String, Timestamp)> = tx
+                .query_row("SELECT rating, at FROM feedback WHERE site_id = ?1 AND query_id = ?2", params![site, query_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional_row()?;
+            let now = Timestamp::now();
             tx.execute(
                 "INSERT INTO feedback (site_id, query_id, rating, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT(site_id, query_id) DO UPDATE SET rating = excluded.rating, comment = excluded.comment, at = excluded.at",
-                params![site, query_id, rating.as_str(), comment, Timestamp::now()],
+                params![site, query_id, rating.as_str(), comment, now],
             )?;
+            super::days::rating(tx, &site, now, rating.as_str() == "up", previous.map(|(r, at)| (r == "up", at)))?;
             Ok(())
         })
     }

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::outbox::{self, MessageId};
 use super::usage::{self, DailyCap, DayUsage};
-use super::{OptionalRow, Result, SiteStore};
+use super::{OptionalRow, Result, SiteStore, StoreError};
 use crate::domain::{ConversationId, Email, EventType, SiteId, Timestamp};
 
 /// How long an `Idempotency-Key` is remembered.
@@ -120,8 +120,10 @@ impl<'s> Leads<'s> {
                 params![lead.lead_id, lead.site_id, lead.name, lead.email, lead.message, lead.page_url, lead.created_at, lead.conversation_id],
             )?;
             super::stats::record_lead(tx, &site_id, now)?;
+            super::days::lead(tx, &site_id, now)?;
             usage::add(tx, &site_id, now, DayUsage { leads: 1, ..DayUsage::default() })?;
             let message_id = outbox::enqueue(tx, &site_id, EventType::LeadCaptured, &lead)?;
+            tx.execute("UPDATE leads SET message_id = ?2 WHERE id = ?1", params![lead.lead_id, message_id])?;
             if let Some(i) = idempotency {
                 let stored = respond(&lead);
                 tx.execute(
@@ -157,6 +159,65 @@ impl<'s> Leads<'s> {
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+}
+
+/// A lead as the console shows it: the lead, and the id of its `lead.captured` event, if one was sent.
+#[derive(Debug, Clone)]
+pub struct LeadRow {
+    pub lead: Lead,
+    pub message_id: Option<MessageId>,
+}
+
+const LEAD_COLUMNS: &str = "id, site_id, name, email, message, page_url, created_at, conversation_id, message_id";
+
+fn lead_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LeadRow> {
+    Ok(LeadRow {
+        lead: Lead {
+            lead_id: r.get(0)?,
+            site_id: r.get(1)?,
+            name: r.get(2)?,
+            email: r.get(3)?,
+            message: r.get(4)?,
+            page_url: r.get(5)?,
+            created_at: r.get(6)?,
+            conversation_id: r.get(7)?,
+            transcript: None,
+        },
+        message_id: r.get(8)?,
+    })
+}
+
+impl Leads<'_> {
+    /// The site's leads, newest first, at most `limit`, before `(created_at, id)` when given (keyset
+    /// pagination).
+    pub fn newest(&self, before: Option<(Timestamp, String)>, limit: usize) -> Result<Vec<LeadRow>> {
+        let site_id = self.site.id();
+        self.site.store().read(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {LEAD_COLUMNS} FROM leads WHERE site_id = ?1 AND (?2 IS NULL OR (created_at, id) < (?2, ?3))
+                 ORDER BY created_at DESC, id DESC LIMIT ?4"
+            ))?;
+            let (at, id) = before.map_or((None, None), |(a, i)| (Some(a), Some(i)));
+            let rows = stmt.query_map(params![site_id, at, id, limit as i64], lead_row)?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// One of the site's leads with its conversation's turns; `NotFound` for any other id.
+    pub fn get(&self, id: &str) -> Result<LeadRow> {
+        let site_id = self.site.id();
+        self.site.store().read(|c| {
+            let mut row = c.query_row(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE site_id = ?1 AND id = ?2"), params![site_id, id], lead_row).optional_row()?.ok_or(StoreError::NotFound)?;
+            if let Some(cid) = &row.lead.conversation_id {
+                row.lead.transcript = match super::conversations::turns(c, &site_id, cid) {
+                    Ok(t) => Some(t),
+                    Err(StoreError::NotFound) => None,
+                    Err(e) => return Err(e),
+                };
+            }
+            Ok(row)
         })
     }
 }

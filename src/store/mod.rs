@@ -20,6 +20,7 @@ mod columns;
 pub mod content;
 pub mod conversations;
 pub mod crawl;
+pub mod days;
 pub mod curated;
 pub mod erase;
 mod error;

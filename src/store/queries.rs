@@ -38,6 +38,13 @@ pub struct QueryRecord {
 }
 
 
+impl QueryRecord {
+    /// The cited documents as the day counters take them: (id, title, url).
+    fn cited_triples(&self) -> Vec<(&str, &str, Option<&str>)> {
+        self.cited.iter().map(|c| (c.document_id.as_str(), c.title.as_str(), c.url.as_deref())).collect()
+    }
+}
+
 /// A document an answer cited.
 #[derive(Debug, Clone)]
 pub struct Cited {
@@ -91,6 +98,7 @@ impl<'s> QueryLog<'s> {
             if !usage::has_room(usage::day(tx, &site, now)?.logged_questions, cap) {
                 super::stats::record_query(tx, &site, q.resolved, now)?;
                 usage::add(tx, &site, now, DayUsage { unlogged_questions: 1, ..DayUsage::default() })?;
+                super::days::question(tx, &site, now, q.resolved, &q.lang, &q.cited_triples())?;
                 return Ok(Logged::OverDailyCap);
             }
             let conversation = q.conversation.as_ref().map(|(id, _)| id);
@@ -131,6 +139,7 @@ impl<'s> QueryLog<'s> {
             }
             super::stats::record_query(tx, &site, q.resolved, now)?;
             usage::add(tx, &site, now, DayUsage { logged_questions: 1, ..DayUsage::default() })?;
+            super::days::question(tx, &site, now, q.resolved, &q.lang, &q.cited_triples())?;
             Ok(Logged::Logged { message: outbox::enqueue(tx, &site, EventType::QueryCompleted, q)? })
         })
     }

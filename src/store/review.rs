@@ -142,6 +142,18 @@ impl<'s> Review<'s> {
         })
     }
 
+    /// Groups handled with `how` (`curated` or `reviewed`), the latest first, at most `limit`.
+    pub fn handled(&self, how: &str, limit: usize) -> Result<Vec<ReviewGroup>> {
+        let site = self.site.id();
+        self.site.store().read(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {GROUP_COLUMNS} FROM review_groups WHERE site_id = ?1 AND handled_at IS NOT NULL AND handled_how = ?2 ORDER BY handled_at DESC LIMIT ?3"
+            ))?;
+            let rows = stmt.query_map(params![site, how, limit as i64], group_row)?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
     /// Open groups of the site.
     pub fn open_count(&self) -> Result<u64> {
         let site = self.site.id();

@@ -200,6 +200,11 @@ impl<'s> SiteStore<'s> {
     }
 
     /// The counters behind the site's public stats; `None` when the site does not exist.
+    /// The site's per-day counters (the console's dashboards).
+    pub fn days(&self) -> super::days::Days<'s> {
+        super::days::Days::new(*self)
+    }
+
     /// The site's review queue: unanswered questions grouped by meaning.
     pub fn review(&self) -> super::review::Review<'s> {
         super::review::Review::new(*self)

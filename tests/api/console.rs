@@ -349,3 +349,110 @@ async fn a_viewer_reads_the_queue_but_has_no_write_control_and_a_write_by_hand_i
     assert_eq!(app.count("SELECT count(*) FROM curated_answers", []), 0);
     assert_eq!(app.count("SELECT count(*) FROM review_groups WHERE handled_at IS NULL", []), 1);
 }
+
+#[tokio::test]
+async fn the_dashboard_and_the_sites_page_count_questions_answers_leads_and_ratings_by_day() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let (other, _) = app.create_site(Tier::Pro).await;
+    crate::knowledge::import_files(&app, site.id, &crate::knowledge::clinic()).await;
+    let answered = crate::knowledge::ask_ok(&app, site.id, "How much does teeth whitening cost?").await;
+    assert_eq!(answered["resolved"], true);
+    crate::knowledge::ask_ok(&app, site.id, "Wie viel kostet eine Zahnreinigung?").await;
+    let missed = crate::knowledge::ask_ok(&app, site.id, "Do you accept credit cards?").await;
+    assert_eq!(missed["resolved"], false);
+    let qid = answered["id"].as_str().unwrap();
+    let rate = |rating: &'static str| {
+        app.client.post(app.url("/v1/feedback")).header("X-Site-Id", site.id.to_string()).json(&serde_json::json!({"queryId": qid, "rating": rating})).send()
+    };
+    assert_eq!(rate("down").await.unwrap().status(), StatusCode::ACCEPTED);
+    assert_eq!(rate("up").await.unwrap().status(), StatusCode::ACCEPTED, "a second rating replaces the first");
+    let lead = app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).json(&serde_json::json!({"email": "ada@example.com"})).send().await.unwrap();
+    assert_eq!(lead.status(), StatusCode::ACCEPTED);
+    let (q, a, l, up, down): (i64, i64, i64, i64, i64) = app
+        .db()
+        .query_row("SELECT questions, answered, leads, thumbs_up, thumbs_down FROM site_days WHERE site_id = ?1", [site.id.to_string()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap();
+    assert_eq!((q, l, up, down), (3, 1, 1, 0), "one rating, moved from down to up");
+    assert!((1..=2).contains(&a), "{a}");
+
+    let link = add_user(&app, "viewer@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let cookie = sign_in(&app, "viewer@example.com", PASSWORD).await;
+    let sid = site.id.to_string();
+    let page = get(&app, &format!("/console/sites/{sid}/dashboard?days=7"), Some(&cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("<dd>3</dd>") && page.contains("<dd>1</dd>"), "three questions and one lead: {page}");
+    assert!(page.contains("<svg") && page.contains("<rect"), "charts drawn");
+    assert!(page.contains("<th scope=\"row\">en</th>") && page.contains("<th scope=\"row\">de</th>"), "languages");
+    assert!(page.contains("https://clinic.example/prices"), "the cited source, with its link");
+    assert!(page.contains("Do you accept credit cards?"), "the largest unanswered group");
+    assert!(page.contains("<strong aria-current=\"true\">7 days</strong>"));
+    // An unknown period falls back to 30 days; another site is 404.
+    assert!(get(&app, &format!("/console/sites/{sid}/dashboard?days=5"), Some(&cookie)).await.text().await.unwrap().contains("<strong aria-current=\"true\">30 days</strong>"));
+    assert_eq!(get(&app, &format!("/console/sites/{}/dashboard", other.id), Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
+    let sites = get(&app, "/console/sites", Some(&cookie)).await.text().await.unwrap();
+    assert!(sites.contains("3 / 3") && sites.contains("class=\"spark\""), "{sites}");
+}
+
+#[tokio::test]
+async fn leads_are_listed_shown_as_text_exported_safely_and_a_dead_delivery_is_sent_again_by_an_owner() {
+    let app = crate::helpers::spawn_app_with(crate::webhooks::webhook_config()).await;
+    let (site, _) = app.create_site_with(crate::helpers::with_webhook(crate::helpers::new_site(Tier::Pro), "http://127.0.0.1:9/crm")).await;
+    let (other, _) = app.create_site(Tier::Pro).await;
+    let post_lead = |site: sitebot::domain::SiteId, body: serde_json::Value| app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.to_string()).json(&body).send();
+    let hostile = serde_json::json!({"email": "ada@example.com", "name": "<script>window.__xss=1</script>", "message": "=HYPERLINK(\"http://evil.example\")", "pageUrl": "https://clinic.example/contact"});
+    let accepted: serde_json::Value = post_lead(site.id, hostile).await.unwrap().json().await.unwrap();
+    let lead_id = accepted["id"].as_str().unwrap().to_owned();
+    let other_lead: serde_json::Value = post_lead(other.id, serde_json::json!({"email": "bob@example.com"})).await.unwrap().json().await.unwrap();
+    // The API refuses a javascript: page address; one stored some other way is still never a link.
+    app.db().execute("UPDATE leads SET page_url = 'javascript:alert(1)' WHERE id = ?1", [&lead_id]).unwrap();
+    // Its delivery exhausted its retries.
+    app.db().execute("UPDATE outbox SET status = 'dead', attempts = 4, last_error = 'connection refused' WHERE site_id = ?1", [site.id.to_string()]).unwrap();
+
+    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
+    post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
+    let sid = site.id.to_string();
+    let list = get(&app, &format!("/console/sites/{sid}/leads"), Some(&cookie)).await.text().await.unwrap();
+    assert!(list.contains(&lead_id) && list.contains("ada@example.com"), "{list}");
+    assert!(!list.contains("<script>window.__xss") && list.contains("&#60;script&#62;") || list.contains("&lt;script&gt;"), "{list}");
+    let page = get(&app, &format!("/console/sites/{sid}/leads/{lead_id}"), Some(&cookie)).await.text().await.unwrap();
+    assert!(!page.contains("href=\"javascript:"), "a javascript: address is never a link");
+    assert!(page.contains("javascript:alert(1)"), "but it is shown as text");
+    assert!(page.contains("dead") && page.contains("connection refused"), "{page}");
+    // Another site's lead through this site's URL is 404.
+    let oid = other_lead["id"].as_str().unwrap();
+    assert_eq!(get(&app, &format!("/console/sites/{sid}/leads/{oid}"), Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
+
+    // Exports: formulas neutralised in the CSV, every field in the JSONL.
+    let csv = get(&app, &format!("/console/sites/{sid}/leads.csv"), Some(&cookie)).await;
+    assert!(csv.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"));
+    let csv = csv.text().await.unwrap();
+    assert!(csv.contains("\"'=HYPERLINK(\"\"http://evil.example\"\")\""), "{csv}");
+    let jsonl = get(&app, &format!("/console/sites/{sid}/leads.jsonl"), Some(&cookie)).await.text().await.unwrap();
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    assert_eq!(first["leadId"], lead_id.as_str());
+
+    // The owner sends it again: pending and due, under the same id.
+    let csrf = csrf_of(&app, &cookie).await;
+    let replay = post_form(&app, &format!("/console/sites/{sid}/leads/{lead_id}/replay"), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf)]).await;
+    assert_eq!(replay.status(), StatusCode::SEE_OTHER);
+    let status: String = app.db().query_row("SELECT status FROM outbox WHERE site_id = ?1", [&sid], |r| r.get(0)).unwrap();
+    assert_eq!(status, "pending");
+    assert!(audit_actions(&app).contains(&"webhook_replayed".to_owned()));
+
+    // An editor sees the lead but may not send it again.
+    app.db().execute("UPDATE outbox SET status = 'dead' WHERE site_id = ?1", [&sid]).unwrap();
+    let editor = add_user(&app, "editor@example.com", Some(Grant { site_id: site.id, role: SiteRole::Editor })).await;
+    post_form(&app, &editor, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let ecookie = sign_in(&app, "editor@example.com", PASSWORD).await;
+    let page = get(&app, &format!("/console/sites/{sid}/leads/{lead_id}"), Some(&ecookie)).await.text().await.unwrap();
+    assert!(!page.contains("/replay\""), "no replay control for an editor");
+    let ecsrf = csrf_of(&app, &ecookie).await;
+    let refused = post_form(&app, &format!("/console/sites/{sid}/leads/{lead_id}/replay"), Some(&ecookie), Some(&origin(&app)), &[("csrf", &ecsrf)]).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+}

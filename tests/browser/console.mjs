@@ -153,6 +153,16 @@ await check('the group page shows every wording; the answer written there is sav
   assert(!hrefs.includes(groupUrl), 'the answered group is gone');
 });
 
+await check('the dashboard counts the questions, draws them per day and lists what failed', async () => {
+  await page.goto(`${SITEBOT}/console/sites/${SITE_ID}/dashboard?days=7`);
+  const figures = await page.$$eval('.figures dd', (dds) => dds.map((d) => d.textContent.trim()));
+  assert(figures[0] === '4', `four questions: ${figures}`);
+  assert((await page.$$('.chart svg rect')).length > 0, 'bars drawn');
+  await page.click('details summary');
+  assert((await page.$$('details tbody tr')).length === 1, 'one day of numbers');
+  await looked_at(page, 'dashboard');
+});
+
 await check('signing out ends the session; signing in again with the form works', async () => {
   await Promise.all([page.waitForURL('**/console/login'), page.click('header form button')]);
   const back = await page.goto(`${SITEBOT}/console/sites`);
