@@ -63,6 +63,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site", get(views::site_queue))
         .at("/sites/:site/dashboard", get(views::dashboard))
         .at("/sites/:site/leads", get(views::leads_list))
+        .at("/sites/:site/audit", get(views::audit_log))
         .at("/sites/:site/leads.csv", get(views::leads_csv))
         .at("/sites/:site/leads.jsonl", get(views::leads_jsonl))
         .at("/sites/:site/leads/:lead", get(views::lead_view))

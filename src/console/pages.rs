@@ -218,3 +218,15 @@ pub struct Lead<'a> {
     pub turns: Vec<(String, String)>,
     pub delivery: Option<Delivery>,
 }
+
+#[derive(Template)]
+#[template(path = "audit.html", config = "assets/console/askama.toml")]
+pub struct Audit<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub site_id: String,
+    pub site_name: String,
+    /// (when, who, action, detail)
+    pub entries: Vec<(String, String, String, String)>,
+    pub next: Option<i64>,
+}

@@ -109,6 +109,13 @@ pub struct Texts {
     pub no_delivery: &'static str,
     pub visitor: &'static str,
     pub assistant: &'static str,
+    pub audit: &'static str,
+    pub audit_empty: &'static str,
+    pub when: &'static str,
+    pub who: &'static str,
+    pub what: &'static str,
+    pub detail: &'static str,
+    pub role_refused: &'static str,
 }
 
 pub const EN: Texts = Texts {
@@ -212,6 +219,13 @@ pub const EN: Texts = Texts {
     no_delivery: "No webhook is set for leads: nothing was sent.",
     visitor: "Visitor",
     assistant: "Assistant",
+    audit: "Audit log",
+    audit_empty: "Nothing was changed on this site through the console or the command line yet.",
+    when: "When",
+    who: "Who",
+    what: "What",
+    detail: "Detail",
+    role_refused: "Your role on this site does not allow this. An owner of the site or an administrator can.",
 };
 
 pub const DE: Texts = Texts {
@@ -315,6 +329,13 @@ pub const DE: Texts = Texts {
     no_delivery: "Für Leads ist kein Webhook eingerichtet: Es wurde nichts gesendet.",
     visitor: "Besucher",
     assistant: "Assistent",
+    audit: "Protokoll",
+    audit_empty: "Auf dieser Website wurde über die Konsole oder die Kommandozeile noch nichts geändert.",
+    when: "Wann",
+    who: "Wer",
+    what: "Was",
+    detail: "Einzelheiten",
+    role_refused: "Ihre Rolle auf dieser Website erlaubt das nicht. Ein Inhaber der Website oder ein Administrator kann es.",
 };
 
 /// The texts for this request's `Accept-Language` (English when it names neither language).

@@ -65,6 +65,11 @@ fn forbidden(t: &Texts, me: Option<&Me>) -> Response {
     message(t, me, StatusCode::FORBIDDEN, t.forbidden_title, t.forbidden)
 }
 
+/// A request the user's role on the site does not allow (403).
+fn role_refused(t: &Texts, me: &Me) -> Response {
+    message(t, Some(me), StatusCode::FORBIDDEN, t.forbidden_title, t.role_refused)
+}
+
 fn failed(t: &Texts, me: Option<&Me>, e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "console request failed");
     message(t, me, StatusCode::INTERNAL_SERVER_ERROR, t.error_title, t.error)
@@ -412,7 +417,7 @@ async fn editor_post(state: &AppState, req: &Request, body: Body, raw: &str) -> 
         Err(e) => return Err(failed(t, Some(&me), e)),
     };
     if !role.may_edit() {
-        return Err(forbidden(t, Some(&me)));
+        return Err(role_refused(t, &me));
     }
     Ok((me, site, role, fields))
 }
@@ -702,7 +707,7 @@ pub async fn replay_lead(req: &Request, body: Body, Path((raw, lead)): Path<(Str
     let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return not_found(t, Some(&me)) };
     let Some(role) = me.role_on(&id) else { return not_found(t, Some(&me)) };
     if !role.may_manage() {
-        return forbidden(t, Some(&me));
+        return role_refused(t, &me);
     }
     let lead_id = lead.clone();
     let replayed = state
@@ -775,4 +780,31 @@ pub async fn leads_csv(req: &Request, Path(raw): Path<String>, Data(state): Data
 #[handler]
 pub async fn leads_jsonl(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     export(req, &raw, state, "jsonl").await
+}
+
+/// Audit entries on a page.
+const AUDIT_PAGE: usize = 100;
+
+/// A site's audit log: owners and admins (a viewer or an editor is refused with 403).
+#[handler]
+pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, role) = match site_for(state, req, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    if !role.may_manage() {
+        return role_refused(t, &me);
+    }
+    let before = req.uri().query().and_then(|q| q.strip_prefix("before=")).and_then(|b| b.parse::<i64>().ok());
+    let id = site.id;
+    let entries = match state.store.run(move |s| s.audit().list(Some(id), before, AUDIT_PAGE + 1)).await {
+        Ok(e) => e,
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let more = entries.len() > AUDIT_PAGE;
+    let entries: Vec<_> = entries.into_iter().take(AUDIT_PAGE).collect();
+    let next = if more { entries.last().map(|e| e.id) } else { None };
+    let entries = entries.into_iter().map(|e| (when(e.at), e.actor, e.action, short(&e.detail, 300))).collect();
+    render(StatusCode::OK, pages::Audit { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, entries, next })
 }

@@ -149,6 +149,15 @@ async fn the_console_works_in_a_real_browser() {
         let a = crate::knowledge::ask_ok(&app, site.id, q).await;
         assert_eq!(a["resolved"], false, "{q}: {a}");
     }
+    let lead = app
+        .client
+        .post(app.url("/v1/leads"))
+        .header("X-Site-Id", site.id.to_string())
+        .json(&serde_json::json!({"email": "ada@example.com", "name": "<script>window.__xss=1</script>", "message": "Call me <b>now</b>"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lead.status(), 202);
     let owner = setup_link(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
     let viewer = setup_link(&app, "viewer@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
     let answer = "Yes, we accept all major credit cards and debit cards.";
@@ -171,7 +180,7 @@ async fn the_console_works_in_a_real_browser() {
     println!("{stdout}");
     assert!(out.status.success(), "console.mjs failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
-    for page in ["setup", "sites", "review-queue", "group", "dashboard", "login", "group-viewer-de"] {
+    for page in ["setup", "sites", "review-queue", "group", "dashboard", "leads", "lead", "audit", "login", "group-viewer-de"] {
         for size in ["desktop", "phone"] {
             assert!(shots.join(format!("{size}-{page}.png")).is_file(), "{size}-{page}.png kept");
         }

@@ -456,3 +456,28 @@ async fn leads_are_listed_shown_as_text_exported_safely_and_a_dead_delivery_is_s
     let refused = post_form(&app, &format!("/console/sites/{sid}/leads/{lead_id}/replay"), Some(&ecookie), Some(&origin(&app)), &[("csrf", &ecsrf)]).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn the_audit_page_shows_a_sites_changes_to_its_owner_and_refuses_a_viewer() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    crate::knowledge::ask_ok(&app, site.id, "Do you accept credit cards?").await;
+    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
+    post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
+    let sid = site.id.to_string();
+    let group: i64 = app.count("SELECT id FROM review_groups WHERE site_id = ?1", [&sid]);
+    let csrf = csrf_of(&app, &cookie).await;
+    post_form(&app, &format!("/console/sites/{sid}/review/{group}/reviewed"), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf)]).await;
+    let page = get(&app, &format!("/console/sites/{sid}/audit"), Some(&cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("group_reviewed") && page.contains("owner@example.com"), "{page}");
+
+    let viewer = add_user(&app, "viewer@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
+    post_form(&app, &viewer, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let vcookie = sign_in(&app, "viewer@example.com", PASSWORD).await;
+    let refused = get(&app, &format!("/console/sites/{sid}/audit"), Some(&vcookie)).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(refused.text().await.unwrap().contains("does not allow"));
+}

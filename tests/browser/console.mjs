@@ -163,6 +163,20 @@ await check('the dashboard counts the questions, draws them per day and lists wh
   await looked_at(page, 'dashboard');
 });
 
+await check('the leads page and a lead show the hostile name as text; the audit log lists what the owner did', async () => {
+  await page.goto(`${SITEBOT}/console/sites/${SITE_ID}/leads`);
+  const names = await page.$$eval('tbody tr td:first-of-type', (tds) => tds.map((td) => td.textContent));
+  assert(names.includes('<script>window.__xss=1</script>'), `the name as text: ${names}`);
+  await looked_at(page, 'leads');
+  await page.click('tbody tr th a');
+  await page.waitForSelector('.facts');
+  assert((await page.$$('main a[href^="javascript:"]')).length === 0, 'no javascript: link');
+  await looked_at(page, 'lead');
+  await page.goto(`${SITEBOT}/console/sites/${SITE_ID}/audit`);
+  assert((await page.textContent('main')).includes('curated_added'), 'the answer written is in the audit log');
+  await looked_at(page, 'audit');
+});
+
 await check('signing out ends the session; signing in again with the form works', async () => {
   await Promise.all([page.waitForURL('**/console/login'), page.click('header form button')]);
   const back = await page.goto(`${SITEBOT}/console/sites`);
