@@ -230,3 +230,59 @@ pub struct Audit<'a> {
     pub entries: Vec<(String, String, String, String)>,
     pub next: Option<i64>,
 }
+
+/// A conversation in the list.
+#[derive(Debug)]
+pub struct ConversationItem {
+    pub id: String,
+    pub first: String,
+    pub at: String,
+    pub turns: u64,
+    pub unanswered: u64,
+    pub lead: bool,
+}
+
+#[derive(Template)]
+#[template(path = "conversations.html", config = "assets/console/askama.toml")]
+pub struct Conversations<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub site_id: String,
+    pub site_name: String,
+    pub periods: Vec<(u32, String)>,
+    pub days: u32,
+    pub lang: String,
+    pub q: String,
+    pub unanswered: bool,
+    pub with_lead: bool,
+    pub rated: bool,
+    pub rows: Vec<ConversationItem>,
+    pub next: Option<String>,
+    pub export_csv: String,
+    pub export_jsonl: String,
+}
+
+/// An exchange of a transcript.
+#[derive(Debug)]
+pub struct ExchangeItem {
+    pub question: String,
+    pub answer: String,
+    pub at: String,
+    /// (title, link when http or https)
+    pub sources: Vec<(String, Option<String>)>,
+    pub outcome: String,
+    pub rating: String,
+}
+
+#[derive(Template)]
+#[template(path = "conversation.html", config = "assets/console/askama.toml")]
+pub struct Conversation<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub site_id: String,
+    pub site_name: String,
+    pub conversation_id: String,
+    pub exchanges: Vec<ExchangeItem>,
+    /// (lead id, e-mail address)
+    pub leads: Vec<(String, String)>,
+}

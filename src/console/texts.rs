@@ -116,6 +116,19 @@ pub struct Texts {
     pub what: &'static str,
     pub detail: &'static str,
     pub role_refused: &'static str,
+    pub conversations: &'static str,
+    pub containing: &'static str,
+    pub with_unanswered: &'static str,
+    pub with_lead: &'static str,
+    pub with_rating: &'static str,
+    pub filter: &'static str,
+    pub no_conversations: &'static str,
+    pub first_question: &'static str,
+    pub last_active: &'static str,
+    pub turns: &'static str,
+    pub no_lead_here: &'static str,
+    pub outcome_answered: &'static str,
+    pub outcome_unanswered: &'static str,
 }
 
 pub const EN: Texts = Texts {
@@ -226,6 +239,19 @@ pub const EN: Texts = Texts {
     what: "What",
     detail: "Detail",
     role_refused: "Your role on this site does not allow this. An owner of the site or an administrator can.",
+    conversations: "Conversations",
+    containing: "Containing",
+    with_unanswered: "with an unanswered question",
+    with_lead: "with a lead",
+    with_rating: "with a rating",
+    filter: "Show",
+    no_conversations: "No conversation matches.",
+    first_question: "First question",
+    last_active: "Last active",
+    turns: "Turns",
+    no_lead_here: "No lead came from this conversation.",
+    outcome_answered: "answered",
+    outcome_unanswered: "not answered",
 };
 
 pub const DE: Texts = Texts {
@@ -336,6 +362,19 @@ pub const DE: Texts = Texts {
     what: "Was",
     detail: "Einzelheiten",
     role_refused: "Ihre Rolle auf dieser Website erlaubt das nicht. Ein Inhaber der Website oder ein Administrator kann es.",
+    conversations: "Gespräche",
+    containing: "Enthält",
+    with_unanswered: "mit unbeantworteter Frage",
+    with_lead: "mit Lead",
+    with_rating: "mit Bewertung",
+    filter: "Anzeigen",
+    no_conversations: "Kein Gespräch passt.",
+    first_question: "Erste Frage",
+    last_active: "Zuletzt aktiv",
+    turns: "Beiträge",
+    no_lead_here: "Aus diesem Gespräch kam kein Lead.",
+    outcome_answered: "beantwortet",
+    outcome_unanswered: "nicht beantwortet",
 };
 
 /// The texts for this request's `Accept-Language` (English when it names neither language).

@@ -808,3 +808,198 @@ pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data
     let entries = entries.into_iter().map(|e| (when(e.at), e.actor, e.action, short(&e.detail, 300))).collect();
     render(StatusCode::OK, pages::Audit { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, entries, next })
 }
+
+/// The conversations page's filters, read from the query string (`days`, `unanswered`, `lead`, `rated`,
+/// `lang`, `q`, `before`).
+struct ConversationQuery {
+    days: u32,
+    filter: crate::store::conversations::ConversationFilter,
+    before: Option<(Timestamp, String)>,
+}
+
+fn conversation_query(req: &Request) -> ConversationQuery {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect();
+    let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let days = get("days").and_then(|d| d.parse().ok()).filter(|d| PERIODS.contains(d)).unwrap_or(30);
+    let since = crate::store::days::day_of(Timestamp::from_millis(Timestamp::now().as_millis() - i64::from(days - 1) * 86_400_000));
+    let text = |k: &str, max: usize| get(k).map(|v| v.trim().chars().take(max).collect::<String>()).filter(|v| !v.is_empty());
+    let filter = crate::store::conversations::ConversationFilter {
+        since: Some(since),
+        unanswered: get("unanswered") == Some("1"),
+        with_lead: get("lead") == Some("1"),
+        rated: get("rated") == Some("1"),
+        lang: text("lang", 20),
+        text: text("q", 200),
+    };
+    let before = get("before").and_then(|b| {
+        let (ms, id) = b.split_once(':')?;
+        Some((Timestamp::from_millis(ms.parse().ok()?), id.to_owned()))
+    });
+    ConversationQuery { days, filter, before }
+}
+
+/// The query string of these filters (for the next page and the exports).
+fn filter_query(q: &ConversationQuery) -> String {
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    s.append_pair("days", &q.days.to_string());
+    if q.filter.unanswered {
+        s.append_pair("unanswered", "1");
+    }
+    if q.filter.with_lead {
+        s.append_pair("lead", "1");
+    }
+    if q.filter.rated {
+        s.append_pair("rated", "1");
+    }
+    if let Some(l) = &q.filter.lang {
+        s.append_pair("lang", l);
+    }
+    if let Some(t) = &q.filter.text {
+        s.append_pair("q", t);
+    }
+    s.finish()
+}
+
+/// Conversations on a page of the list.
+const CONVERSATIONS_PAGE: usize = 50;
+/// Conversations in an export at most.
+const EXPORT_MAX: usize = 100_000;
+
+#[handler]
+pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, _) = match site_for(state, req, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let q = conversation_query(req);
+    let (id, filter, before) = (site.id, q.filter.clone(), q.before.clone());
+    let rows = match state.store.run(move |s| s.site(id).conversations().page(&filter, before, CONVERSATIONS_PAGE + 1)).await {
+        Ok(r) => r,
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let more = rows.len() > CONVERSATIONS_PAGE;
+    let rows: Vec<_> = rows.into_iter().take(CONVERSATIONS_PAGE).collect();
+    let query = filter_query(&q);
+    let next = more.then(|| rows.last().map(|r| format!("/console/sites/{id}/conversations?{query}&before={}:{}", r.updated_at.as_millis(), r.id))).flatten();
+    let items = rows
+        .into_iter()
+        .map(|r| pages::ConversationItem { first: short(&r.first_question, 140), at: when(r.updated_at), turns: r.turns, unanswered: r.unanswered, lead: r.has_lead, id: r.id })
+        .collect();
+    render(
+        StatusCode::OK,
+        pages::Conversations {
+            t,
+            me: Some(header_of(&me)),
+            site_id: id.to_string(),
+            site_name: site.name,
+            periods: PERIODS.iter().map(|d| (*d, format!("{d} {}", t.days_label))).collect(),
+            days: q.days,
+            lang: q.filter.lang.clone().unwrap_or_default(),
+            q: q.filter.text.clone().unwrap_or_default(),
+            unanswered: q.filter.unanswered,
+            with_lead: q.filter.with_lead,
+            rated: q.filter.rated,
+            rows: items,
+            next,
+            export_csv: format!("/console/sites/{id}/conversations.csv?{query}"),
+            export_jsonl: format!("/console/sites/{id}/conversations.jsonl?{query}"),
+        },
+    )
+}
+
+#[handler]
+pub async fn conversation(req: &Request, Path((raw, conversation)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, _) = match site_for(state, req, &raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let (id, cid) = (site.id, conversation.clone());
+    let found = state
+        .store
+        .run(move |s| {
+            let exchanges = s.site(id).conversations().transcript(&cid)?;
+            let leads = s.site(id).leads().list(None)?.into_iter().filter(|l| l.conversation_id.as_ref().is_some_and(|c| c.as_str() == cid)).map(|l| (l.lead_id, l.email)).collect::<Vec<_>>();
+            Ok((exchanges, leads))
+        })
+        .await;
+    let (exchanges, leads) = match found {
+        Ok(v) => v,
+        Err(crate::store::StoreError::NotFound) => return not_found(t, Some(&me)),
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let exchanges = exchanges
+        .into_iter()
+        .map(|e| pages::ExchangeItem {
+            question: e.question,
+            answer: e.answer,
+            at: when(e.at),
+            sources: e.sources.into_iter().map(|(title, url)| (title, url.as_deref().and_then(web_link))).collect(),
+            outcome: match e.resolved {
+                Some(true) => t.outcome_answered.to_owned(),
+                Some(false) => t.outcome_unanswered.to_owned(),
+                None => String::new(),
+            },
+            rating: e.rating.map(|(r, c)| if r == "up" { t.rated_up.to_owned() } else { t.rated_down.to_owned() } + &c.map(|c| format!(": {c}")).unwrap_or_default()).unwrap_or_default(),
+        })
+        .collect();
+    render(StatusCode::OK, pages::Conversation { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, conversation_id: conversation, exchanges, leads })
+}
+
+/// The filtered conversations as a file: one row (CSV, formulas neutralised) or object (JSONL) each.
+async fn export_conversations(req: &Request, raw: &str, state: &AppState, format: &str) -> Response {
+    let t = texts::for_request(req);
+    let (me, site, _) = match site_for(state, req, raw).await {
+        Ok(v) => v,
+        Err(page) => return page,
+    };
+    let q = conversation_query(req);
+    let (id, filter) = (site.id, q.filter.clone());
+    let rows = match state.store.run(move |s| s.site(id).conversations().page(&filter, None, EXPORT_MAX)).await {
+        Ok(r) => r,
+        Err(e) => return failed(t, Some(&me), e),
+    };
+    let (body, ctype) = if format == "csv" {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record(["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion"]);
+        for r in &rows {
+            let _ = w.write_record([
+                r.id.clone(),
+                r.created_at.to_string(),
+                r.updated_at.to_string(),
+                r.turns.to_string(),
+                r.unanswered.to_string(),
+                r.has_lead.to_string(),
+                crate::domain::spreadsheet_safe(&r.first_question),
+            ]);
+        }
+        (w.into_inner().unwrap_or_default(), "text/csv; charset=utf-8")
+    } else {
+        let mut out = Vec::new();
+        for r in &rows {
+            let line = json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
+                              "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question});
+            out.extend(line.to_string().into_bytes());
+            out.push(b'\n');
+        }
+        (out, "application/x-ndjson")
+    };
+    audit(state, &me.email, Some(id), "conversations_exported", json!({"format": format, "conversations": rows.len()})).await;
+    let mut resp = Response::builder()
+        .content_type(ctype)
+        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"conversations-{id}.{format}\""))
+        .body(body);
+    session::secure(&mut resp, false);
+    resp
+}
+
+#[handler]
+pub async fn conversations_csv(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    export_conversations(req, &raw, state, "csv").await
+}
+
+#[handler]
+pub async fn conversations_jsonl(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+    export_conversations(req, &raw, state, "jsonl").await
+}

@@ -95,3 +95,132 @@ impl<'s> Conversations<'s> {
         self.site.store().read(|c| turns(c, &site, id))
     }
 }
+
+/// Which conversations the console lists.
+#[derive(Debug, Clone, Default)]
+pub struct ConversationFilter {
+    /// Conversations whose last turn is at or after this.
+    pub since: Option<Timestamp>,
+    /// Only those with a question the knowledge did not answer.
+    pub unanswered: bool,
+    /// Only those that ended in a lead.
+    pub with_lead: bool,
+    /// Only those with a rated answer.
+    pub rated: bool,
+    /// Only those with a question in this language (ISO 639-1 or BCP 47 as logged).
+    pub lang: Option<String>,
+    /// Only those where a turn contains this text (case-insensitive for ASCII).
+    pub text: Option<String>,
+}
+
+/// A conversation in the console's list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationRow {
+    pub id: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub turns: u64,
+    pub first_question: String,
+    pub unanswered: u64,
+    pub has_lead: bool,
+}
+
+/// One exchange of a transcript: the question, the answer, and what the answer cited and got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    pub question: String,
+    pub answer: String,
+    pub at: Timestamp,
+    pub query_id: Option<String>,
+    pub resolved: Option<bool>,
+    /// (title, url) of each cited source, in order.
+    pub sources: Vec<(String, Option<String>)>,
+    /// `up` or `down`, and the comment.
+    pub rating: Option<(String, Option<String>)>,
+}
+
+fn like_pattern(text: &str) -> String {
+    let escaped: String = text.chars().flat_map(|c| if matches!(c, '%' | '_' | '\\') { vec!['\\', c] } else { vec![c] }).collect();
+    format!("%{escaped}%")
+}
+
+impl<'s> Conversations<'s> {
+    /// The site's conversations matching `f`, the most recently active first, at most `limit`, before
+    /// `(updated_at, id)` when given (keyset pagination).
+    pub fn page(&self, f: &ConversationFilter, before: Option<(Timestamp, String)>, limit: usize) -> Result<Vec<ConversationRow>> {
+        let site = self.site.id();
+        self.site.store().read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT c.id, c.created_at, c.updated_at,
+                        (SELECT count(*) FROM conversation_turns t WHERE t.conversation_id = c.id),
+                        coalesce((SELECT t.text FROM conversation_turns t WHERE t.conversation_id = c.id AND t.role = 'user' ORDER BY t.seq LIMIT 1), ''),
+                        (SELECT count(*) FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.resolved = 0),
+                        EXISTS (SELECT 1 FROM leads l WHERE l.conversation_id = c.id AND l.site_id = c.site_id)
+                 FROM conversations c
+                 WHERE c.site_id = ?1 AND (?2 IS NULL OR c.updated_at >= ?2)
+                   AND (?3 IS NULL OR (c.updated_at, c.id) < (?3, ?4))
+                   AND (?5 = 0 OR EXISTS (SELECT 1 FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.resolved = 0))
+                   AND (?6 = 0 OR EXISTS (SELECT 1 FROM leads l WHERE l.conversation_id = c.id AND l.site_id = c.site_id))
+                   AND (?7 = 0 OR EXISTS (SELECT 1 FROM query_log q JOIN feedback f ON f.site_id = q.site_id AND f.query_id = q.id
+                                          WHERE q.conversation_id = c.id AND q.site_id = c.site_id))
+                   AND (?8 IS NULL OR EXISTS (SELECT 1 FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.lang = ?8))
+                   AND (?9 IS NULL OR EXISTS (SELECT 1 FROM conversation_turns t WHERE t.conversation_id = c.id AND t.text LIKE ?9 ESCAPE '\\'))
+                 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?10",
+            )?;
+            let (at, id) = before.map_or((None, None), |(a, i)| (Some(a), Some(i)));
+            let text = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(like_pattern);
+            let rows = stmt.query_map(
+                params![site, f.since, at, id, f.unanswered, f.with_lead, f.rated, f.lang, text, limit as i64],
+                |r| {
+                    Ok(ConversationRow {
+                        id: r.get(0)?,
+                        created_at: r.get(1)?,
+                        updated_at: r.get(2)?,
+                        turns: r.get::<_, i64>(3)? as u64,
+                        first_question: r.get(4)?,
+                        unanswered: r.get::<_, i64>(5)? as u64,
+                        has_lead: r.get(6)?,
+                    })
+                },
+            )?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// A conversation's exchanges, oldest first, with each answer's sources and rating; `NotFound` for
+    /// another site's id.
+    pub fn transcript(&self, id: &str) -> Result<Vec<Exchange>> {
+        let site = self.site.id();
+        let cid = ConversationId::parse(id).map_err(|_| StoreError::NotFound)?;
+        self.site.store().read(|c| {
+            let turns = turns(c, &site, &cid)?;
+            let mut out: Vec<Exchange> = Vec::new();
+            let mut pending: Option<&Turn> = None;
+            let mut stmt = c.prepare_cached("SELECT query_id FROM conversation_turns WHERE conversation_id = ?1 ORDER BY seq")?;
+            let ids: Vec<Option<String>> = stmt.query_map([&cid], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            for (turn, query_id) in turns.iter().zip(ids) {
+                match turn.role {
+                    Role::User => pending = Some(turn),
+                    Role::Assistant => {
+                        let question = pending.take().map(|q| q.text.clone()).unwrap_or_default();
+                        let (resolved, sources, rating) = match &query_id {
+                            Some(q) => {
+                                let resolved: Option<bool> =
+                                    c.query_row("SELECT resolved FROM query_log WHERE id = ?1 AND site_id = ?2", params![q, site], |r| r.get(0)).optional_row()?;
+                                let mut s = c.prepare_cached("SELECT title, url FROM query_sources WHERE site_id = ?1 AND query_id = ?2 ORDER BY rank")?;
+                                let sources = s.query_map(params![site, q], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+                                let rating = c
+                                    .query_row("SELECT rating, comment FROM feedback WHERE site_id = ?1 AND query_id = ?2", params![site, q], |r| Ok((r.get(0)?, r.get(1)?)))
+                                    .optional_row()?;
+                                (resolved, sources, rating)
+                            }
+                            None => (None, Vec::new(), None),
+                        };
+                        out.push(Exchange { question, answer: turn.text.clone(), at: turn.at, query_id, resolved, sources, rating });
+                    }
+                }
+            }
+            Ok(out)
+        })
+    }
+}

@@ -25,6 +25,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0015_chunk_keys_never_reused.sql"),
     include_str!("migrations/0016_console.sql"),
     include_str!("migrations/0017_site_days.sql"),
+    include_str!("migrations/0018_conversation_lookups.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

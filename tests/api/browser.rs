@@ -180,7 +180,7 @@ async fn the_console_works_in_a_real_browser() {
     println!("{stdout}");
     assert!(out.status.success(), "console.mjs failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
-    for page in ["setup", "sites", "review-queue", "group", "dashboard", "leads", "lead", "audit", "login", "group-viewer-de"] {
+    for page in ["setup", "sites", "review-queue", "group", "dashboard", "conversations", "conversation", "leads", "lead", "audit", "login", "group-viewer-de"] {
         for size in ["desktop", "phone"] {
             assert!(shots.join(format!("{size}-{page}.png")).is_file(), "{size}-{page}.png kept");
         }

@@ -481,3 +481,53 @@ async fn the_audit_page_shows_a_sites_changes_to_its_owner_and_refuses_a_viewer(
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert!(refused.text().await.unwrap().contains("does not allow"));
 }
+
+#[tokio::test]
+async fn conversations_are_filtered_shown_with_their_sources_and_exported_safely() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let (other, _) = app.create_site(Tier::Pro).await;
+    crate::knowledge::import_files(&app, site.id, &crate::knowledge::clinic()).await;
+    // One conversation answered, then continued with a question the knowledge cannot answer, then a lead.
+    let first = crate::knowledge::ask_ok(&app, site.id, "=cmd|' /C calc'!A0 do you accept credit cards?").await;
+    assert_eq!(first["resolved"], false);
+    let cid = first["conversationId"].as_str().unwrap().to_owned();
+    let ask = |body: serde_json::Value| app.client.post(app.url("/v1/query")).header("X-Site-Id", site.id.to_string()).json(&body).send();
+    let second = ask(serde_json::json!({"question": "How much does teeth whitening cost?", "conversationId": cid})).await.unwrap();
+    assert_eq!(second.status(), StatusCode::OK);
+    let lead = app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string())
+        .json(&serde_json::json!({"email": "ada@example.com", "conversationId": cid})).send().await.unwrap();
+    assert_eq!(lead.status(), StatusCode::ACCEPTED);
+    // Another, answered and without a lead; one on another site.
+    crate::knowledge::ask_ok(&app, site.id, "When are you open on Saturdays?").await;
+    let foreign = crate::knowledge::ask_ok(&app, other.id, "Hello?").await;
+
+    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
+    post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
+    let sid = site.id.to_string();
+    let list = |query: &'static str| {
+        let (app, cookie, sid) = (&app, cookie.clone(), sid.clone());
+        async move { get(app, &format!("/console/sites/{sid}/conversations{query}"), Some(&cookie)).await.text().await.unwrap() }
+    };
+    let all = list("").await;
+    assert!(all.contains(&cid) && all.matches("/conversations/cnv_").count() == 2, "{all}");
+    let unanswered = list("?unanswered=1").await;
+    assert_eq!(unanswered.matches("/conversations/cnv_").count(), 1);
+    assert!(unanswered.contains(&cid));
+    assert_eq!(list("?lead=1").await.matches("/conversations/cnv_").count(), 1);
+    assert_eq!(list("?q=saturdays").await.matches("/conversations/cnv_").count(), 1, "text, in any case");
+    assert_eq!(list("?lang=de").await.matches("/conversations/cnv_").count(), 0);
+
+    let transcript = get(&app, &format!("/console/sites/{sid}/conversations/{cid}"), Some(&cookie)).await.text().await.unwrap();
+    assert!(transcript.contains("How much does teeth whitening cost?") && transcript.contains("https://clinic.example/prices"), "{transcript}");
+    assert!(transcript.contains("not answered") && transcript.contains("ada@example.com"));
+    let fid = foreign["conversationId"].as_str().unwrap();
+    assert_eq!(get(&app, &format!("/console/sites/{sid}/conversations/{fid}"), Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
+
+    let csv = get(&app, &format!("/console/sites/{sid}/conversations.csv?unanswered=1"), Some(&cookie)).await.text().await.unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(csv.contains("'=cmd|") && !csv.contains(",=cmd") && !csv.contains("\"=cmd"), "a formula is neutralised: {csv}");
+    let jsonl = get(&app, &format!("/console/sites/{sid}/conversations.jsonl"), Some(&cookie)).await.text().await.unwrap();
+    assert_eq!(jsonl.lines().count(), 2);
+}

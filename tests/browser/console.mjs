@@ -163,6 +163,18 @@ await check('the dashboard counts the questions, draws them per day and lists wh
   await looked_at(page, 'dashboard');
 });
 
+await check('the conversations page filters and opens a transcript with the hostile question as text', async () => {
+  await page.goto(`${SITEBOT}/console/sites/${SITE_ID}/conversations`);
+  await page.check('input[name=unanswered]');
+  await Promise.all([page.waitForURL('**/conversations?**'), page.click('form.filters button')]);
+  const firsts = await page.$$eval('tbody tr th a', (as) => as.map((a) => a.textContent));
+  assert(firsts.includes(HOSTILE), `the hostile question as text: ${firsts}`);
+  await looked_at(page, 'conversations');
+  await page.click('tbody tr th a');
+  await page.waitForSelector('article.exchange');
+  await looked_at(page, 'conversation');
+});
+
 await check('the leads page and a lead show the hostile name as text; the audit log lists what the owner did', async () => {
   await page.goto(`${SITEBOT}/console/sites/${SITE_ID}/leads`);
   const names = await page.$$eval('tbody tr td:first-of-type', (tds) => tds.map((td) => td.textContent));
