@@ -89,6 +89,8 @@ pub struct DownRow {
 #[template(path = "site.html", config = "assets/console/askama.toml")]
 pub struct Site<'a> {
     pub t: &'a Texts,
+    /// Which of the site's tabs this page is (`site_nav.html`).
+    pub tab: &'static str,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -145,6 +147,8 @@ pub struct EffectRow {
 #[template(path = "dashboard.html", config = "assets/console/askama.toml")]
 pub struct Dashboard<'a> {
     pub t: &'a Texts,
+    /// Which of the site's tabs this page is (`site_nav.html`).
+    pub tab: &'static str,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -179,6 +183,8 @@ pub struct LeadItem {
 #[template(path = "leads.html", config = "assets/console/askama.toml")]
 pub struct Leads<'a> {
     pub t: &'a Texts,
+    /// Which of the site's tabs this page is (`site_nav.html`).
+    pub tab: &'static str,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -223,6 +229,8 @@ pub struct Lead<'a> {
 #[template(path = "audit.html", config = "assets/console/askama.toml")]
 pub struct Audit<'a> {
     pub t: &'a Texts,
+    /// Which of the site's tabs this page is (`site_nav.html`).
+    pub tab: &'static str,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -246,6 +254,8 @@ pub struct ConversationItem {
 #[template(path = "conversations.html", config = "assets/console/askama.toml")]
 pub struct Conversations<'a> {
     pub t: &'a Texts,
+    /// Which of the site's tabs this page is (`site_nav.html`).
+    pub tab: &'static str,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,

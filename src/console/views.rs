@@ -352,7 +352,7 @@ pub async fn site_queue(req: &Request, Path(raw): Path<String>, Data(state): Dat
         .into_iter()
         .map(|d| pages::DownRow { question: d.question.unwrap_or_default(), comment: d.comment.unwrap_or_default(), at: when(d.at) })
         .collect();
-    render(StatusCode::OK, pages::Site { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, groups, thumbs_down })
+    render(StatusCode::OK, pages::Site { t, tab: "queue", me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, groups, thumbs_down })
 }
 
 /// What the group page shows around a form (empty, or what was typed with the reason it was refused).
@@ -566,6 +566,7 @@ pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data
         StatusCode::OK,
         pages::Dashboard {
             t,
+            tab: "dashboard",
             me: Some(header_of(&me)),
             site_id: id.to_string(),
             site_name: site.name,
@@ -632,7 +633,7 @@ pub async fn leads_list(req: &Request, Path(raw): Path<String>, Data(state): Dat
             delivery: if r.message_id.is_some() { "lead.captured".into() } else { "–".into() },
         })
         .collect();
-    render(StatusCode::OK, pages::Leads { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, leads, next })
+    render(StatusCode::OK, pages::Leads { t, tab: "leads", me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, leads, next })
 }
 
 #[handler]
@@ -806,7 +807,7 @@ pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data
     let entries: Vec<_> = entries.into_iter().take(AUDIT_PAGE).collect();
     let next = if more { entries.last().map(|e| e.id) } else { None };
     let entries = entries.into_iter().map(|e| (when(e.at), e.actor, e.action, short(&e.detail, 300))).collect();
-    render(StatusCode::OK, pages::Audit { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, entries, next })
+    render(StatusCode::OK, pages::Audit { t, tab: "audit", me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, entries, next })
 }
 
 /// The conversations page's filters, read from the query string (`days`, `unanswered`, `lead`, `rated`,
@@ -890,6 +891,7 @@ pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): 
         StatusCode::OK,
         pages::Conversations {
             t,
+            tab: "conversations",
             me: Some(header_of(&me)),
             site_id: id.to_string(),
             site_name: site.name,

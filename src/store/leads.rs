@@ -141,24 +141,9 @@ impl<'s> Leads<'s> {
     pub fn list(&self, since: Option<Timestamp>) -> Result<Vec<Lead>> {
         let site_id = self.site.id();
         self.site.store().read(|conn| {
-            let mut stmt = conn.prepare(
-                "SELECT id, site_id, name, email, message, page_url, created_at, conversation_id FROM leads
-                 WHERE site_id = ?1 AND created_at >= ?2 ORDER BY created_at, id",
-            )?;
-            let rows = stmt.query_map(params![site_id, since.unwrap_or(Timestamp::from_millis(i64::MIN))], |r| {
-                Ok(Lead {
-                    lead_id: r.get(0)?,
-                    site_id: r.get(1)?,
-                    name: r.get(2)?,
-                    email: r.get(3)?,
-                    message: r.get(4)?,
-                    page_url: r.get(5)?,
-                    created_at: r.get(6)?,
-                    conversation_id: r.get(7)?,
-                    transcript: None,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            let mut stmt = conn.prepare(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE site_id = ?1 AND created_at >= ?2 ORDER BY created_at, id"))?;
+            let rows = stmt.query_map(params![site_id, since.unwrap_or(Timestamp::from_millis(i64::MIN))], lead_row)?;
+            Ok(rows.map(|r| r.map(|row| row.lead)).collect::<rusqlite::Result<_>>()?)
         })
     }
 }
