@@ -91,6 +91,8 @@ pub struct Site<'a> {
     pub t: &'a Texts,
     /// Which of the site's tabs this page is (`site_nav.html`).
     pub tab: &'static str,
+    /// Whether the user may manage the site (the Audit tab is shown only then).
+    pub manage: bool,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -149,6 +151,8 @@ pub struct Dashboard<'a> {
     pub t: &'a Texts,
     /// Which of the site's tabs this page is (`site_nav.html`).
     pub tab: &'static str,
+    /// Whether the user may manage the site (the Audit tab is shown only then).
+    pub manage: bool,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -185,6 +189,8 @@ pub struct Leads<'a> {
     pub t: &'a Texts,
     /// Which of the site's tabs this page is (`site_nav.html`).
     pub tab: &'static str,
+    /// Whether the user may manage the site (the Audit tab is shown only then).
+    pub manage: bool,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -231,6 +237,8 @@ pub struct Audit<'a> {
     pub t: &'a Texts,
     /// Which of the site's tabs this page is (`site_nav.html`).
     pub tab: &'static str,
+    /// Whether the user may manage the site (the Audit tab is shown only then).
+    pub manage: bool,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,
@@ -256,6 +264,8 @@ pub struct Conversations<'a> {
     pub t: &'a Texts,
     /// Which of the site's tabs this page is (`site_nav.html`).
     pub tab: &'static str,
+    /// Whether the user may manage the site (the Audit tab is shown only then).
+    pub manage: bool,
     pub me: Option<Header<'a>>,
     pub site_id: String,
     pub site_name: String,

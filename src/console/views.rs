@@ -336,7 +336,7 @@ const GROUP_QUESTIONS: usize = 50;
 #[handler]
 pub async fn site_queue(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, _) = match site_for(state, req, &raw).await {
+    let (me, site, role) = match site_for(state, req, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -352,7 +352,7 @@ pub async fn site_queue(req: &Request, Path(raw): Path<String>, Data(state): Dat
         .into_iter()
         .map(|d| pages::DownRow { question: d.question.unwrap_or_default(), comment: d.comment.unwrap_or_default(), at: when(d.at) })
         .collect();
-    render(StatusCode::OK, pages::Site { t, tab: "queue", me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, groups, thumbs_down })
+    render(StatusCode::OK, pages::Site { t, tab: "queue", manage: role.may_manage(), me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, groups, thumbs_down })
 }
 
 /// What the group page shows around a form (empty, or what was typed with the reason it was refused).
@@ -504,7 +504,7 @@ fn share(part: u64, whole: u64) -> String {
 #[handler]
 pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, _) = match site_for(state, req, &raw).await {
+    let (me, site, role) = match site_for(state, req, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -567,6 +567,7 @@ pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data
         pages::Dashboard {
             t,
             tab: "dashboard",
+            manage: role.may_manage(),
             me: Some(header_of(&me)),
             site_id: id.to_string(),
             site_name: site.name,
@@ -606,7 +607,7 @@ fn web_link(u: &str) -> Option<String> {
 #[handler]
 pub async fn leads_list(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, _) = match site_for(state, req, &raw).await {
+    let (me, site, role) = match site_for(state, req, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -633,7 +634,7 @@ pub async fn leads_list(req: &Request, Path(raw): Path<String>, Data(state): Dat
             delivery: if r.message_id.is_some() { "lead.captured".into() } else { "–".into() },
         })
         .collect();
-    render(StatusCode::OK, pages::Leads { t, tab: "leads", me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, leads, next })
+    render(StatusCode::OK, pages::Leads { t, tab: "leads", manage: role.may_manage(), me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, leads, next })
 }
 
 #[handler]
@@ -807,7 +808,7 @@ pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data
     let entries: Vec<_> = entries.into_iter().take(AUDIT_PAGE).collect();
     let next = if more { entries.last().map(|e| e.id) } else { None };
     let entries = entries.into_iter().map(|e| (when(e.at), e.actor, e.action, short(&e.detail, 300))).collect();
-    render(StatusCode::OK, pages::Audit { t, tab: "audit", me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, entries, next })
+    render(StatusCode::OK, pages::Audit { t, tab: "audit", manage: role.may_manage(), me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, entries, next })
 }
 
 /// The conversations page's filters, read from the query string (`days`, `unanswered`, `lead`, `rated`,
@@ -869,7 +870,7 @@ const EXPORT_MAX: usize = 100_000;
 #[handler]
 pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, _) = match site_for(state, req, &raw).await {
+    let (me, site, role) = match site_for(state, req, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -892,6 +893,7 @@ pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): 
         pages::Conversations {
             t,
             tab: "conversations",
+            manage: role.may_manage(),
             me: Some(header_of(&me)),
             site_id: id.to_string(),
             site_name: site.name,

@@ -480,6 +480,12 @@ async fn the_audit_page_shows_a_sites_changes_to_its_owner_and_refuses_a_viewer(
     let refused = get(&app, &format!("/console/sites/{sid}/audit"), Some(&vcookie)).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert!(refused.text().await.unwrap().contains("does not allow"));
+    // The tab is offered only to those who may open it.
+    let audit_tab = format!("href=\"/console/sites/{sid}/audit\"");
+    let owners = get(&app, &format!("/console/sites/{sid}/leads"), Some(&cookie)).await.text().await.unwrap();
+    assert!(owners.contains(&audit_tab), "{owners}");
+    let viewers = get(&app, &format!("/console/sites/{sid}/leads"), Some(&vcookie)).await.text().await.unwrap();
+    assert!(viewers.contains(&format!("href=\"/console/sites/{sid}/conversations\"")) && !viewers.contains(&audit_tab), "{viewers}");
 }
 
 #[tokio::test]
