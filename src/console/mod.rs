@@ -77,7 +77,19 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))
         .at("/assets/console.css", get(stylesheet))
         .at("/*rest", views::fallback)
-        .data(state)
+        .data(state.clone())
         .data(throttle)
+        .around(move |ep, req| {
+            let state = state.clone();
+            async move {
+                // What the 405 page needs (language, session cookie), kept before the request moves on.
+                let mut probe = Request::builder().uri(req.uri().clone()).finish();
+                *probe.headers_mut() = req.headers().clone();
+                match poem::Endpoint::call(&*ep, req).await {
+                    Err(e) if e.is::<poem::error::MethodNotAllowedError>() => Ok(views::wrong_method(&state, &probe).await),
+                    other => other.map(poem::IntoResponse::into_response),
+                }
+            }
+        })
         .map_to_response()
 }

@@ -61,6 +61,14 @@ pub fn not_found(t: &Texts, me: Option<&Me>) -> Response {
     message(t, me, StatusCode::NOT_FOUND, t.not_found_title, t.not_found)
 }
 
+/// A console address asked with a method it does not take (a bookmarked `/console/logout`, say): a
+/// readable 405 page rather than the API's problem+json.
+pub async fn wrong_method(state: &AppState, req: &Request) -> Response {
+    let t = texts::for_request(req);
+    let me = session::current(state, req).await;
+    message(t, me.as_ref(), StatusCode::METHOD_NOT_ALLOWED, t.wrong_method_title, t.wrong_method)
+}
+
 fn forbidden(t: &Texts, me: Option<&Me>) -> Response {
     message(t, me, StatusCode::FORBIDDEN, t.forbidden_title, t.forbidden)
 }

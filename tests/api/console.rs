@@ -137,6 +137,13 @@ async fn a_user_sees_only_their_sites_and_an_unknown_account_answers_as_a_wrong_
     let missing = get(&app, "/console/nothing-here", Some(&cookie)).await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     assert!(missing.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    // So is a wrong method (a bookmarked sign-out link), and it does not sign the user out.
+    let wrong = get(&app, "/console/logout", Some(&cookie)).await;
+    assert_eq!(wrong.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert!(wrong.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let wrong = wrong.text().await.unwrap();
+    assert!(wrong.contains("Not done this way") && wrong.contains("viewer@example.com"), "{wrong}");
+    assert_eq!(get(&app, "/console/sites", Some(&cookie)).await.status(), StatusCode::OK);
 }
 
 #[tokio::test]
