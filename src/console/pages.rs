@@ -85,17 +85,24 @@ pub struct DownRow {
     pub at: String,
 }
 
+/// What `site_nav.html` shows above each of a site's tabbed pages.
+#[derive(Debug)]
+pub struct SiteNav {
+    pub site_id: String,
+    pub site_name: String,
+    /// Which of the site's tabs this page is.
+    pub tab: &'static str,
+    /// Whether the user may manage the site (the Audit tab is shown only then).
+    pub manage: bool,
+}
+
 #[derive(Template)]
 #[template(path = "site.html", config = "assets/console/askama.toml")]
 pub struct Site<'a> {
     pub t: &'a Texts,
-    /// Which of the site's tabs this page is (`site_nav.html`).
-    pub tab: &'static str,
-    /// Whether the user may manage the site (the Audit tab is shown only then).
-    pub manage: bool,
     pub me: Option<Header<'a>>,
-    pub site_id: String,
-    pub site_name: String,
+    /// The site's crumbs, title and tabs (`site_nav.html`).
+    pub nav: SiteNav,
     pub groups: Vec<GroupRow>,
     pub thumbs_down: Vec<DownRow>,
 }
@@ -149,13 +156,9 @@ pub struct EffectRow {
 #[template(path = "dashboard.html", config = "assets/console/askama.toml")]
 pub struct Dashboard<'a> {
     pub t: &'a Texts,
-    /// Which of the site's tabs this page is (`site_nav.html`).
-    pub tab: &'static str,
-    /// Whether the user may manage the site (the Audit tab is shown only then).
-    pub manage: bool,
     pub me: Option<Header<'a>>,
-    pub site_id: String,
-    pub site_name: String,
+    /// The site's crumbs, title and tabs (`site_nav.html`).
+    pub nav: SiteNav,
     pub days: u32,
     pub periods: Vec<(u32, String)>,
     pub questions: u64,
@@ -187,13 +190,9 @@ pub struct LeadItem {
 #[template(path = "leads.html", config = "assets/console/askama.toml")]
 pub struct Leads<'a> {
     pub t: &'a Texts,
-    /// Which of the site's tabs this page is (`site_nav.html`).
-    pub tab: &'static str,
-    /// Whether the user may manage the site (the Audit tab is shown only then).
-    pub manage: bool,
     pub me: Option<Header<'a>>,
-    pub site_id: String,
-    pub site_name: String,
+    /// The site's crumbs, title and tabs (`site_nav.html`).
+    pub nav: SiteNav,
     pub leads: Vec<LeadItem>,
     /// The keyset of the next page (`created_at millis:id`), when there may be one.
     pub next: Option<String>,
@@ -235,13 +234,9 @@ pub struct Lead<'a> {
 #[template(path = "audit.html", config = "assets/console/askama.toml")]
 pub struct Audit<'a> {
     pub t: &'a Texts,
-    /// Which of the site's tabs this page is (`site_nav.html`).
-    pub tab: &'static str,
-    /// Whether the user may manage the site (the Audit tab is shown only then).
-    pub manage: bool,
     pub me: Option<Header<'a>>,
-    pub site_id: String,
-    pub site_name: String,
+    /// The site's crumbs, title and tabs (`site_nav.html`).
+    pub nav: SiteNav,
     /// (when, who, action, detail)
     pub entries: Vec<(String, String, String, String)>,
     pub next: Option<i64>,
@@ -262,13 +257,9 @@ pub struct ConversationItem {
 #[template(path = "conversations.html", config = "assets/console/askama.toml")]
 pub struct Conversations<'a> {
     pub t: &'a Texts,
-    /// Which of the site's tabs this page is (`site_nav.html`).
-    pub tab: &'static str,
-    /// Whether the user may manage the site (the Audit tab is shown only then).
-    pub manage: bool,
     pub me: Option<Header<'a>>,
-    pub site_id: String,
-    pub site_name: String,
+    /// The site's crumbs, title and tabs (`site_nav.html`).
+    pub nav: SiteNav,
     pub periods: Vec<(u32, String)>,
     pub days: u32,
     pub lang: String,

@@ -318,6 +318,11 @@ pub async fn fallback(req: &Request, Data(state): Data<&Arc<AppState>>) -> Respo
     not_found(t, me.as_ref())
 }
 
+/// The crumbs, title and tabs of one of the site's tabbed pages.
+fn site_nav(site: crate::store::Site, role: crate::domain::SiteRole, tab: &'static str) -> pages::SiteNav {
+    pages::SiteNav { site_id: site.id.to_string(), site_name: site.name, tab, manage: role.may_manage() }
+}
+
 /// The site named in a URL, when the signed-in user holds a role on it: the site and the role. `Err` is
 /// the page to send: sign in, or the same 404 as for a site that does not exist.
 async fn site_for(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
@@ -360,7 +365,7 @@ pub async fn site_queue(req: &Request, Path(raw): Path<String>, Data(state): Dat
         .into_iter()
         .map(|d| pages::DownRow { question: d.question.unwrap_or_default(), comment: d.comment.unwrap_or_default(), at: when(d.at) })
         .collect();
-    render(StatusCode::OK, pages::Site { t, tab: "queue", manage: role.may_manage(), me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, groups, thumbs_down })
+    render(StatusCode::OK, pages::Site { t, me: Some(header_of(&me)), nav: site_nav(site, role, "queue"), groups, thumbs_down })
 }
 
 /// What the group page shows around a form (empty, or what was typed with the reason it was refused).
@@ -574,11 +579,8 @@ pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data
         StatusCode::OK,
         pages::Dashboard {
             t,
-            tab: "dashboard",
-            manage: role.may_manage(),
             me: Some(header_of(&me)),
-            site_id: id.to_string(),
-            site_name: site.name,
+            nav: site_nav(site, role, "dashboard"),
             days,
             periods: PERIODS.iter().map(|d| (*d, format!("{d} {}", t.days_label))).collect(),
             questions,
@@ -642,7 +644,7 @@ pub async fn leads_list(req: &Request, Path(raw): Path<String>, Data(state): Dat
             delivery: if r.message_id.is_some() { "lead.captured".into() } else { "–".into() },
         })
         .collect();
-    render(StatusCode::OK, pages::Leads { t, tab: "leads", manage: role.may_manage(), me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, leads, next })
+    render(StatusCode::OK, pages::Leads { t, me: Some(header_of(&me)), nav: site_nav(site, role, "leads"), leads, next })
 }
 
 #[handler]
@@ -816,7 +818,7 @@ pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data
     let entries: Vec<_> = entries.into_iter().take(AUDIT_PAGE).collect();
     let next = if more { entries.last().map(|e| e.id) } else { None };
     let entries = entries.into_iter().map(|e| (when(e.at), e.actor, e.action, short(&e.detail, 300))).collect();
-    render(StatusCode::OK, pages::Audit { t, tab: "audit", manage: role.may_manage(), me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, entries, next })
+    render(StatusCode::OK, pages::Audit { t, me: Some(header_of(&me)), nav: site_nav(site, role, "audit"), entries, next })
 }
 
 /// The conversations page's filters, read from the query string (`days`, `unanswered`, `lead`, `rated`,
@@ -900,11 +902,8 @@ pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): 
         StatusCode::OK,
         pages::Conversations {
             t,
-            tab: "conversations",
-            manage: role.may_manage(),
             me: Some(header_of(&me)),
-            site_id: id.to_string(),
-            site_name: site.name,
+            nav: site_nav(site, role, "conversations"),
             periods: PERIODS.iter().map(|d| (*d, format!("{d} {}", t.days_label))).collect(),
             days: q.days,
             lang: q.filter.lang.clone().unwrap_or_default(),
