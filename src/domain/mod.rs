@@ -7,6 +7,7 @@
 mod answer;
 mod endpoint;
 mod event;
+mod hours;
 mod ids;
 mod locale;
 mod page;
@@ -20,6 +21,7 @@ mod webhook;
 mod widget;
 
 pub use event::EventType;
+pub use hours::{ClosedDates, MAX_CLOSED_DATES, OpeningHours, TimeZone, WeeklyHours};
 pub use ids::{ConversationId, QueryId, UserId};
 pub use role::SiteRole;
 pub use locale::{Currency, Lang};
