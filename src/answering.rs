@@ -24,6 +24,7 @@ use crate::knowledge::answer::Answer;
 use crate::knowledge::{KnowledgeError, Question, language};
 use crate::metrics::{Because, Stage, Unstored};
 use crate::store::conversations::{Role, Turn};
+use crate::store::handoff::Holding;
 use crate::insights::GROUP_SIMILARITY;
 use crate::store::queries::{Cited, Logged, QueryRecord};
 use crate::store::review::ReviewVector;
@@ -53,6 +54,9 @@ pub enum AskError {
     /// The conversation is not this site's (another site's id included).
     #[error("conversation not found")]
     ConversationNotFound,
+    /// A person of the staff holds the conversation or is awaited: the assistant does not answer it.
+    #[error("a person holds this conversation or is awaited")]
+    WithPerson,
     #[error(transparent)]
     Knowledge(#[from] KnowledgeError),
     #[error(transparent)]
@@ -76,6 +80,8 @@ pub struct Pending {
     reply: Reply,
     /// The question's embedding, for its group in the review queue should it go unanswered.
     vector: Vec<f32>,
+    /// A new conversation's token (given once, with this answer; stored as its hash).
+    token: Option<String>,
 }
 
 /// Starts answering: language, conversation and retrieval, then the reply's first part.
@@ -85,17 +91,24 @@ pub async fn ask(state: &Arc<AppState>, asker: Asker, request: Request) -> Resul
     let text = request.question.trim().to_owned();
     let detected = language::detect_confident(&text);
     let lang = request.lang.or_else(|| detected.and_then(|code| Lang::parse(code).ok())).unwrap_or_else(|| site.lang.clone());
-    let (conversation_id, context, history) = match request.conversation {
+    let (conversation_id, context, history, token) = match request.conversation {
         Some(id) => {
             let (site_id, cid) = (site.id, id.clone());
-            let turns = state.store.run(move |s| s.site(site_id).conversations().turns(&cid)).await.map_err(|e| match e {
-                StoreError::NotFound => AskError::ConversationNotFound,
-                other => AskError::Store(other),
-            })?;
+            let (turns, status) = state
+                .store
+                .run(move |s| Ok((s.site(site_id).conversations().turns(&cid)?, s.site(site_id).handoff().status(&cid)?)))
+                .await
+                .map_err(|e| match e {
+                    StoreError::NotFound => AskError::ConversationNotFound,
+                    other => AskError::Store(other),
+                })?;
+            if status.is_some_and(|s| s.holding != Holding::None) {
+                return Err(AskError::WithPerson);
+            }
             let history = exchanges(&turns);
-            (id, turns.into_iter().rev().find(|t| t.role == Role::User).map(|t| t.text), history)
+            (id, turns.into_iter().rev().find(|t| t.role == Role::User).map(|t| t.text), history, None)
         }
-        None => (ConversationId::new(), None, Vec::new()),
+        None => (ConversationId::new(), None, Vec::new(), Some(crate::secrets::new_conversation_token())),
     };
     let question = Question { text, top_k: request.top_k, threshold: request.threshold, lang, detected, context };
     let mut found = state.knowledge.passages(&state.store, &site.id, &question).await?;
@@ -105,7 +118,7 @@ pub async fn ask(state: &Arc<AppState>, asker: Asker, request: Request) -> Resul
     let t = Instant::now();
     let reply = reply::reply(&question, found, conversation_id, generation, started).await;
     state.knowledge.stages.observe(Stage::Answer, t.elapsed());
-    Ok(Pending { state: state.clone(), asker, question: question.text, reply, vector })
+    Ok(Pending { state: state.clone(), asker, question: question.text, reply, vector, token })
 }
 
 /// The earlier exchanges of a conversation as question/answer pairs, the last `HISTORY_EXCHANGES`.
@@ -120,6 +133,8 @@ fn exchanges(turns: &[Turn]) -> Vec<Exchange> {
                     out.push(Exchange { question: q.to_owned(), answer: t.text.clone() });
                 }
             }
+            // The assistant's memory holds its own exchanges only (`turns`, not the hand-off's messages).
+            Role::Staff => {}
         }
     }
     let skip = out.len().saturating_sub(HISTORY_EXCHANGES);
@@ -132,6 +147,12 @@ impl Pending {
         &self.reply.answer
     }
 
+    /// The token of the conversation this answer starts (`None` when it continues one): the key to its
+    /// hand-off routes, given once.
+    pub fn conversation_token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
     /// The next validated sentence of a generative answer; `None` once the answer is complete.
     pub async fn next_sentence(&mut self) -> Option<String> {
         self.reply.next_sentence().await
@@ -139,9 +160,9 @@ impl Pending {
 
     /// Waits for the rest of the answer, records it, and returns it.
     pub async fn finish(self) -> Answer {
-        let Pending { state, asker, question, reply, vector } = self;
+        let Pending { state, asker, question, reply, vector, token } = self;
         let answer = reply.finish().await;
-        let logged = record(&state, &asker, &question, &answer, vector).await;
+        let logged = record(&state, &asker, &question, &answer, vector, token.as_deref().map(crate::secrets::token_hash)).await;
         tracing::info!(
             site = %asker.site.id, query = %answer.id, resolved = answer.resolved, sources = answer.sources.len(),
             latency_ms = answer.latency_ms, mode = %answer.mode, logged, "query answered"
@@ -152,7 +173,7 @@ impl Pending {
 
 /// Logs the query, bumps the counters and enqueues `query.completed` (one transaction); wakes the
 /// webhook worker when an event was enqueued. Never fails; returns whether the question was logged.
-async fn record(state: &AppState, asker: &Asker, question: &str, answer: &Answer, vector: Vec<f32>) -> bool {
+async fn record(state: &AppState, asker: &Asker, question: &str, answer: &Answer, vector: Vec<f32>, token_hash: Option<[u8; 32]>) -> bool {
     let site = &asker.site;
     if state.config.log.questions {
         tracing::info!(target: "sitebot::questions", site = %site.id, query = %answer.id, question, "question");
@@ -172,6 +193,7 @@ async fn record(state: &AppState, asker: &Asker, question: &str, answer: &Answer
         generation: answer.generation.clone(),
         lang: answer.lang.as_str().to_owned(),
         conversation: Some((answer.conversation_id.clone(), answer.text.clone())),
+        conversation_token: token_hash,
         cited: answer
             .sources
             .iter()
@@ -205,7 +227,7 @@ mod tests {
     use crate::domain::Timestamp;
 
     fn turn(role: Role, text: &str) -> Turn {
-        Turn { role, text: text.into(), at: Timestamp::from_millis(0) }
+        Turn { role, text: text.into(), at: Timestamp::from_millis(0), author: None }
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct AppState {
     pub free_space: crate::disk::FreeSpace,
     /// What the start-up re-embedding did, once it is done (`None` while it runs).
     pub refreshed: tokio::sync::watch::Sender<Option<crate::knowledge::import::refresh::Reembedded>>,
+    /// Staff presence, bells and stream caps for live hand-off (in memory, this process only).
+    pub live: Arc<crate::live::Live>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -126,6 +128,7 @@ impl AppState {
             knowledge,
             generator,
             refreshed: tokio::sync::watch::Sender::new(None),
+            live: Arc::new(crate::live::Live::default()),
         }))
     }
 }

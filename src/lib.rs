@@ -25,6 +25,9 @@
 //!   thumbs-down ratings, most cited sources and resolution by day.
 //! - [`disk`]: the data directory's free space against `storage.min_free_mb`.
 //! - [`net`]: the checked resolver every outbound client uses (webhooks, crawler, generator).
+//! - [`handoff`]: live hand-off from the assistant to the site's staff: the rules (on, open, someone
+//!   online), the visitor's and the staff's actions, the expiry of waits.
+//! - [`live`]: what one process knows in memory for hand-off: staff presence, bells, stream caps.
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
 
 pub mod answering;
@@ -37,9 +40,11 @@ pub mod content;
 pub mod crawl;
 pub mod disk;
 pub mod domain;
+pub mod handoff;
 pub mod http;
 pub mod insights;
 pub mod knowledge;
+pub mod live;
 pub mod metrics;
 pub mod net;
 pub mod outbox;

@@ -123,6 +123,26 @@ pub struct Metrics {
     free_bytes: Gauge,
     shed: Family<Labels, Counter>,
     sign_ins: Family<Labels, Counter>,
+    handoffs: Family<Labels, Counter>,
+    handoff_waits: Histograms,
+}
+
+/// What happened to a hand-off (live chat with a person).
+#[derive(Debug, Clone, Copy)]
+pub enum Handoff {
+    /// A visitor asked and a person could come: now waiting.
+    Requested,
+    /// A visitor asked and was offered the contact form: hand-off off, closed, or nobody online.
+    Unavailable(&'static str),
+    /// A person took a waiting conversation.
+    Taken,
+    /// Nobody took it within the site's wait.
+    Missed,
+}
+
+/// 0.5 s to about 68 min, doubling: how long a visitor waits for a person.
+fn wait_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.5, 2.0, 14))
 }
 
 /// How a console sign-in attempt ended.
@@ -158,6 +178,18 @@ impl Metrics {
         let free_bytes = Gauge::default();
         let shed = Family::<Labels, Counter>::default();
         let sign_ins = Family::<Labels, Counter>::default();
+        let handoffs = Family::<Labels, Counter>::default();
+        let handoff_waits: Histograms = Family::new_with_constructor(wait_histogram);
+        registry.register(
+            "sitebot_handoffs",
+            "Hand-offs to a person, by what happened (requested, unavailable with its reason, taken, missed)",
+            handoffs.clone(),
+        );
+        registry.register(
+            "sitebot_handoff_seconds",
+            "Seconds from a visitor's request for a person to the person taking it (stage=taken) and to their first reply (stage=first_reply)",
+            handoff_waits.clone(),
+        );
         registry.register(
             "sitebot_console_sign_ins",
             "Console sign-in attempts, by outcome (succeeded, failed, throttled)",
@@ -191,7 +223,23 @@ impl Metrics {
         );
         let build = Info::new(vec![("version", env!("CARGO_PKG_VERSION").to_owned())]);
         registry.register("sitebot_build", "The running build", build);
-        Metrics { registry, enabled, per_site, requests, durations, rate_limited, attempts, outbox, embedding_queue, not_stored, free_bytes, shed, sign_ins }
+        Metrics {
+            registry,
+            enabled,
+            per_site,
+            requests,
+            durations,
+            rate_limited,
+            attempts,
+            outbox,
+            embedding_queue,
+            not_stored,
+            free_bytes,
+            shed,
+            sign_ins,
+            handoffs,
+            handoff_waits,
+        }
     }
 
     /// One answered request. `route` is the route template (`/v1/landing/:site/:lang/:slug`), never the
@@ -219,6 +267,29 @@ impl Metrics {
             SignIn::Throttled => "throttled",
         };
         self.sign_ins.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
+    }
+
+    /// A hand-off's step.
+    pub fn handoff(&self, what: Handoff) {
+        if !self.enabled {
+            return;
+        }
+        let labels = match what {
+            Handoff::Requested => vec![("event", "requested".to_owned())],
+            Handoff::Unavailable(reason) => vec![("event", "unavailable".to_owned()), ("reason", reason.to_owned())],
+            Handoff::Taken => vec![("event", "taken".to_owned())],
+            Handoff::Missed => vec![("event", "missed".to_owned())],
+        };
+        self.handoffs.get_or_create(&labels).inc();
+    }
+
+    /// How long a visitor waited for a person to take the conversation (`taken`) or to write first
+    /// (`first_reply`).
+    pub fn handoff_wait(&self, stage: &'static str, waited: Duration) {
+        if !self.enabled {
+            return;
+        }
+        self.handoff_waits.get_or_create(&vec![("stage", stage.to_owned())]).observe(waited.as_secs_f64());
     }
 
     pub fn rate_limited(&self, scope: LimitScope) {
@@ -293,6 +364,9 @@ mod tests {
         m.rate_limited(LimitScope::Ip);
         m.delivery_attempt("delivered");
         m.not_stored(Unstored::Question, Because::DailyCap);
+        m.handoff(Handoff::Requested);
+        m.handoff(Handoff::Unavailable("nobody_online"));
+        m.handoff_wait("first_reply", Duration::from_secs(3));
         stages.observe(Stage::Lexical, Duration::from_millis(1));
         let text = m.encode(&[("pending", 2), ("delivered", 5), ("dead", 0)], 1, Shed { embedding: 0, search: 3, writer: 0 }, Some(4096));
         for line in [
@@ -306,6 +380,9 @@ mod tests {
             "sitebot_writes_not_stored_total{what=\"question\",reason=\"daily_cap\"} 1",
             "sitebot_data_dir_free_bytes 4096",
             "sitebot_shed_total{queue=\"search\"} 3",
+            "sitebot_handoffs_total{event=\"requested\"} 1",
+            "sitebot_handoffs_total{event=\"unavailable\",reason=\"nobody_online\"} 1",
+            "sitebot_handoff_seconds_count{stage=\"first_reply\"} 1",
         ] {
             assert!(text.contains(line), "missing {line} in:\n{text}");
         }

@@ -36,6 +36,12 @@ pub fn new_url_token() -> String {
     URL_SAFE_NO_PAD.encode(random_bytes::<32>())
 }
 
+/// A new conversation token: `cvt_` and 43 URL-safe characters (256 bits), given once with a new
+/// conversation's first answer and stored only as its SHA-256 ([`token_hash`]).
+pub fn new_conversation_token() -> String {
+    format!("cvt_{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>()))
+}
+
 /// A new Standard Webhooks secret: `whsec_` and base64 of 32 random bytes.
 pub fn new_webhook_secret() -> String {
     format!("{SECRET_PREFIX}{}", STANDARD.encode(random_bytes::<32>()))

@@ -41,6 +41,10 @@ pub struct AnswerBody<'a> {
     pub latency_ms: u64,
     /// `cnv_...`: send it back with the next question to continue the conversation.
     pub conversation_id: &'a ConversationId,
+    /// With the first answer of a new conversation only: the secret its hand-off routes need in
+    /// `X-Conversation-Token`. Given once; keep it with the conversation id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_token: Option<&'a str>,
     /// `extractive` (sentences quoted from the sources) or `generative` (sentences written by the
     /// operator's model, each supported by the sources it cites).
     pub mode: AnswerMode,
@@ -48,12 +52,12 @@ pub struct AnswerBody<'a> {
 
 impl<'a> AnswerBody<'a> {
     /// The whole answer, `POST /v1/query`'s body.
-    pub fn whole(a: &'a Answer) -> Self {
-        AnswerBody { answer: Some(&a.text), ..Self::done(a) }
+    pub fn whole(a: &'a Answer, token: Option<&'a str>) -> Self {
+        AnswerBody { answer: Some(&a.text), ..Self::done(a, token) }
     }
 
     /// The stream's `done` event: everything but the text.
-    pub fn done(a: &'a Answer) -> Self {
+    pub fn done(a: &'a Answer, token: Option<&'a str>) -> Self {
         AnswerBody {
             id: &a.id,
             answer: None,
@@ -62,6 +66,7 @@ impl<'a> AnswerBody<'a> {
             lang: a.lang.as_str(),
             latency_ms: a.latency_ms,
             conversation_id: &a.conversation_id,
+            conversation_token: token,
             mode: a.mode,
         }
     }
@@ -71,6 +76,7 @@ impl From<AskError> for ApiError {
     fn from(e: AskError) -> Self {
         match e {
             AskError::ConversationNotFound => ApiError::ConversationNotFound,
+            AskError::WithPerson => ApiError::HandoffActive,
             AskError::Knowledge(k) => k.into(),
             AskError::Store(s) => s.into(),
         }

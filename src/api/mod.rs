@@ -4,6 +4,7 @@
 pub mod answer;
 pub mod events;
 pub mod feedback;
+pub mod handoff;
 pub mod health;
 pub mod landing;
 pub mod leads;
@@ -47,6 +48,9 @@ pub fn table() -> Route {
         .at("/v1/leads", only(POST, post(leads::create.with(TenantScope))))
         .at("/v1/query", only(POST, post(query::ask.with(TenantScope))))
         .at("/v1/query/stream", only(POST, post(stream::ask.with(TenantScope))))
+        .at("/v1/conversations/:conversationId/handoff", only(POST, post(handoff::ask_person.with(TenantScope))))
+        .at("/v1/conversations/:conversationId/messages", only(POST, post(handoff::send_message.with(TenantScope))))
+        .at("/v1/conversations/:conversationId/events", only(GET, get(handoff::event_stream.with(TenantScope))))
         .at("/v1/feedback", only(POST, post(feedback::create.with(TenantScope))))
         .at("/v1/events", only(POST, post(events::create.with(TenantScope))))
         .at("/v1/widget/config", only(GET, get(widget::config.with(TenantScope))))

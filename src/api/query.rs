@@ -79,7 +79,9 @@ impl QueryRequest {
 #[handler]
 pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
     let asker = Asker { site: tenant.site.clone(), via_token: tenant.via_token };
-    let answer = answering::ask(state, asker, body.into_request()).await.map_err(ApiError::from)?.finish().await;
-    let body = serde_json::to_string(&AnswerBody::whole(&answer)).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let pending = answering::ask(state, asker, body.into_request()).await.map_err(ApiError::from)?;
+    let token = pending.conversation_token().map(str::to_owned);
+    let answer = pending.finish().await;
+    let body = serde_json::to_string(&AnswerBody::whole(&answer, token.as_deref())).map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Response::builder().content_type("application/json").body(body))
 }

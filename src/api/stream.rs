@@ -67,8 +67,9 @@ pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>,
                 let _ = tx.send(token(f)).await;
             }
         }
+        let token = pending.conversation_token().map(str::to_owned);
         let answer = pending.finish().await;
-        match serde_json::to_string(&AnswerBody::done(&answer)) {
+        match serde_json::to_string(&AnswerBody::done(&answer, token.as_deref())) {
             Ok(done) => {
                 let _ = tx.send(Event::message(done).event_type("done")).await;
             }

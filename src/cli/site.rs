@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{JsonFlag, site_error};
 use crate::config::Config;
-use crate::domain::{AnswerMode, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, WebhookUrl, WidgetPosition};
+use crate::domain::{AnswerMode, ClosedDates, TimeZone, WeeklyHours, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, WebhookUrl, WidgetPosition};
 use crate::store::{NewSite, Site, SiteCredentials, SiteUpdate, Store};
 
 #[derive(Debug, Subcommand)]
@@ -142,8 +142,38 @@ pub struct UpdateArgs {
     /// sources it cites (`generative`, when `answer.generator` is configured), or quotes (`extractive`)
     #[arg(long, value_enum, env = "SITEBOT_SITE_ANSWERS")]
     answers: Option<AnswerMode>,
+    /// Live hand-off: the widget asks for a person when the site is open and one of its staff has the
+    /// console open (otherwise it offers the contact form)
+    #[arg(long, value_enum, env = "SITEBOT_SITE_HANDOFF")]
+    handoff: Option<OnOff>,
+    /// Opening hours for hand-off, in --handoff-timezone: `Mon-Fri 09:00-17:00; Sat 10:00-14:00`
+    /// (an empty value: open at every hour)
+    #[arg(long, env = "SITEBOT_SITE_HANDOFF_HOURS", value_parser = hours, value_name = "SPEC")]
+    handoff_hours: Option<WeeklyHours>,
+    /// Dates closed whatever the hours say, comma separated: `2026-12-24,2026-12-25` (replaces the
+    /// list; an empty value clears it)
+    #[arg(long, env = "SITEBOT_SITE_HANDOFF_CLOSED", value_parser = closed, value_name = "DATES")]
+    handoff_closed: Option<ClosedDates>,
+    /// The IANA time zone the hours and dates are in (e.g. Europe/Berlin); UTC until set
+    #[arg(long, env = "SITEBOT_SITE_HANDOFF_TIMEZONE", value_parser = zone, value_name = "TZ")]
+    handoff_timezone: Option<TimeZone>,
+    /// Seconds a visitor waits for a person before the contact form is offered (1 to 3600; 120 until set)
+    #[arg(long, env = "SITEBOT_SITE_HANDOFF_WAIT", value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=3600))]
+    handoff_wait: Option<u32>,
     #[command(flatten)]
     out: JsonFlag,
+}
+
+fn hours(s: &str) -> Result<WeeklyHours, String> {
+    WeeklyHours::parse(s).map_err(|e| e.0)
+}
+
+fn closed(s: &str) -> Result<ClosedDates, String> {
+    ClosedDates::parse(s).map_err(|e| e.0)
+}
+
+fn zone(s: &str) -> Result<TimeZone, String> {
+    TimeZone::parse(s).map_err(|e| e.0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -194,6 +224,16 @@ fn print_site(site: &Site, json: bool) -> anyhow::Result<()> {
         AnswerMode::Extractive => "extractive (quoted from the sources)",
     };
     println!("answers:        {answers}");
+    let h = &site.handoff;
+    let hours = if h.hours.weekly.is_empty() { "every hour".to_owned() } else { h.hours.weekly.to_string() };
+    let closed = h.hours.closed.to_string();
+    println!(
+        "hand-off:       {}; hours {hours} ({}){}; visitors wait {} s for a person",
+        if h.enabled { "on" } else { "off" },
+        h.hours.zone,
+        if closed.is_empty() { String::new() } else { format!(", closed {closed}") },
+        h.wait_secs
+    );
     println!("created:        {}", site.created_at);
     Ok(())
 }
@@ -271,6 +311,11 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 widget_greetings: if a.widget_greetings.is_empty() { None } else { Some(a.widget_greetings) },
                 lead_form: a.lead_form.map(|o| o == OnOff::On),
                 answers: a.answers,
+                handoff: a.handoff.map(|o| o == OnOff::On),
+                handoff_hours: a.handoff_hours,
+                handoff_closed: a.handoff_closed,
+                handoff_timezone: a.handoff_timezone,
+                handoff_wait_secs: a.handoff_wait,
             };
             let (site, creds) = store.site(a.id).update(up).map_err(site_error(a.id))?;
             print_site(&site, a.out.json)?;

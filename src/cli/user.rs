@@ -34,6 +34,10 @@ pub struct AddArgs {
     /// The console's address as users reach it, for the printed link [default: https://HOSTNAME:PORT]
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// The name visitors see when this person joins a conversation (live hand-off); the site's name
+    /// until set. The e-mail address is never shown to visitors
+    #[arg(long, value_name = "NAME")]
+    pub display_name: Option<String>,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -140,6 +144,9 @@ pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Re
                 StoreError::NotFound => anyhow::anyhow!("no site {}", a.site.map(|s| s.to_string()).unwrap_or_default()),
                 other => other.into(),
             })?;
+            if let Some(name) = &a.display_name {
+                store.users().set_display_name(&user.id, name).map_err(|e| anyhow::anyhow!("--display-name: {e}"))?;
+            }
             let detail = json!({"user": user.email, "admin": a.admin, "site": a.site, "role": grant.map(|g| g.role.as_str())});
             audit(&store, a.site, "user_added", detail)?;
             let link = format!("{}/console/setup/{token}", base_url(config, a.base_url.as_deref()));

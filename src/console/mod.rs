@@ -8,12 +8,15 @@
 //! - [`texts`]: the console's words in English and German.
 //! - [`pages`]: one template per page.
 //! - [`views`]: the handlers: authorise, ask the store, render.
+//! - [`inbox`]: live hand-off for the staff: the inbox's event stream (which makes its owners and
+//!   editors "online") and take over, reply, hand back, close.
 //!
 //! Users come from `sitebot user add`, which prints a one-time setup link; there is never a default
 //! password. Every account event and every change made here is in the audit log (`sitebot audit`).
 
 pub mod auth;
 pub mod charts;
+pub mod inbox;
 pub mod pages;
 pub mod session;
 pub mod texts;
@@ -29,20 +32,33 @@ use crate::app::AppState;
 /// The stylesheet, compiled in.
 const CSS: &str = include_str!("../../assets/console/console.css");
 
-/// The stylesheet's `ETag`: a hash of its bytes, so a new build's stylesheet is fetched again.
-fn css_etag() -> String {
+/// The inbox's script (live hand-off), compiled in.
+const INBOX_JS: &str = include_str!("../../assets/console/inbox.js");
+
+/// An asset's `ETag`: a hash of its bytes, so a new build's asset is fetched again.
+fn etag_of(body: &str) -> String {
     use sha2::Digest;
-    format!("\"{}\"", &hex::encode(sha2::Sha256::digest(CSS.as_bytes()))[..16])
+    format!("\"{}\"", &hex::encode(sha2::Sha256::digest(body.as_bytes()))[..16])
 }
 
 #[handler]
 fn stylesheet(req: &Request) -> Response {
-    let etag = css_etag();
+    asset(req, CSS, "text/css; charset=utf-8")
+}
+
+#[handler]
+fn inbox_script(req: &Request) -> Response {
+    asset(req, INBOX_JS, "text/javascript; charset=utf-8")
+}
+
+/// A compiled-in asset with its `ETag` (a hash of its bytes, so a new build's is fetched again).
+fn asset(req: &Request, body: &'static str, content_type: &'static str) -> Response {
+    let etag = etag_of(body);
     let fresh = req.headers().get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
     let mut resp = if fresh {
         Response::builder().status(StatusCode::NOT_MODIFIED).finish()
     } else {
-        Response::builder().content_type("text/css; charset=utf-8").body(CSS)
+        Response::builder().content_type(content_type).body(body)
     };
     resp.headers_mut().insert(header::ETAG, etag.parse().expect("a valid ETag"));
     resp.headers_mut().insert(header::CACHE_CONTROL, "public, max-age=3600".parse().expect("a valid header"));
@@ -72,10 +88,17 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/leads.jsonl", get(views::leads_jsonl))
         .at("/sites/:site/leads/:lead", get(views::lead_view))
         .at("/sites/:site/leads/:lead/replay", post(views::replay_lead))
+        .at("/sites/:site/inbox", get(inbox::inbox_page))
+        .at("/sites/:site/inbox/events", get(inbox::inbox_events))
+        .at("/sites/:site/inbox/:conversation/take", post(inbox::take))
+        .at("/sites/:site/inbox/:conversation/reply", post(inbox::reply))
+        .at("/sites/:site/inbox/:conversation/hand-back", post(inbox::hand_back))
+        .at("/sites/:site/inbox/:conversation/close", post(inbox::close))
         .at("/sites/:site/review/:group", get(views::group_view))
         .at("/sites/:site/review/:group/answer", post(views::answer_group))
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))
         .at("/assets/console.css", get(stylesheet))
+        .at("/assets/inbox.js", get(inbox_script))
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)

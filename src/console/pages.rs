@@ -296,4 +296,43 @@ pub struct Conversation<'a> {
     pub exchanges: Vec<ExchangeItem>,
     /// (lead id, e-mail address)
     pub leads: Vec<(String, String)>,
+    /// What was said with a person of the staff (live hand-off), oldest first.
+    pub with_person: Vec<InboxTurn>,
+}
+
+/// One turn of a transcript as the inbox shows it: who (visitor, assistant or the person's name), the
+/// text, when.
+#[derive(Debug)]
+pub struct InboxTurn {
+    pub who: String,
+    pub staff: bool,
+    pub text: String,
+    pub at: String,
+}
+
+/// A conversation in the inbox.
+#[derive(Debug)]
+pub struct InboxCard {
+    pub id: String,
+    pub requested: String,
+    pub wait_until: String,
+    /// The holder's display name (held ones).
+    pub holder: String,
+    /// The signed-in user holds it.
+    pub mine: bool,
+    pub turns: Vec<InboxTurn>,
+}
+
+#[derive(Template)]
+#[template(path = "inbox.html", config = "assets/console/askama.toml")]
+pub struct Inbox<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub csrf: &'a str,
+    /// Owners and editors act; viewers read.
+    pub act: bool,
+    pub online: usize,
+    pub waiting: Vec<InboxCard>,
+    pub active: Vec<InboxCard>,
 }

@@ -31,7 +31,7 @@ fn html(status: StatusCode, body: String) -> Response {
     resp
 }
 
-fn render(status: StatusCode, page: impl Template) -> Response {
+pub(super) fn render(status: StatusCode, page: impl Template) -> Response {
     match page.render() {
         Ok(body) => html(status, body),
         Err(e) => {
@@ -41,18 +41,18 @@ fn render(status: StatusCode, page: impl Template) -> Response {
     }
 }
 
-fn see_other(to: &str) -> Response {
+pub(super) fn see_other(to: &str) -> Response {
     let mut resp = Response::builder().status(StatusCode::SEE_OTHER).header(header::LOCATION, to).finish();
     session::secure(&mut resp, false);
     resp
 }
 
-fn header_of(me: &Me) -> Header<'_> {
+pub(super) fn header_of(me: &Me) -> Header<'_> {
     Header { email: &me.email, csrf: &me.csrf }
 }
 
 /// A message page: not found, not allowed, an expired link, a failure.
-fn message(t: &Texts, me: Option<&Me>, status: StatusCode, title: &str, text: &str) -> Response {
+pub(super) fn message(t: &Texts, me: Option<&Me>, status: StatusCode, title: &str, text: &str) -> Response {
     let (link, link_text) = if me.is_some() { ("/console/sites", t.to_sites) } else { ("/console/login", t.to_sign_in) };
     render(status, pages::Message { t, me: me.map(header_of), title, text, link, link_text })
 }
@@ -74,11 +74,11 @@ fn forbidden(t: &Texts, me: Option<&Me>) -> Response {
 }
 
 /// A request the user's role on the site does not allow (403).
-fn role_refused(t: &Texts, me: &Me) -> Response {
+pub(super) fn role_refused(t: &Texts, me: &Me) -> Response {
     message(t, Some(me), StatusCode::FORBIDDEN, t.forbidden_title, t.role_refused)
 }
 
-fn failed(t: &Texts, me: Option<&Me>, e: impl std::fmt::Display) -> Response {
+pub(super) fn failed(t: &Texts, me: Option<&Me>, e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "console request failed");
     message(t, me, StatusCode::INTERNAL_SERVER_ERROR, t.error_title, t.error)
 }
@@ -97,7 +97,7 @@ async fn form(req: &Request, body: Body) -> Option<Vec<(String, String)>> {
     Some(url::form_urlencoded::parse(&body).into_owned().collect())
 }
 
-fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
+pub(super) fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
     fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("")
 }
 
@@ -116,7 +116,7 @@ pub async fn checked_post(state: &AppState, req: &Request, body: Body) -> Result
     Ok((me, fields))
 }
 
-async fn audit(state: &AppState, actor: &str, site: Option<crate::domain::SiteId>, action: &'static str, detail: serde_json::Value) {
+pub(super) async fn audit(state: &AppState, actor: &str, site: Option<crate::domain::SiteId>, action: &'static str, detail: serde_json::Value) {
     let actor = actor.to_owned();
     if let Err(e) = state.store.run(move |s| s.audit().record(&actor, site, action, &detail)).await {
         tracing::error!(error = %e, action, "cannot write the audit log");
@@ -205,6 +205,11 @@ pub async fn logout(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>
         return failed(texts::for_request(req), Some(&me), e);
     }
     audit(state, &me.email, None, "logout", json!({})).await;
+    // The user's inbox streams look at their session when rung: signed out, they end, and with them the
+    // user's presence (live hand-off).
+    for site in state.live.sites_of(&me.user.id) {
+        state.live.ring(&crate::live::inbox_key(&site));
+    }
     let mut resp = see_other("/console/login");
     resp.headers_mut().insert(header::SET_COOKIE, session::cleared().parse().expect("a valid cookie"));
     resp
@@ -319,13 +324,13 @@ pub async fn fallback(req: &Request, Data(state): Data<&Arc<AppState>>) -> Respo
 }
 
 /// The crumbs, title and tabs of one of the site's tabbed pages.
-fn site_nav(site: crate::store::Site, role: crate::domain::SiteRole, tab: &'static str) -> pages::SiteNav {
+pub(super) fn site_nav(site: crate::store::Site, role: crate::domain::SiteRole, tab: &'static str) -> pages::SiteNav {
     pages::SiteNav { site_id: site.id.to_string(), site_name: site.name, tab, manage: role.may_manage() }
 }
 
 /// The site named in a URL, when the signed-in user holds a role on it: the site and the role. `Err` is
 /// the page to send: sign in, or the same 404 as for a site that does not exist.
-async fn site_for(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
+pub(super) async fn site_for(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
     let t = texts::for_request(req);
     let Some(me) = session::current(state, req).await else { return Err(see_other("/console/login")) };
     let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
@@ -677,7 +682,15 @@ pub async fn lead_view(req: &Request, Path((raw, lead)): Path<(String, String)>,
         .clone()
         .unwrap_or_default()
         .into_iter()
-        .map(|turn| (if turn.role == crate::store::conversations::Role::User { t.visitor } else { t.assistant }.to_owned(), turn.text))
+        .map(|turn| {
+            use crate::store::conversations::Role;
+            let who = match turn.role {
+                Role::User => t.visitor.to_owned(),
+                Role::Assistant => t.assistant.to_owned(),
+                Role::Staff => turn.author.unwrap_or_default(),
+            };
+            (who, turn.text)
+        })
         .collect();
     let delivery = event.map(|(m, _, attempts)| pages::Delivery {
         status: m.status.as_str().to_owned(),
@@ -932,10 +945,13 @@ pub async fn conversation(req: &Request, Path((raw, conversation)): Path<(String
         .run(move |s| {
             let exchanges = s.site(id).conversations().transcript(&cid)?;
             let leads = s.site(id).leads().list(None)?.into_iter().filter(|l| l.conversation_id.as_ref().is_some_and(|c| c.as_str() == cid)).map(|l| (l.lead_id, l.email)).collect::<Vec<_>>();
-            Ok((exchanges, leads))
+            // What was said with a person of the staff (live hand-off).
+            let parsed = crate::domain::ConversationId::parse(&cid).map_err(|_| crate::store::StoreError::NotFound)?;
+            let events = s.site(id).handoff().events_after(&parsed, 0)?;
+            Ok((exchanges, leads, events))
         })
         .await;
-    let (exchanges, leads) = match found {
+    let (exchanges, leads, events) = match found {
         Ok(v) => v,
         Err(crate::store::StoreError::NotFound) => return not_found(t, Some(&me)),
         Err(e) => return failed(t, Some(&me), e),
@@ -955,7 +971,22 @@ pub async fn conversation(req: &Request, Path((raw, conversation)): Path<(String
             rating: e.rating.map(|(r, c)| if r == "up" { t.rated_up.to_owned() } else { t.rated_down.to_owned() } + &c.map(|c| format!(": {c}")).unwrap_or_default()).unwrap_or_default(),
         })
         .collect();
-    render(StatusCode::OK, pages::Conversation { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, conversation_id: conversation, exchanges, leads })
+    let with_person = events
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            crate::store::handoff::EventKind::Message { role, name, text } => Some(pages::InboxTurn {
+                staff: role == crate::store::handoff::Author::Staff,
+                who: if role == crate::store::handoff::Author::Staff { name.unwrap_or_default() } else { t.visitor.to_owned() },
+                text,
+                at: when(e.at),
+            }),
+            crate::store::handoff::EventKind::State { .. } => None,
+        })
+        .collect();
+    render(
+        StatusCode::OK,
+        pages::Conversation { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, conversation_id: conversation, exchanges, leads, with_person },
+    )
 }
 
 /// The filtered conversations as a file: one row (CSV, formulas neutralised) or object (JSONL) each.

@@ -13,6 +13,9 @@ pub enum EventType {
     LeadCaptured,
     #[serde(rename = "query.completed")]
     QueryCompleted,
+    /// A visitor asked for a person (live hand-off).
+    #[serde(rename = "conversation.handoff_requested")]
+    HandoffRequested,
     /// Sent by `webhooks test`; never stored, never subscribed to.
     #[serde(rename = "webhook.test")]
     WebhookTest,
@@ -20,12 +23,13 @@ pub enum EventType {
 
 impl EventType {
     /// The types a site can opt in to.
-    pub const SUBSCRIBABLE: [EventType; 2] = [EventType::LeadCaptured, EventType::QueryCompleted];
+    pub const SUBSCRIBABLE: [EventType; 3] = [EventType::LeadCaptured, EventType::QueryCompleted, EventType::HandoffRequested];
 
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::LeadCaptured => "lead.captured",
             EventType::QueryCompleted => "query.completed",
+            EventType::HandoffRequested => "conversation.handoff_requested",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -46,7 +50,7 @@ impl fmt::Display for EventType {
 impl FromStr for EventType {
     type Err = Invalid;
     fn from_str(s: &str) -> Result<Self, Invalid> {
-        [EventType::LeadCaptured, EventType::QueryCompleted, EventType::WebhookTest]
+        [EventType::LeadCaptured, EventType::QueryCompleted, EventType::HandoffRequested, EventType::WebhookTest]
             .into_iter()
             .find(|e| e.as_str() == s)
             .ok_or_else(|| invalid(format!("unknown event type `{s}`")))

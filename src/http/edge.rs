@@ -88,7 +88,7 @@ fn peer_ip(req: &Request) -> IpAddr {
     req.remote_addr().as_socket_addr().map(|a| a.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
 }
 
-pub const ALLOW_HEADERS: &str = "Authorization, Content-Type, Idempotency-Key, X-Site-Id, X-Request-Id, Last-Event-ID, Accept-Language";
+pub const ALLOW_HEADERS: &str = "Authorization, Content-Type, Idempotency-Key, X-Site-Id, X-Request-Id, Last-Event-ID, Accept-Language, X-Conversation-Token";
 pub const EXPOSE_HEADERS: &str =
     "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Last-Modified, Content-Language";
 

@@ -48,6 +48,15 @@ pub enum ApiError {
     ConversationNotFound,
     #[error("query not found")]
     QueryNotFound,
+    /// No person can come (live hand-off): `reason` is `off`, `closed` or `nobody_online`.
+    #[error("hand-off unavailable: {reason}")]
+    HandoffUnavailable { reason: &'static str },
+    /// A person holds the conversation or is awaited: the assistant does not answer it.
+    #[error("a person holds this conversation or is awaited")]
+    HandoffActive,
+    /// No person holds the conversation or is awaited: a message goes to the assistant.
+    #[error("no person is in this conversation")]
+    HandoffInactive,
     #[error("idempotency key reused with another request")]
     IdempotencyKeyReused,
     #[error("method not allowed")]
@@ -94,6 +103,9 @@ pub struct Problem {
     pub errors: Option<Vec<FieldError>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<serde_json::Value>,
+    /// Why, for `handoff_unavailable`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
 }
 
 impl ApiError {
@@ -114,6 +126,9 @@ impl ApiError {
             ApiError::NotFound,
             ApiError::ConversationNotFound,
             ApiError::QueryNotFound,
+            ApiError::HandoffUnavailable { reason: "" },
+            ApiError::HandoffActive,
+            ApiError::HandoffInactive,
             ApiError::MethodNotAllowed { allow: "" },
             ApiError::PayloadTooLarge { limit: 0 },
             ApiError::UnsupportedMediaType(String::new()),
@@ -141,6 +156,9 @@ impl ApiError {
                 | ApiError::NotFound
                 | ApiError::ConversationNotFound
                 | ApiError::QueryNotFound
+                | ApiError::HandoffUnavailable { .. }
+                | ApiError::HandoffActive
+                | ApiError::HandoffInactive
                 | ApiError::MethodNotAllowed { .. }
                 | ApiError::PayloadTooLarge { .. }
                 | ApiError::UnsupportedMediaType(_)
@@ -222,6 +240,24 @@ impl ApiError {
                 "This site has no conversation with this id; send the question without conversationId to start one.".into(),
             ),
             QueryNotFound => (StatusCode::NOT_FOUND, "query_not_found", "Query not found", "This site answered no question with this id.".into()),
+            HandoffUnavailable { reason } => (
+                StatusCode::CONFLICT,
+                "handoff_unavailable",
+                "No person available",
+                format!("No person can join this conversation now ({reason}); offer the contact form (POST /v1/leads with the conversationId)."),
+            ),
+            HandoffActive => (
+                StatusCode::CONFLICT,
+                "handoff_active",
+                "A person has this conversation",
+                "A person holds this conversation or is awaited, so the assistant does not answer it; send the visitor's message to POST /v1/conversations/{conversationId}/messages.".into(),
+            ),
+            HandoffInactive => (
+                StatusCode::CONFLICT,
+                "handoff_inactive",
+                "No person in this conversation",
+                "No person holds this conversation or is awaited; ask the assistant through POST /v1/query with the conversationId.".into(),
+            ),
             IdempotencyKeyReused => (
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "idempotency_key_reused",
@@ -285,6 +321,10 @@ impl ApiError {
             },
             expected: match self {
                 ApiError::NotImplemented { expected } => Some(expected.clone()),
+                _ => None,
+            },
+            reason: match self {
+                ApiError::HandoffUnavailable { reason } => Some(reason),
                 _ => None,
             },
         }

@@ -12,7 +12,8 @@
 //! - **index refresh**: full-text indexes another analysis built rebuilt before the first request, then
 //!   chunks another model embedded re-embedded in the background (`knowledge::import::refresh`); it ends
 //!   by itself when done, and its report is in `AppState::refreshed`;
-//! - **housekeeping**: retention and the idempotency window ([`housekeeping`]).
+//! - **housekeeping**: retention and the idempotency window ([`housekeeping`]);
+//! - **hand-off expiry**: waits for a person that ran out end with `missed` (`handoff::run_expiry`).
 //!
 //! Shutdown, on the signal or when a task ends on its own: HTTP stops accepting and drains for
 //! `server.shutdown_grace_secs`; then the workers stop claiming, finish what they hold, and the run
@@ -84,6 +85,7 @@ pub enum Task {
     CrawlScheduler,
     IndexRefresh,
     Housekeeping,
+    HandoffExpiry,
 }
 
 impl std::fmt::Display for Task {
@@ -95,6 +97,7 @@ impl std::fmt::Display for Task {
             Task::CrawlScheduler => "the crawl scheduler",
             Task::IndexRefresh => "the index refresh",
             Task::Housekeeping => "housekeeping",
+            Task::HandoffExpiry => "the hand-off expiry",
         })
     }
 }
@@ -238,6 +241,13 @@ impl Server {
             tasks.spawn(async move {
                 housekeeping::run_until_stopped(&state, stop).await;
                 (Task::Housekeeping, Ok(()))
+            });
+        }
+        {
+            let (state, stop) = (state.clone(), workers_stop.clone());
+            tasks.spawn(async move {
+                crate::handoff::run_expiry(state, stop).await;
+                (Task::HandoffExpiry, Ok(()))
             });
         }
         // The refresh ends by itself once done, which is no reason to stop the others; its report is

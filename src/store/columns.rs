@@ -5,7 +5,7 @@
 use rusqlite::ToSql;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 
-use crate::domain::{AnswerMode, ConversationId, Currency, EventType, QueryId, SiteRole, UserId, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
+use crate::domain::{ClosedDates, TimeZone, WeeklyHours, AnswerMode, ConversationId, Currency, EventType, QueryId, SiteRole, UserId, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
 
 fn text<'a>(v: ValueRef<'a>) -> FromSqlResult<&'a str> {
     v.as_str()
@@ -51,6 +51,9 @@ text_column!(Rate, |s| Rate::parse(s).map_err(bad), |v| v.to_string());
 text_column!(HexColor, |s| HexColor::parse(s).map_err(bad), |v| v.as_str().to_owned());
 text_column!(AnswerMode, |s| AnswerMode::parse(s).map_err(bad), |v| v.as_str());
 text_column!(WidgetPosition, |s| WidgetPosition::parse(s).map_err(bad), |v| v.as_str());
+text_column!(WeeklyHours, |s| WeeklyHours::parse(s).map_err(bad), |v| v.to_string());
+text_column!(ClosedDates, |s| ClosedDates::parse(s).map_err(bad), |v| v.to_string());
+text_column!(TimeZone, |s| TimeZone::parse(s).map_err(bad), |v| v.name());
 
 /// Unix milliseconds, an INTEGER: ordered and compared as a number.
 impl ToSql for Timestamp {

@@ -17,6 +17,8 @@ pub const MAX_TURN_CHARS: usize = 2000;
 pub enum Role {
     User,
     Assistant,
+    /// A person of the site's staff, during a hand-off (`store::handoff`).
+    Staff,
 }
 
 impl Role {
@@ -24,6 +26,7 @@ impl Role {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Staff => "staff",
         }
     }
 
@@ -42,6 +45,9 @@ pub struct Turn {
     pub role: Role,
     pub text: String,
     pub at: Timestamp,
+    /// The person's display name, for a staff turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 fn bounded(text: &str) -> String {
@@ -55,12 +61,48 @@ pub(super) fn turns(tx: &rusqlite::Connection, site: &SiteId, id: &ConversationI
     exists.ok_or(StoreError::NotFound)?;
     let mut stmt = tx.prepare_cached("SELECT role, text, at FROM conversation_turns WHERE conversation_id = ?1 ORDER BY seq")?;
     let rows = stmt.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<Vec<(String, String, Timestamp)>>>()?;
-    rows.into_iter().map(|(role, text, at)| Ok(Turn { role: Role::parse(&role)?, text, at })).collect()
+    rows.into_iter().map(|(role, text, at)| Ok(Turn { role: Role::parse(&role)?, text, at, author: None })).collect()
+}
+
+/// Everything said in a conversation, oldest first: the questions and answers (the last [`MAX_TURNS`])
+/// and every message between the visitor and a person of the staff during a hand-off. What a lead, the
+/// hand-off webhook and the console show. `NotFound` as [`turns`].
+pub(super) fn transcript_turns(c: &rusqlite::Connection, site: &SiteId, id: &ConversationId) -> Result<Vec<Turn>> {
+    let mut all = turns(c, site, id)?;
+    // The messages between visitor and staff, as `store::handoff` writes them.
+    let mut stmt = c.prepare_cached(
+        "SELECT role, author, text, at FROM conversation_events WHERE site_id = ?1 AND conversation_id = ?2 AND kind = 'message' ORDER BY id",
+    )?;
+    let rows = stmt.query_map(params![site, id], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, Option<String>>(2)?, r.get(3)?)))?;
+    for row in rows {
+        let (role, author, text, at) = row?;
+        let role = match role.as_str() {
+            "user" => Role::User,
+            "staff" => Role::Staff,
+            other => return Err(StoreError::corrupt("conversation_events.role", other)),
+        };
+        all.push(Turn { role, text: text.unwrap_or_default(), at, author });
+    }
+    // Stable: at the same millisecond a question and its answer keep their order.
+    all.sort_by_key(|t| t.at);
+    Ok(all)
 }
 
 /// Appends a question and its answer to the conversation (created when new), dropping turns beyond the
 /// bound. `NotFound` when the id belongs to another site.
-pub(super) fn append(tx: &Transaction<'_>, site: &SiteId, id: &ConversationId, question: &str, answer: &str, query_id: &QueryId, at: Timestamp) -> Result<()> {
+///
+/// A new conversation stores `token_hash`, the SHA-256 of the token its first answer carries.
+#[allow(clippy::too_many_arguments)] // one row's columns; a struct would only rename them
+pub(super) fn append(
+    tx: &Transaction<'_>,
+    site: &SiteId,
+    id: &ConversationId,
+    token_hash: Option<&[u8; 32]>,
+    question: &str,
+    answer: &str,
+    query_id: &QueryId,
+    at: Timestamp,
+) -> Result<()> {
     let owner: Option<SiteId> = tx.query_row("SELECT site_id FROM conversations WHERE id = ?1", [id], |r| r.get(0)).optional_row()?;
     match owner {
         Some(o) if o != *site => return Err(StoreError::NotFound),
@@ -68,7 +110,10 @@ pub(super) fn append(tx: &Transaction<'_>, site: &SiteId, id: &ConversationId, q
             tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", params![id, at])?;
         }
         None => {
-            tx.execute("INSERT INTO conversations (id, site_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)", params![id, site, at])?;
+            tx.execute(
+                "INSERT INTO conversations (id, site_id, created_at, updated_at, token_hash) VALUES (?1, ?2, ?3, ?3, ?4)",
+                params![id, site, at, token_hash.map(|h| &h[..])],
+            )?;
         }
     }
     let next: i64 = tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM conversation_turns WHERE conversation_id = ?1", [id], |r| r.get(0))?;
@@ -93,6 +138,12 @@ impl<'s> Conversations<'s> {
     pub fn turns(&self, id: &ConversationId) -> Result<Vec<Turn>> {
         let site = self.site.id();
         self.site.store().read(|c| turns(c, &site, id))
+    }
+
+    /// Everything said in one of the site's conversations, human turns included, oldest first.
+    pub fn transcript_turns(&self, id: &ConversationId) -> Result<Vec<Turn>> {
+        let site = self.site.id();
+        self.site.store().read(|c| transcript_turns(c, &site, id))
     }
 }
 
@@ -218,6 +269,8 @@ impl<'s> Conversations<'s> {
                         };
                         out.push(Exchange { question, answer: turn.text.clone(), at: turn.at, query_id, resolved, sources, rating });
                     }
+                    // `turns` holds the questions and answers only; a hand-off's messages are in `transcript_turns`.
+                    Role::Staff => {}
                 }
             }
             Ok(out)

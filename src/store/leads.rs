@@ -103,7 +103,7 @@ impl<'s> Leads<'s> {
             if !usage::has_room(usage::day(tx, &site_id, now)?.leads, cap) {
                 return Ok(Capture::OverDailyCap { resets_at: now.next_day() });
             }
-            let transcript = new.conversation_id.as_ref().map(|id| super::conversations::turns(tx, &site_id, id)).transpose()?;
+            let transcript = new.conversation_id.as_ref().map(|id| super::conversations::transcript_turns(tx, &site_id, id)).transpose()?;
             let lead = Lead {
                 lead_id: format!("lead_{}", ulid::Ulid::new()),
                 site_id,
@@ -196,7 +196,7 @@ impl Leads<'_> {
         self.site.store().read(|c| {
             let mut row = c.query_row(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE site_id = ?1 AND id = ?2"), params![site_id, id], lead_row).optional_row()?.ok_or(StoreError::NotFound)?;
             if let Some(cid) = &row.lead.conversation_id {
-                row.lead.transcript = match super::conversations::turns(c, &site_id, cid) {
+                row.lead.transcript = match super::conversations::transcript_turns(c, &site_id, cid) {
                     Ok(t) => Some(t),
                     Err(StoreError::NotFound) => None,
                     Err(e) => return Err(e),

@@ -24,6 +24,7 @@ pub mod days;
 pub mod curated;
 pub mod erase;
 mod error;
+pub mod handoff;
 pub mod insights;
 pub mod knowledge;
 pub mod leads;
@@ -254,6 +255,11 @@ impl Store {
     /// Scheduled crawl sources across sites, for the server's scheduler.
     pub fn crawl_schedule(&self) -> crawl::CrawlSchedule<'_> {
         crawl::CrawlSchedule::new(self)
+    }
+
+    /// Hand-off waits that ran out, across sites (the server's expiry task).
+    pub fn handoff_expiry(&self) -> handoff::Expiry<'_> {
+        handoff::Expiry::new(self)
     }
 
     /// The console's users, their grants, setup links and sessions.

@@ -29,6 +29,9 @@ pub struct QueryRecord {
     /// The conversation this question continues or starts (`cnv_...`), with the answer for its turns.
     #[serde(skip)]
     pub conversation: Option<(ConversationId, String)>,
+    /// For a new conversation: the SHA-256 of the token its answer carries (`store::handoff`).
+    #[serde(skip)]
+    pub conversation_token: Option<[u8; 32]>,
     /// The documents the answer cited, best first (for the operator's insights).
     #[serde(skip)]
     pub cited: Vec<Cited>,
@@ -135,7 +138,7 @@ impl<'s> QueryLog<'s> {
                 super::review::assign(tx, &site, &q.query_id, &q.question, r, now)?;
             }
             if let Some((id, answer)) = &q.conversation {
-                super::conversations::append(tx, &site, id, &q.question, answer, &q.query_id, now)?;
+                super::conversations::append(tx, &site, id, q.conversation_token.as_ref(), &q.question, answer, &q.query_id, now)?;
             }
             super::stats::record_query(tx, &site, q.resolved, now)?;
             usage::add(tx, &site, now, DayUsage { logged_questions: 1, ..DayUsage::default() })?;

@@ -118,6 +118,7 @@ mod tests {
                 generation: None,
                 lang: "en".into(),
                 conversation: Some((conversations[i].clone(), "answer".into())),
+                conversation_token: None,
                 cited: Vec::new(),
                 review: None,
             };

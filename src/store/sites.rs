@@ -5,7 +5,7 @@ use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
 use super::{OptionalRow, Result, Store, StoreError};
-use crate::domain::{AnswerMode, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
+use crate::domain::{AnswerMode, ClosedDates, OpeningHours, TimeZone, WeeklyHours, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
 use crate::secrets;
 
 /// How long the previous signing secret keeps signing after a rotation.
@@ -30,6 +30,8 @@ pub struct Site {
     pub widget: WidgetSettings,
     /// Whether the operator's language model writes this site's answers (when one is configured).
     pub answers: AnswerMode,
+    /// Live hand-off to the site's staff.
+    pub handoff: HandoffSettings,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -43,6 +45,32 @@ pub struct WidgetSettings {
     /// Greeting per language tag.
     pub greeting: std::collections::BTreeMap<String, String>,
     pub lead_form: bool,
+}
+
+/// How long a visitor waits for a person before the contact form is offered, unless the site says.
+pub const DEFAULT_HANDOFF_WAIT_SECS: u32 = 120;
+/// The longest wait a site may set, in seconds.
+pub const MAX_HANDOFF_WAIT_SECS: u32 = 3600;
+
+/// Live hand-off: on or off, when a person can come, and how long a visitor waits for one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandoffSettings {
+    pub enabled: bool,
+    pub hours: OpeningHours,
+    pub wait_secs: u32,
+}
+
+impl Serialize for HandoffSettings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("HandoffSettings", 5)?;
+        st.serialize_field("enabled", &self.enabled)?;
+        st.serialize_field("hours", &self.hours.weekly.to_string())?;
+        st.serialize_field("closedDates", &self.hours.closed.to_string())?;
+        st.serialize_field("timeZone", self.hours.zone.name())?;
+        st.serialize_field("waitSecs", &self.wait_secs)?;
+        st.end()
+    }
 }
 
 impl Site {
@@ -110,6 +138,13 @@ pub struct SiteUpdate {
     pub widget_greetings: Option<Vec<(Lang, String)>>,
     pub lead_form: Option<bool>,
     pub answers: Option<AnswerMode>,
+    pub handoff: Option<bool>,
+    /// The weekly schedule; an empty one means open at every hour.
+    pub handoff_hours: Option<WeeklyHours>,
+    pub handoff_closed: Option<ClosedDates>,
+    pub handoff_timezone: Option<TimeZone>,
+    /// 1 to [`MAX_HANDOFF_WAIT_SECS`].
+    pub handoff_wait_secs: Option<u32>,
 }
 
 pub(super) fn validate_name(name: &str) -> Result<String> {
@@ -137,7 +172,8 @@ fn parse_events(stored: &str) -> Result<Vec<EventType>> {
 
 const COLUMNS: &str = "id, name, vertical, tier, currency, lang, enabled, webhook_url, webhook_events, \
                        webhook_disabled_at, token_hash IS NOT NULL, created_at, updated_at, \
-                       widget_color, widget_position, widget_greetings, lead_form, answers";
+                       widget_color, widget_position, widget_greetings, lead_form, answers, \
+                       handoff, handoff_hours, handoff_closed, handoff_timezone, handoff_wait_secs";
 
 pub(super) fn get(conn: &Connection, id: &SiteId) -> Result<Option<Site>> {
     let row = conn.query_row(&format!("SELECT {COLUMNS} FROM sites WHERE id = ?1"), [id], site_row).optional_row()?;
@@ -162,6 +198,11 @@ fn site_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Site, String, String)> {
             has_bearer_token: r.get(10)?,
             widget: WidgetSettings { primary_color: r.get(13)?, position: r.get(14)?, greeting: Default::default(), lead_form: r.get(16)? },
             answers: r.get(17)?,
+            handoff: HandoffSettings {
+                enabled: r.get(18)?,
+                hours: OpeningHours { weekly: r.get(19)?, closed: r.get(20)?, zone: r.get(21)? },
+                wait_secs: r.get(22)?,
+            },
             created_at: r.get(11)?,
             updated_at: r.get(12)?,
         },

@@ -89,6 +89,22 @@ impl<'s> SiteStore<'s> {
             if let Some(mode) = up.answers {
                 tx.execute("UPDATE sites SET answers = ?2 WHERE id = ?1", params![id, mode])?;
             }
+            let handoff: [(&str, Option<&dyn rusqlite::ToSql>); 4] = [
+                ("handoff", up.handoff.as_ref().map(|v| v as _)),
+                ("handoff_hours", up.handoff_hours.as_ref().map(|v| v as _)),
+                ("handoff_closed", up.handoff_closed.as_ref().map(|v| v as _)),
+                ("handoff_timezone", up.handoff_timezone.as_ref().map(|v| v as _)),
+            ];
+            for (column, value) in handoff.iter().filter_map(|(c, v)| v.map(|v| (c, v))) {
+                // The column names are the constants above, never input.
+                tx.execute(&format!("UPDATE sites SET {column} = ?2 WHERE id = ?1"), params![id, value])?;
+            }
+            if let Some(secs) = up.handoff_wait_secs {
+                if !(1..=super::sites::MAX_HANDOFF_WAIT_SECS).contains(&secs) {
+                    return Err(StoreError::Invalid(format!("the hand-off wait is 1 to {} seconds", super::sites::MAX_HANDOFF_WAIT_SECS)));
+                }
+                tx.execute("UPDATE sites SET handoff_wait_secs = ?2 WHERE id = ?1", params![id, secs])?;
+            }
             let mut creds = None;
             if let Some(tier) = up.tier {
                 tx.execute("UPDATE sites SET tier = ?2 WHERE id = ?1", params![id, tier])?;
@@ -181,6 +197,11 @@ impl<'s> SiteStore<'s> {
 
     pub fn conversations(&self) -> super::conversations::Conversations<'s> {
         super::conversations::Conversations::new(*self)
+    }
+
+    /// The site's hand-offs to a person: the visitor's side (with the conversation's token) and the staff's.
+    pub fn handoff(&self) -> super::handoff::Handoffs<'s> {
+        super::handoff::Handoffs::new(*self)
     }
 
     pub fn analytics(&self) -> super::analytics::Analytics<'s> {

@@ -94,6 +94,18 @@ impl<'s> Users<'s> {
         })
     }
 
+    /// Sets the name visitors see when the user joins a conversation (1 to 80 characters).
+    pub fn set_display_name(&self, id: &UserId, name: &str) -> Result<()> {
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
+            return Err(StoreError::Invalid("a display name is 1 to 80 characters, without control characters".into()));
+        }
+        self.store.write(|tx| match tx.execute("UPDATE console_users SET display_name = ?2 WHERE id = ?1", params![id, name])? {
+            0 => Err(StoreError::NotFound),
+            _ => Ok(()),
+        })
+    }
+
     /// Every user with its grants, by e-mail address.
     pub fn list(&self) -> Result<Vec<(User, Vec<Grant>)>> {
         self.store.read(|c| {

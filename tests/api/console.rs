@@ -8,10 +8,10 @@ use sitebot::store::users::Grant;
 
 use crate::helpers::{TestApp, spawn_app};
 
-const PASSWORD: &str = "a long enough passphrase";
+pub const PASSWORD: &str = "a long enough passphrase";
 
 /// Adds a user as `sitebot user add` does; returns the setup link's path.
-async fn add_user(app: &TestApp, email: &str, grant: Option<Grant>) -> String {
+pub async fn add_user(app: &TestApp, email: &str, grant: Option<Grant>) -> String {
     let token = new_url_token();
     let (hash, expires) = (token_hash(&token), Timestamp::from_millis(Timestamp::now().as_millis() + 86_400_000));
     let email = Email::parse(email).unwrap();
@@ -21,7 +21,7 @@ async fn add_user(app: &TestApp, email: &str, grant: Option<Grant>) -> String {
 }
 
 /// The session cookie a response sets (`name=value`).
-fn session_cookie(headers: &HeaderMap) -> Option<String> {
+pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
     headers.get_all(SET_COOKIE).iter().filter_map(|v| v.to_str().ok()).find(|v| v.starts_with("__Host-sitebot_session=")).map(|v| {
         assert!(v.contains("; Secure") && v.contains("; HttpOnly") && v.contains("; SameSite=Lax") && v.contains("; Path=/"), "{v}");
         v.split(';').next().unwrap().to_owned()
@@ -32,7 +32,7 @@ fn origin(app: &TestApp) -> String {
     app.base.clone()
 }
 
-async fn post_form(app: &TestApp, path: &str, cookie: Option<&str>, origin: Option<&str>, form: &[(&str, &str)]) -> reqwest::Response {
+pub async fn post_form(app: &TestApp, path: &str, cookie: Option<&str>, origin: Option<&str>, form: &[(&str, &str)]) -> reqwest::Response {
     let mut req = app.client.post(app.url(path)).form(form);
     if let Some(c) = cookie {
         req = req.header("Cookie", c);
@@ -43,7 +43,7 @@ async fn post_form(app: &TestApp, path: &str, cookie: Option<&str>, origin: Opti
     req.send().await.unwrap()
 }
 
-async fn get(app: &TestApp, path: &str, cookie: Option<&str>) -> reqwest::Response {
+pub async fn get(app: &TestApp, path: &str, cookie: Option<&str>) -> reqwest::Response {
     let mut req = app.client.get(app.url(path));
     if let Some(c) = cookie {
         req = req.header("Cookie", c);
@@ -59,7 +59,7 @@ async fn sign_in(app: &TestApp, email: &str, password: &str) -> String {
 }
 
 /// The CSRF token of a page (the sign-out form holds it).
-async fn csrf_of(app: &TestApp, cookie: &str) -> String {
+pub async fn csrf_of(app: &TestApp, cookie: &str) -> String {
     let page = get(app, "/console/sites", Some(cookie)).await.text().await.unwrap();
     let at = page.find("name=\"csrf\" value=\"").expect("a CSRF field") + "name=\"csrf\" value=\"".len();
     page[at..].split('"').next().unwrap().to_owned()

@@ -3,6 +3,8 @@
 mod helpers;
 mod model;
 mod receiver;
+#[path = "../common/served.rs"]
+mod served;
 #[path = "../common/website.rs"]
 mod website;
 mod wire;
@@ -20,6 +22,7 @@ mod generative;
 mod edge;
 mod erasure;
 mod fair_use;
+mod handoff;
 mod insights;
 mod knowledge;
 mod landing;

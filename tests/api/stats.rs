@@ -21,6 +21,7 @@ pub async fn record(app: &TestApp, site: SiteId, n: usize, resolved: usize) {
             generation: None,
             lang: "en".into(),
             conversation: None,
+            conversation_token: None,
             cited: Vec::new(),
             review: None,
         };

@@ -6,9 +6,10 @@
 //! Every operation gets the shared response headers (request id, rate limits) and the problem responses
 //! that can reach it, so the error contract cannot drift per route. The document is split by what it
 //! describes: `paths` (the tenant and operations routes), `content` (the public content routes),
-//! `schemas` (components and the webhooks a CRM receives).
+//! `handoff` (live hand-off to a person), `schemas` (components and the webhooks a CRM receives).
 
 mod content;
+mod handoff;
 mod paths;
 mod schemas;
 
@@ -102,6 +103,7 @@ pub fn document() -> Value {
         "tags": [
             {"name": "query", "description": "Questions and answers"},
             {"name": "leads", "description": "Lead capture"},
+            {"name": "handoff", "description": "Live hand-off: a person of the site's staff takes over a conversation from the assistant"},
             {"name": "widget", "description": "The embeddable assistant: its script, settings, answer ratings and analytics"},
             {"name": "operations", "description": "Health"},
             {"name": "meta", "description": "This document"},
@@ -111,7 +113,7 @@ pub fn document() -> Value {
         ],
         "paths": paths::paths(),
         "webhooks": schemas::webhooks(),
-        "components": schemas::webhook_schemas(content::components(schemas::components()))
+        "components": schemas::webhook_schemas(handoff::components(content::components(schemas::components())))
     })
 }
 

@@ -100,6 +100,7 @@ pub(super) fn paths() -> Map<String, Value> {
     );
     p.insert("/v1/query/ask-multimodal".into(), json!({"post": multimodal}));
     query_paths(&mut p);
+    super::handoff::paths(&mut p);
     super::content::paths(&mut p);
     p
 }
@@ -120,9 +121,12 @@ fn query_paths(p: &mut Map<String, Value>) {
              `sources` is empty and `resolved` is false. Every query is logged for the site's public stats and, for sites that \
              opted in, announced as a `query.completed` webhook; beyond the site's daily cap of logged questions from visitors, \
              below the server's free-space watermark or when the write fails, the answer is the same 200 and the query is \
-             not logged.",
+             not logged. The first answer of a new conversation also carries `conversationToken`, the secret of its hand-off \
+             routes (given once). While a person of the staff holds the conversation or is awaited (live hand-off), the \
+             assistant does not answer it: 409 `handoff_active`; send the visitor's words to \
+             `/v1/conversations/{conversationId}/messages` instead.",
             json!({"200": ok("The answer", "application/json", schema_ref("QueryResponse"))}),
-            &[400, 401, 403, 404, 413, 415, 422, 503], extra())}),
+            &[400, 401, 403, 404, 409, 413, 415, 422, 503], extra())}),
     );
     p.insert(
         "/v1/query/stream".into(),
@@ -132,7 +136,8 @@ fn query_paths(p: &mut Map<String, Value>) {
              is a `QueryDone` JSON object. Concatenating the token data gives exactly the `/v1/query` answer. Errors before the \
              stream starts are ordinary problem+json responses; an error after the 200 is one `event: error` with the problem JSON \
              as data, and the stream ends without `done` (a query that cannot be logged still ends with `done`). A `:` comment line every 15 s keeps idle connections open. Never \
-             compressed; sent with `Cache-Control: no-cache` and `X-Accel-Buffering: no`.",
+             compressed; sent with `Cache-Control: no-cache` and `X-Accel-Buffering: no`. While a person holds the conversation \
+             or is awaited, 409 `handoff_active` before the stream starts.",
             json!({"200": {
                 "description": "An event stream: `token`* then `done` (or `error`)",
                 "headers": {
@@ -161,6 +166,6 @@ fn query_paths(p: &mut Map<String, Value>) {
                     "example": "event: token\ndata: We \n\nevent: token\ndata: open \n\nevent: done\ndata: {\"id\":\"qry_01J...\",\"sources\":[],\"resolved\":true,\"lang\":\"en\",\"latencyMs\":6}\n\n"
                 }}
             }}),
-            &[400, 401, 403, 404, 413, 415, 422, 503], extra())}),
+            &[400, 401, 403, 404, 409, 413, 415, 422, 503], extra())}),
     );
 }

@@ -30,6 +30,7 @@ pub(super) fn components() -> Value {
         (403, "", "Problem"),
         (404, "", "Problem"),
         (405, ", with `Allow` naming the route's methods", "Problem"),
+        (409, ": the conversation's hand-off is not in a state that allows this (`handoff_unavailable` carries a `reason`)", "Problem"),
         (413, ": JSON bodies are limited to 64 KiB, multipart to 10 MiB; reading stops at the limit", "Problem"),
         (415, ": JSON routes need `Content-Type: application/json`", "Problem"),
         (422, ", with one entry per invalid field for `validation_failed`", "Problem"),
@@ -88,7 +89,9 @@ pub(super) fn components() -> Value {
                     "status": {"type": "integer"},
                     "detail": {"type": "string"},
                     "code": {"type": "string", "enum": codes},
-                    "requestId": {"type": "string"}
+                    "requestId": {"type": "string"},
+                    "reason": {"type": "string", "enum": ["off", "closed", "nobody_online"],
+                        "description": "`handoff_unavailable` only: hand-off is off for the site, the site is closed now (hours, closed dates), or none of its staff is online"}
                 }
             },
             "FieldError": {
@@ -136,6 +139,7 @@ pub(super) fn components() -> Value {
                     "id": {"type": "string"},
                     "answer": {"type": "string"},
                     "conversationId": {"type": "string", "pattern": prefixed_ulid_pattern("cnv_"), "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
+                    "conversationToken": {"type": "string", "pattern": "^cvt_[A-Za-z0-9_-]{43}$", "description": "Only in the first answer of a new conversation: the secret its hand-off routes need in `X-Conversation-Token`. Given once, stored only as a hash; keep it with the conversation id."},
                     "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made: `extractive`, sentences quoted from the sources; `generative`, sentences written by the operator's language model, each shown only because the sources it cites (`[n]` into `sources`) support it. A generative attempt that fails, times out or produces no supported sentence gives the extractive answer, still 200."},
                     "sources": {"type": "array", "description": "One per document, best first", "items": {"type": "object", "required": ["id", "documentId", "title", "snippet", "score"], "properties": {
                         "id": {"type": "string", "description": "The passage (`chk_...`), or the curated answer (`ans_...`)"},
@@ -200,6 +204,7 @@ pub(super) fn components() -> Value {
                 "properties": {
                     "id": {"type": "string"},
                     "conversationId": {"type": "string", "pattern": prefixed_ulid_pattern("cnv_"), "description": "The conversation this answer belongs to; send it back with the next question to continue it"},
+                    "conversationToken": {"type": "string", "pattern": "^cvt_[A-Za-z0-9_-]{43}$", "description": "Only in the first answer of a new conversation: the secret its hand-off routes need in `X-Conversation-Token`. Given once, stored only as a hash; keep it with the conversation id."},
                     "mode": {"type": "string", "enum": ["extractive", "generative"], "description": "How the answer was made: `extractive`, sentences quoted from the sources; `generative`, sentences written by the operator's language model, each shown only because the sources it cites (`[n]` into `sources`) support it. A generative attempt that fails, times out or produces no supported sentence gives the extractive answer, still 200."},
                     "sources": {"type": "array", "items": {"type": "object"}},
                     "resolved": {"type": "boolean"},
@@ -242,7 +247,8 @@ pub(super) fn webhooks() -> Value {
     };
     json!({
         "lead.captured": event("lead.captured", "A lead was captured", "LeadCapturedData"),
-        "query.completed": event("query.completed", "A question was answered (sites that opted in)", "QueryCompletedData")
+        "query.completed": event("query.completed", "A question was answered (sites that opted in)", "QueryCompletedData"),
+        "conversation.handoff_requested": event("conversation.handoff_requested", "A visitor asked for a person and is waiting (sites that opted in)", "HandoffRequestedData")
     })
 }
 
@@ -254,7 +260,10 @@ pub(super) fn webhook_schemas(mut c: Value) -> Value {
         "properties": {
             "leadId": {"type": "string", "pattern": "^lead_"}, "siteId": {"type": "string", "format": "uuid"},
             "name": {"type": ["string", "null"]}, "email": {"type": "string"}, "message": {"type": ["string", "null"]},
-            "pageUrl": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"}
+            "pageUrl": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"},
+            "conversationId": {"type": "string", "pattern": prefixed_ulid_pattern("cnv_"), "description": "When the lead came from a widget conversation"},
+            "transcript": {"type": "array", "items": schema_ref("TranscriptTurn"),
+                "description": "That conversation, oldest first: questions, answers and everything said with a person of the staff (`staff` turns carry the person's `author` name)"}
         }
     });
     schemas["QueryCompletedData"] = json!({

@@ -1,0 +1,630 @@
+//! Live hand-off over the real server: the conversation token, the 409 reasons, the visitor's event
+//! stream (resumed with Last-Event-ID), the staff's console routes (one holder at a time), the wait
+//! that runs out, the webhook, the lead's transcript with the human turns, and a server killed with
+//! SIGKILL mid-conversation.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sitebot::domain::{SiteId, SiteRole, Tier, TimeZone, WeeklyHours, ClosedDates};
+use sitebot::store::SiteUpdate;
+use sitebot::store::users::Grant;
+
+use crate::console::{PASSWORD, add_user, csrf_of, post_form, session_cookie};
+use crate::helpers::{TestApp, new_site, problem, spawn_app, spawn_app_with, test_config, with_webhook};
+use crate::knowledge::{ask, clinic, import_files};
+use crate::receiver::Receiver;
+
+/// An SSE event as a client reads it: (id, event, data).
+type Sse = (String, String, String);
+
+/// Reads a live `text/event-stream` response event by event.
+struct Stream {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl Stream {
+    fn new(resp: reqwest::Response) -> Stream {
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()["content-type"], "text/event-stream");
+        Stream { resp, buf: String::new() }
+    }
+
+    /// The next event within `wait`, comments skipped; `None` when none came.
+    async fn next(&mut self, wait: Duration) -> Option<Sse> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let (mut id, mut event, mut data) = (String::new(), "message".to_owned(), Vec::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        id = v.trim_start().to_owned();
+                    } else if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim_start().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push(v.strip_prefix(' ').unwrap_or(v).to_owned());
+                    }
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                return Some((id, event, data.join("\n")));
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.resp.chunk()).await.ok()?.ok()??;
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    async fn expect(&mut self, event: &str) -> (String, Value) {
+        let (id, e, data) = self.next(Duration::from_secs(10)).await.unwrap_or_else(|| panic!("no `{event}` event within 10 s"));
+        assert_eq!(e, event, "{data}");
+        (id, serde_json::from_str(&data).unwrap())
+    }
+}
+
+/// A site with hand-off on, open at every hour, and its knowledge.
+async fn open_site(app: &TestApp) -> SiteId {
+    let (site, _) = app.create_site(Tier::Pro).await;
+    set(app, site.id, SiteUpdate { handoff: Some(true), ..Default::default() }).await;
+    import_files(app, site.id, &clinic()).await;
+    site.id
+}
+
+async fn set(app: &TestApp, site: SiteId, up: SiteUpdate) {
+    app.state.store.run(move |s| s.site(site).update(up)).await.unwrap();
+}
+
+/// A new conversation: (id, token).
+async fn converse(app: &TestApp, site: SiteId) -> (String, String) {
+    let resp = ask(app, site, json!({"question": "When is the clinic open?"})).await;
+    assert_eq!(resp.status(), 200);
+    let a: Value = resp.json().await.unwrap();
+    (a["conversationId"].as_str().unwrap().to_owned(), a["conversationToken"].as_str().expect("a new conversation's token").to_owned())
+}
+
+fn path(cid: &str, what: &str) -> String {
+    format!("/v1/conversations/{cid}/{what}")
+}
+
+async fn visitor_post(app: &TestApp, site: SiteId, cid: &str, token: Option<&str>, what: &str, body: Option<Value>) -> reqwest::Response {
+    let mut req = app.client.post(app.url(&path(cid, what))).header("X-Site-Id", site.to_string());
+    if let Some(t) = token {
+        req = req.header("X-Conversation-Token", t);
+    }
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    req.send().await.unwrap()
+}
+
+async fn events(app: &TestApp, site: SiteId, cid: &str, token: Option<&str>, last: Option<&str>) -> reqwest::Response {
+    let mut req = app.client.get(app.url(&path(cid, "events"))).header("X-Site-Id", site.to_string());
+    if let Some(t) = token {
+        req = req.header("X-Conversation-Token", t);
+    }
+    if let Some(l) = last {
+        req = req.header("Last-Event-ID", l);
+    }
+    req.send().await.unwrap()
+}
+
+/// A staff member with a password, signed in: (session cookie, CSRF token).
+struct Staff {
+    cookie: String,
+    csrf: String,
+}
+
+async fn staff(app: &TestApp, email: &str, site: SiteId, role: SiteRole, name: &str) -> Staff {
+    let link = add_user(app, email, Some(Grant { site_id: site, role })).await;
+    let user = app.state.store.run({
+        let email = email.to_owned();
+        move |s| s.users().by_email(&email)
+    });
+    let id = user.await.unwrap().unwrap().id;
+    let name = name.to_owned();
+    app.state.store.run(move |s| s.users().set_display_name(&id, &name)).await.unwrap();
+    let set = post_form(app, &link, None, Some(&app.base), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    assert_eq!(set.status(), StatusCode::SEE_OTHER);
+    let cookie = session_cookie(set.headers()).unwrap();
+    let csrf = csrf_of(app, &cookie).await;
+    Staff { cookie, csrf }
+}
+
+impl Staff {
+    /// The console's inbox stream: while it is open, an owner or editor is online for the site.
+    async fn online(&self, app: &TestApp, site: SiteId) -> Stream {
+        let resp = app.client.get(app.url(&format!("/console/sites/{site}/inbox/events"))).header("Cookie", &self.cookie).send().await.unwrap();
+        Stream::new(resp)
+    }
+
+    async fn act(&self, app: &TestApp, site: SiteId, cid: &str, action: &str, extra: &[(&str, &str)]) -> reqwest::Response {
+        let mut form = vec![("csrf", self.csrf.as_str())];
+        form.extend_from_slice(extra);
+        post_form(app, &format!("/console/sites/{site}/inbox/{cid}/{action}"), Some(&self.cookie), Some(&app.base), &form).await
+    }
+}
+
+#[tokio::test]
+async fn a_conversation_is_reached_only_with_its_token_and_never_from_another_site() {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let (other, _) = app.create_site(Tier::Pro).await;
+    let (cid, token) = converse(&app, site).await;
+    assert!(token.starts_with("cvt_") && token.len() == 47, "{token}");
+    // Only the first answer carries it; the stream's `done` of a new conversation does too.
+    let follow: Value = ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.json().await.unwrap();
+    assert!(follow.get("conversationToken").is_none(), "{follow}");
+    let streamed = app.client.post(app.url("/v1/query/stream")).header("X-Site-Id", site.to_string()).json(&json!({"question": "Where can I park?"})).send().await.unwrap();
+    let done = crate::stream::parse_sse(&streamed.text().await.unwrap()).pop().unwrap();
+    assert_eq!(done.0, "done");
+    assert!(serde_json::from_str::<Value>(&done.1).unwrap()["conversationToken"].as_str().unwrap().starts_with("cvt_"));
+    // Stored as its SHA-256 only.
+    let stored: Vec<u8> = app.db().query_row("SELECT token_hash FROM conversations WHERE id = ?1", [&cid], |r| r.get(0)).unwrap();
+    assert_eq!(stored, sitebot::secrets::token_hash(&token).to_vec());
+
+    // Without the token, with a wrong one, another site's, a malformed id: the same 404.
+    for resp in [
+        events(&app, site, &cid, None, None).await,
+        events(&app, site, &cid, Some("cvt_wrong"), None).await,
+        events(&app, site, &cid, Some(&token[..46]), None).await,
+        events(&app, other.id, &cid, Some(&token), None).await,
+        events(&app, site, "cnv_nope", Some(&token), None).await,
+        visitor_post(&app, site, &cid, None, "handoff", None).await,
+        visitor_post(&app, other.id, &cid, Some(&token), "handoff", None).await,
+        visitor_post(&app, site, &cid, Some("cvt_wrong"), "messages", Some(json!({"text": "hi"}))).await,
+    ] {
+        problem(resp, 404, "conversation_not_found").await;
+    }
+    // With it: the stream opens (nothing has happened yet).
+    let mut s = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    assert!(s.next(Duration::from_millis(300)).await.is_none());
+    // Messages need a person involved; a bad Last-Event-ID is a clear 422.
+    problem(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "hello?"}))).await, 409, "handoff_inactive").await;
+    let bad = problem(events(&app, site, &cid, Some(&token), Some("seven")).await, 422, "validation_failed").await;
+    assert_eq!(bad["errors"][0]["field"], "Last-Event-ID");
+}
+
+#[tokio::test]
+async fn off_closed_and_nobody_online_are_the_reasons_a_person_cannot_come() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    let site = site.id;
+    let (cid, token) = converse(&app, site).await;
+    let reason = |resp| async { problem(resp, 409, "handoff_unavailable").await["reason"].as_str().unwrap().to_owned() };
+    assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "off");
+
+    // On, but closed today in the site's zone (a closed date), then outside its hours.
+    let today = chrono::Utc::now().with_timezone(&chrono_tz::Pacific::Kiritimati).date_naive().format("%Y-%m-%d").to_string();
+    set(&app, site, SiteUpdate {
+        handoff: Some(true),
+        handoff_timezone: Some(TimeZone::parse("Pacific/Kiritimati").unwrap()),
+        handoff_closed: Some(ClosedDates::parse(&today).unwrap()),
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "closed");
+    let now = chrono::Utc::now().with_timezone(&chrono_tz::Pacific::Kiritimati);
+    let not_now = format!("Mon-Sun {}", if chrono::Timelike::hour(&now) < 12 { "13:00-24:00" } else { "00:00-11:00" });
+    set(&app, site, SiteUpdate { handoff_closed: Some(ClosedDates::default()), handoff_hours: Some(WeeklyHours::parse(&not_now).unwrap()), ..Default::default() }).await;
+    assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "closed");
+
+    // Open at every hour: nobody online; a viewer with the inbox open does not count.
+    set(&app, site, SiteUpdate { handoff_hours: Some(WeeklyHours::default()), ..Default::default() }).await;
+    assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "nobody_online");
+    let viewer = staff(&app, "viewer@example.com", site, SiteRole::Viewer, "Vic").await;
+    let mut watching = viewer.online(&app, site).await;
+    let (_, inbox) = watching.expect("inbox").await;
+    assert_eq!(inbox["online"], 0);
+    assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "nobody_online");
+    // An editor's inbox open: a person can come. Closed again, nobody is online.
+    let editor = staff(&app, "editor@example.com", site, SiteRole::Editor, "Eddie").await;
+    let inbox_stream = editor.online(&app, site).await;
+    drop(inbox_stream);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "nobody_online", "the tab closed");
+    let _open = editor.online(&app, site).await;
+    let resp = visitor_post(&app, site, &cid, Some(&token), "handoff", None).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!((body["state"].as_str(), body["conversationId"].as_str()), (Some("waiting"), Some(cid.as_str())));
+    assert!(body["waitUntil"].is_string());
+    // The viewer's inbox hears of it (after the editor's comings and goings).
+    let mut inbox = watching.expect("inbox").await.1;
+    for _ in 0..5 {
+        if !inbox["conversations"].as_array().unwrap().is_empty() {
+            break;
+        }
+        inbox = watching.expect("inbox").await.1;
+    }
+    assert_eq!(inbox["conversations"][0]["state"], "waiting", "{inbox}");
+    assert_eq!(inbox["conversations"][0]["conversationId"], cid.as_str());
+    // Signed out, the editor is no longer online, though the stream's connection was still open.
+    let out = post_form(&app, "/console/logout", Some(&editor.cookie), Some(&app.base), &[("csrf", editor.csrf.as_str())]).await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (cid2, token2) = converse(&app, site).await;
+    assert_eq!(reason(visitor_post(&app, site, &cid2, Some(&token2), "handoff", None).await).await, "nobody_online", "signed out");
+}
+
+#[tokio::test]
+async fn a_person_takes_over_replies_and_hands_back_and_everything_said_reaches_the_lead_and_the_webhook() {
+    let rx = Receiver::start().await;
+    let app = spawn_app_with(crate::webhooks::webhook_config()).await;
+    let mut new = with_webhook(new_site(Tier::Pro), &rx.url("/hook"));
+    new.webhook_events = vec![sitebot::domain::EventType::LeadCaptured, sitebot::domain::EventType::HandoffRequested];
+    let (site, _) = app.create_site_with(new).await;
+    set(&app, site.id, SiteUpdate { handoff: Some(true), ..Default::default() }).await;
+    import_files(&app, site.id, &clinic()).await;
+    let site = site.id;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
+    let _online = ada.online(&app, site).await;
+    let (cid, token) = converse(&app, site).await;
+    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+    let (_, waiting) = visitor.expect("state").await;
+    assert_eq!(waiting["state"], "waiting");
+    // Asking twice changes nothing; the assistant does not answer while a person is awaited.
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+    problem(ask(&app, site, json!({"question": "Anyone there?", "conversationId": cid})).await, 409, "handoff_active").await;
+    let hostile = "<img src=x onerror=alert(1)> still there?";
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": hostile}))).await.status(), StatusCode::ACCEPTED);
+    let (_, mine) = visitor.expect("message").await;
+    assert_eq!((mine["role"].as_str(), mine["text"].as_str()), (Some("user"), Some(hostile)));
+
+    // The staff's side: the inbox lists it with the transcript so far.
+    let inbox = app.state.store.run(move |s| s.site(site).handoff().inbox()).await.unwrap();
+    assert_eq!(inbox.len(), 1);
+    let said: Vec<&str> = inbox[0].transcript.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(said.first(), Some(&"When is the clinic open?"));
+    assert_eq!(said.last(), Some(&hostile));
+
+    // The inbox page shows it with the visitor's text escaped, and what Ada may do.
+    let page = crate::console::get(&app, &format!("/console/sites/{site}/inbox"), Some(&ada.cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains(&cid) && html.contains("img src=x onerror=alert(1)") && !html.contains("<img src=x"), "shown as text: {html}");
+    assert!(html.contains(&format!("/inbox/{cid}/take")) && html.contains("/console/assets/inbox.js"));
+    let script = crate::console::get(&app, "/console/assets/inbox.js", None).await;
+    assert_eq!((script.status(), script.headers()["content-type"].to_str().unwrap()), (StatusCode::OK, "text/javascript; charset=utf-8"));
+
+    assert_eq!(ada.act(&app, site, &cid, "take", &[]).await.status(), StatusCode::SEE_OTHER);
+    let (_, joined) = visitor.expect("state").await;
+    assert_eq!((joined["state"].as_str(), joined["displayName"].as_str()), (Some("joined"), Some("Ada")));
+    // Replies reach the visitor's stream; the latency is printed, not asserted.
+    let mut took = Vec::new();
+    for i in 0..5 {
+        let sent = Instant::now();
+        assert_eq!(ada.act(&app, site, &cid, "reply", &[("text", &format!("Reply {i}"))]).await.status(), StatusCode::SEE_OTHER);
+        let (_, m) = visitor.expect("message").await;
+        took.push(sent.elapsed());
+        assert_eq!((m["role"].as_str(), m["displayName"].as_str(), m["text"].as_str()), (Some("staff"), Some("Ada"), Some(format!("Reply {i}").as_str())));
+    }
+    took.sort();
+    println!("staff reply to visitor stream over loopback (console POST included): median {:?}, max {:?}", took[2], took[4]);
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "Thanks, Ada"}))).await.status(), StatusCode::ACCEPTED);
+    visitor.expect("message").await;
+
+    assert_eq!(ada.act(&app, site, &cid, "hand-back", &[]).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(visitor.expect("state").await.1["state"], "handed_back");
+    assert_eq!(ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.status(), 200, "the assistant answers again");
+    problem(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "hello?"}))).await, 409, "handoff_inactive").await;
+
+    // The lead carries the whole transcript, the human turns with the person's name.
+    let lead = crate::leads::post_lead(&app, &site, &json!({"email": "visitor@example.com", "conversationId": cid})).await;
+    assert_eq!(lead.status(), 202);
+    app.deliver_until(|| rx.requests().len() >= 2).await;
+    let got = rx.requests();
+    let requested = got.iter().find(|r| r.json()["type"] == "conversation.handoff_requested").expect("conversation.handoff_requested");
+    assert_eq!(requested.json()["data"]["conversationId"], cid.as_str());
+    assert_eq!(requested.json()["data"]["transcript"][0]["role"], "user");
+    let captured = got.iter().find(|r| r.json()["type"] == "lead.captured").expect("lead.captured").json();
+    let transcript = captured["data"]["transcript"].as_array().unwrap().clone();
+    let roles: Vec<&str> = transcript.iter().map(|t| t["role"].as_str().unwrap()).collect();
+    assert!(roles.contains(&"assistant") && roles.contains(&"staff"), "{roles:?}");
+    assert_eq!(transcript.iter().filter(|t| t["role"] == "staff").count(), 5);
+    assert!(transcript.iter().filter(|t| t["role"] == "staff").all(|t| t["author"] == "Ada"));
+    assert!(transcript.iter().any(|t| t["text"] == hostile) && transcript.iter().any(|t| t["text"] == "Thanks, Ada"));
+    let ats: Vec<&str> = transcript.iter().map(|t| t["at"].as_str().unwrap()).collect();
+    assert!(ats.windows(2).all(|w| w[0] <= w[1]), "oldest first: {ats:?}");
+}
+
+#[tokio::test]
+async fn two_staff_members_cannot_both_hold_a_conversation() {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
+    let bo = staff(&app, "bo@example.com", site, SiteRole::Owner, "Bo").await;
+    let vic = staff(&app, "vic@example.com", site, SiteRole::Viewer, "Vic").await;
+    let _online = ada.online(&app, site).await;
+    for round in 0..5 {
+        let (cid, token) = converse(&app, site).await;
+        assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+        let (a, b) = tokio::join!(ada.act(&app, site, &cid, "take", &[]), bo.act(&app, site, &cid, "take", &[]));
+        let mut statuses = [a.status().as_u16(), b.status().as_u16()];
+        statuses.sort();
+        assert_eq!(statuses, [303, 409], "round {round}: exactly one takes it");
+        let holder: String = app.db().query_row("SELECT holder FROM conversations WHERE id = ?1", [&cid], |r| r.get(0)).unwrap();
+        let joined = app.count("SELECT count(*) FROM conversation_events WHERE conversation_id = ?1 AND state = 'joined'", [&cid]);
+        assert_eq!(joined, 1, "one joined event");
+        assert!(holder.starts_with("usr_"));
+    }
+    // Taking over is explicit; the one who lost it can no longer reply; viewers may not act.
+    let (cid, token) = converse(&app, site).await;
+    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    visitor_post(&app, site, &cid, Some(&token), "handoff", None).await;
+    assert_eq!(ada.act(&app, site, &cid, "take", &[]).await.status(), StatusCode::SEE_OTHER);
+    let refused = bo.act(&app, site, &cid, "take", &[]).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    assert!(refused.text().await.unwrap().contains("Ada"), "says who holds it");
+    assert_eq!(bo.act(&app, site, &cid, "reply", &[("text", "me too")]).await.status(), StatusCode::CONFLICT);
+    assert_eq!(bo.act(&app, site, &cid, "take", &[("over", "1")]).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(ada.act(&app, site, &cid, "reply", &[("text", "still me?")]).await.status(), StatusCode::CONFLICT);
+    assert_eq!(vic.act(&app, site, &cid, "take", &[("over", "1")]).await.status(), StatusCode::FORBIDDEN);
+    assert_eq!(vic.act(&app, site, &cid, "close", &[]).await.status(), StatusCode::FORBIDDEN);
+    let page = crate::console::get(&app, &format!("/console/sites/{site}/inbox"), Some(&vic.cookie)).await.text().await.unwrap();
+    assert!(page.contains(&cid) && !page.contains("/take\"") && !page.contains("/reply\""), "a viewer reads, with no controls");
+    let seen: Vec<(String, Option<String>)> = {
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            let (_, v) = visitor.expect("state").await;
+            out.push((v["state"].as_str().unwrap().to_owned(), v["displayName"].as_str().map(str::to_owned)));
+        }
+        out
+    };
+    assert_eq!(seen, vec![("waiting".into(), None), ("joined".into(), Some("Ada".into())), ("joined".into(), Some("Bo".into()))]);
+    assert!(visitor.next(Duration::from_millis(300)).await.is_none(), "the refused actions told the visitor nothing");
+    assert_eq!(bo.act(&app, site, &cid, "close", &[]).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(visitor.expect("state").await.1["state"], "closed");
+    assert_eq!(bo.act(&app, site, &cid, "close", &[]).await.status(), StatusCode::CONFLICT, "nothing left to close");
+}
+
+#[tokio::test]
+async fn a_dropped_stream_resumed_with_last_event_id_misses_and_repeats_nothing() {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
+    let _online = ada.online(&app, site).await;
+    let (cid, token) = converse(&app, site).await;
+    visitor_post(&app, site, &cid, Some(&token), "handoff", None).await;
+    ada.act(&app, site, &cid, "take", &[]).await;
+    let mut sent = vec!["waiting".to_owned(), "joined".to_owned()];
+    for i in 0..6 {
+        let text = format!("line {i}");
+        if i % 2 == 0 {
+            ada.act(&app, site, &cid, "reply", &[("text", &text)]).await;
+        } else {
+            visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": text}))).await;
+        }
+        sent.push(text);
+    }
+    let label = |e: &Sse| {
+        let v: Value = serde_json::from_str(&e.2).unwrap();
+        v["text"].as_str().or(v["state"].as_str()).unwrap().to_owned()
+    };
+    // Read four events, drop the connection, say more while nobody listens, resume.
+    let mut first = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    let mut seen: Vec<Sse> = Vec::new();
+    for _ in 0..4 {
+        seen.push(first.next(Duration::from_secs(5)).await.unwrap());
+    }
+    drop(first);
+    for i in 6..9 {
+        let text = format!("line {i}");
+        ada.act(&app, site, &cid, "reply", &[("text", &text)]).await;
+        sent.push(text);
+    }
+    let last = seen.last().unwrap().0.clone();
+    let mut resumed = Stream::new(events(&app, site, &cid, Some(&token), Some(&last)).await);
+    while let Some(e) = resumed.next(Duration::from_millis(500)).await {
+        seen.push(e);
+    }
+    // While the stream is open, new events arrive on it too.
+    ada.act(&app, site, &cid, "reply", &[("text", "live")]).await;
+    sent.push("live".into());
+    seen.push(resumed.next(Duration::from_secs(5)).await.unwrap());
+    assert_eq!(seen.iter().map(label).collect::<Vec<_>>(), sent, "every event once, in order");
+    let ids: Vec<i64> = seen.iter().map(|e| e.0.parse().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    // The query parameter resumes the same way (EventSource cannot set headers).
+    let third = &seen[2].0;
+    let url = format!("{}?lastEventId={third}", app.url(&path(&cid, "events")));
+    let resp = app.client.get(url).header("X-Site-Id", site.to_string()).header("X-Conversation-Token", &token).send().await.unwrap();
+    let mut by_query = Stream::new(resp);
+    assert_eq!(by_query.next(Duration::from_secs(5)).await.unwrap().0, seen[3].0);
+}
+
+#[tokio::test]
+async fn nobody_joining_within_the_wait_is_missed_and_the_lead_carries_what_was_said() {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    set(&app, site, SiteUpdate { handoff_wait_secs: Some(1), ..Default::default() }).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Owner, "Ada").await;
+    let _online = ada.online(&app, site).await;
+    let (cid, token) = converse(&app, site).await;
+    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    let requested = Instant::now();
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+    visitor.expect("state").await;
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "My tooth hurts, please call me"}))).await.status(), StatusCode::ACCEPTED);
+    visitor.expect("message").await;
+    let (_, missed) = visitor.expect("state").await;
+    assert_eq!(missed["state"], "missed");
+    println!("a 1 s wait ended with `missed` after {:?}", requested.elapsed());
+    // Back to the assistant; the contact form's lead carries the question, the answer and the message.
+    assert_eq!(ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.status(), 200);
+    assert_eq!(ada.act(&app, site, &cid, "take", &[]).await.status(), StatusCode::CONFLICT, "too late to take");
+    let id = crate::leads::accepted(&app, &site, &json!({"email": "v@example.com", "conversationId": cid})).await;
+    let lead = app.state.store.run(move |s| s.site(site).leads().get(&id)).await.unwrap();
+    let texts: Vec<String> = lead.lead.transcript.unwrap().into_iter().map(|t| t.text).collect();
+    assert_eq!(texts.first().map(String::as_str), Some("When is the clinic open?"));
+    assert!(texts.contains(&"My tooth hurts, please call me".to_owned()), "{texts:?}");
+}
+
+#[tokio::test]
+async fn hand_off_is_counted_in_the_metrics() {
+    let mut config = test_config();
+    config.server.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+    let app = spawn_app_with(config).await;
+    let site = open_site(&app).await;
+    let (cid, token) = converse(&app, site).await;
+    visitor_post(&app, site, &cid, Some(&token), "handoff", None).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
+    let _online = ada.online(&app, site).await;
+    visitor_post(&app, site, &cid, Some(&token), "handoff", None).await;
+    ada.act(&app, site, &cid, "take", &[]).await;
+    ada.act(&app, site, &cid, "reply", &[("text", "Hello")]).await;
+    let text = app.state.metrics.encode(&[], 0, Default::default(), None);
+    for line in [
+        "sitebot_handoffs_total{event=\"unavailable\",reason=\"nobody_online\"} 1",
+        "sitebot_handoffs_total{event=\"requested\"} 1",
+        "sitebot_handoffs_total{event=\"taken\"} 1",
+        "sitebot_handoff_seconds_count{stage=\"first_reply\"} 1",
+    ] {
+        assert!(text.contains(line), "missing {line}");
+    }
+}
+
+/// The built binary, run as an operator would, on `dir`.
+fn sitebot(dir: &std::path::Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot"));
+    cmd.arg("--data-dir").arg(dir).env("SITEBOT_LOG__LEVEL", "warn").kill_on_drop(true);
+    cmd
+}
+
+async fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    sitebot(dir).args(args).output().await.unwrap()
+}
+
+async fn serve(dir: &std::path::Path) -> (tokio::process::Child, String) {
+    crate::served::serve_on_free_port(sitebot(dir)).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_server_killed_mid_conversation_loses_nothing_either_side_was_told_was_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let created = cli(dir.path(), &["site", "create", "--json", "--name", "Crash", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en"]).await;
+    let site = serde_json::from_slice::<Value>(&created.stdout).unwrap()["siteId"].as_str().unwrap().to_owned();
+    // Bad settings are refused with a clear reason and change nothing.
+    for (flag, value, says) in [
+        ("--handoff-hours", "Mon-Fri 9-17", "is not a time"),
+        ("--handoff-hours", "Mon-Fri 17:00-09:00", "split a range over midnight"),
+        ("--handoff-timezone", "Mars/Olympus", "IANA time zone"),
+        ("--handoff-closed", "24.12.2026", "is not a date"),
+        ("--handoff-wait", "0", "0"),
+    ] {
+        let out = cli(dir.path(), &["site", "update", &site, flag, value]).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{flag} {value}: {err}");
+    }
+    let out = cli(
+        dir.path(),
+        &["site", "update", &site, "--handoff", "on", "--handoff-hours", "", "--handoff-timezone", "Europe/Berlin", "--handoff-closed", "2026-12-24,2026-12-25", "--handoff-wait", "600"],
+    )
+    .await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && shown.contains("hand-off:       on; hours every hour (Europe/Berlin), closed 2026-12-24,2026-12-25; visitors wait 600 s"), "{shown}");
+    let added = cli(dir.path(), &["user", "add", "--json", "--email", "ada@example.com", "--site", &site, "--role", "editor", "--display-name", "Ada"]).await;
+    let link = serde_json::from_slice::<Value>(&added.stdout).unwrap()["setupLink"].as_str().unwrap().to_owned();
+    let setup = &link[link.find("/console/setup/").unwrap()..];
+
+    let (mut server, base) = serve(dir.path()).await;
+    let pem = std::fs::read(sitebot::http::tls::self_signed_paths(dir.path()).0).unwrap();
+    let client = crate::helpers::client_for(&pem);
+    let set = client.post(format!("{base}{setup}")).header("Origin", &base).form(&[("password", PASSWORD), ("repeat", PASSWORD)]).send().await.unwrap();
+    let cookie = session_cookie(set.headers()).unwrap();
+    let page = client.get(format!("{base}/console/sites")).header("Cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    let at = page.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = page[at..].split('"').next().unwrap().to_owned();
+    let inbox = client.get(format!("{base}/console/sites/{site}/inbox/events")).header("Cookie", &cookie).send().await.unwrap();
+    assert_eq!(inbox.status(), StatusCode::OK);
+
+    let answer: Value = client.post(format!("{base}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "Hello?"})).send().await.unwrap().json().await.unwrap();
+    let (cid, token) = (answer["conversationId"].as_str().unwrap().to_owned(), answer["conversationToken"].as_str().unwrap().to_owned());
+    let visitor = {
+        let (client, site, cid, token) = (client.clone(), site.clone(), cid.clone(), token.clone());
+        move |base: &str, what: &str| client.post(format!("{base}/v1/conversations/{cid}/{what}")).header("X-Site-Id", &site).header("X-Conversation-Token", &token)
+    };
+    let staff = {
+        let (client, site, cid, cookie, csrf) = (client.clone(), site.clone(), cid.clone(), cookie.clone(), csrf.clone());
+        move |base: &str, what: &str, text: &str| {
+            client
+                .post(format!("{base}/console/sites/{site}/inbox/{cid}/{what}"))
+                .header("Cookie", &cookie)
+                .header("Origin", base)
+                .form(&[("csrf", csrf.as_str()), ("text", text)])
+        }
+    };
+    assert_eq!(visitor(&base, "handoff").send().await.unwrap().status(), StatusCode::ACCEPTED);
+    assert_eq!(staff(&base, "take", "").send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let stream = client.get(format!("{base}/v1/conversations/{cid}/events")).header("X-Site-Id", &site).header("X-Conversation-Token", &token).send().await.unwrap();
+    let mut before = Stream::new(stream);
+
+    // Both sides write as fast as they are answered; the kill lands among them. What each was told
+    // was sent (a 202, a 303) is recorded.
+    let acked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let writers = (0..2).map(|side| {
+        let (acked, visitor, staff, base) = (acked.clone(), visitor.clone(), staff.clone(), base.clone());
+        tokio::spawn(async move {
+            for i in 0.. {
+                let text = format!("{} {i}", if side == 0 { "visitor" } else { "staff" });
+                let sent = if side == 0 { visitor(&base, "messages").json(&json!({"text": text})).send().await } else { staff(&base, "reply", &text).send().await };
+                match sent {
+                    Ok(r) if r.status() == StatusCode::ACCEPTED || r.status() == StatusCode::SEE_OTHER => acked.lock().unwrap().push(text),
+                    Ok(r) if r.status() == StatusCode::TOO_MANY_REQUESTS => tokio::time::sleep(Duration::from_millis(200)).await,
+                    _ => break,
+                }
+            }
+        })
+    });
+    let writers: Vec<_> = writers.collect();
+    let mut told: Vec<Sse> = Vec::new();
+    while told.len() < 30 {
+        told.push(before.next(Duration::from_secs(10)).await.expect("events while both write"));
+    }
+    server.kill().await.unwrap();
+    for w in writers {
+        w.await.unwrap();
+    }
+    while let Some(e) = before.next(Duration::from_millis(200)).await {
+        told.push(e);
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= 20, "{} acknowledged before the kill", acked.len());
+
+    let (mut server, base) = serve(dir.path()).await;
+    let resume = |last: Option<String>| {
+        let mut req = client.get(format!("{base}/v1/conversations/{cid}/events")).header("X-Site-Id", &site).header("X-Conversation-Token", &token);
+        if let Some(l) = last {
+            req = req.header("Last-Event-ID", l);
+        }
+        req.send()
+    };
+    let mut rest = Stream::new(resume(told.last().map(|e| e.0.clone())).await.unwrap());
+    let mut after: Vec<Sse> = Vec::new();
+    while let Some(e) = rest.next(Duration::from_millis(800)).await {
+        after.push(e);
+    }
+    let mut all = Stream::new(resume(None).await.unwrap());
+    let mut everything: Vec<Sse> = Vec::new();
+    while let Some(e) = all.next(Duration::from_millis(800)).await {
+        everything.push(e);
+    }
+    let text = |e: &Sse| serde_json::from_str::<Value>(&e.2).unwrap()["text"].as_str().map(str::to_owned);
+    let stored: Vec<String> = everything.iter().filter_map(text).collect();
+    for a in &acked {
+        assert_eq!(stored.iter().filter(|s| *s == a).count(), 1, "`{a}` was acknowledged, so it is stored once");
+    }
+    let resumed: Vec<Sse> = told.iter().chain(&after).cloned().collect();
+    assert_eq!(resumed, everything, "what the visitor saw before the kill and after resuming is everything, once, in order");
+    // The conversation is still held after the restart: the staff's session and hold carry on.
+    assert_eq!(staff(&base, "reply", "after the restart").send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    assert_eq!(text(&rest.next(Duration::from_secs(10)).await.unwrap()).as_deref(), Some("after the restart"));
+    println!("killed mid-conversation: {} messages acknowledged, {} events before the kill, {} after resuming", acked.len(), told.len(), after.len());
+    server.kill().await.unwrap();
+}
