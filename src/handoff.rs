@@ -123,7 +123,13 @@ pub async fn request(state: &Arc<AppState>, site: &Site, id: ConversationId, tok
 }
 
 /// The visitor's message to the person who holds the conversation or is awaited.
-pub async fn visitor_message(state: &Arc<AppState>, site: SiteId, id: ConversationId, token_hash: [u8; 32], text: String) -> Result<crate::store::handoff::Event, VisitorError> {
+pub async fn visitor_message(
+    state: &Arc<AppState>,
+    site: SiteId,
+    id: ConversationId,
+    token_hash: [u8; 32],
+    text: String,
+) -> Result<crate::store::handoff::Event, VisitorError> {
     let cid = id.clone();
     let posted = state.store.run(move |s| s.site(site).handoff().visitor_message(&cid, &token_hash, &text, Timestamp::now())).await?;
     match posted {
@@ -140,7 +146,9 @@ pub async fn visitor_message(state: &Arc<AppState>, site: SiteId, id: Conversati
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StaffAction {
     /// Take a waiting conversation; with `over`, one someone else holds.
-    Take { over: bool },
+    Take {
+        over: bool,
+    },
     Reply(String),
     HandBack,
     Close,
@@ -226,7 +234,8 @@ pub async fn run_expiry(state: Arc<AppState>, stop: CancellationToken) {
             expire_once(&state).await;
             next = state.store.run(|s| s.handoff_expiry().next_deadline()).await.ok().flatten();
         }
-        let sleep = next.map_or(EXPIRY_EVERY, |t| Duration::from_millis((t.as_millis() - Timestamp::now().as_millis()).clamp(0, EXPIRY_EVERY.as_millis() as i64) as u64));
+        let sleep = next
+            .map_or(EXPIRY_EVERY, |t| Duration::from_millis((t.as_millis() - Timestamp::now().as_millis()).clamp(0, EXPIRY_EVERY.as_millis() as i64) as u64));
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = bell.rung() => {}

@@ -85,7 +85,12 @@ pub async fn ask_person(req: &Request, Path(raw): Path<String>, Data(state): Dat
     let (id, hash) = conversation(req, &raw)?;
     let status: Status = handoff::request(state, &tenant.site, id, hash).await.map_err(ApiError::from)?;
     let events = format!("/v1/conversations/{}/events", status.id);
-    accepted(&HandoffBody { state: status.holding, wait_until: status.deadline.filter(|_| status.holding == Holding::Waiting), conversation_id: status.id, events })
+    accepted(&HandoffBody {
+        state: status.holding,
+        wait_until: status.deadline.filter(|_| status.holding == Holding::Waiting),
+        conversation_id: status.id,
+        events,
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,7 +150,9 @@ struct MessageData<'a> {
 pub fn sse(e: &Event) -> SseEvent {
     let (kind, data) = match &e.kind {
         EventKind::State { state, name } => ("state", serde_json::to_string(&StateData { state: state.as_str(), display_name: name.as_deref(), at: e.at })),
-        EventKind::Message { role, name, text } => ("message", serde_json::to_string(&MessageData { role: *role, display_name: name.as_deref(), text, at: e.at })),
+        EventKind::Message { role, name, text } => {
+            ("message", serde_json::to_string(&MessageData { role: *role, display_name: name.as_deref(), text, at: e.at }))
+        }
     };
     SseEvent::message(data.unwrap_or_default()).event_type(kind).id(e.id.to_string())
 }
@@ -157,7 +164,12 @@ fn resume_after(req: &Request) -> Result<i64, ApiError> {
     match header.or_else(query) {
         None => Ok(0),
         Some(v) if v.trim().is_empty() => Ok(0),
-        Some(v) => v.trim().parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| ApiError::validation("Last-Event-ID", "must be the id of an event this stream sent (a whole number)")),
+        Some(v) => v
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| ApiError::validation("Last-Event-ID", "must be the id of an event this stream sent (a whole number)")),
     }
 }
 

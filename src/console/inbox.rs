@@ -170,7 +170,14 @@ pub async fn inbox_page(req: &Request, Path(raw): Path<String>, Data(state): Dat
     )
 }
 
-async fn act(req: &Request, body: Body, state: &Arc<AppState>, raw: &str, conversation: &str, action: impl FnOnce(&[(String, String)]) -> Option<StaffAction>) -> Response {
+async fn act(
+    req: &Request,
+    body: Body,
+    state: &Arc<AppState>,
+    raw: &str,
+    conversation: &str,
+    action: impl FnOnce(&[(String, String)]) -> Option<StaffAction>,
+) -> Response {
     let t = texts::for_request(req);
     let (me, fields) = match checked_post(state, req, body).await {
         Ok(ok) => ok,

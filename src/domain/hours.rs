@@ -11,8 +11,15 @@ use chrono::{Datelike, NaiveDate, Timelike, Weekday};
 
 use super::{Invalid, Timestamp, invalid};
 
-const DAYS: [(&str, Weekday); 7] =
-    [("Mon", Weekday::Mon), ("Tue", Weekday::Tue), ("Wed", Weekday::Wed), ("Thu", Weekday::Thu), ("Fri", Weekday::Fri), ("Sat", Weekday::Sat), ("Sun", Weekday::Sun)];
+const DAYS: [(&str, Weekday); 7] = [
+    ("Mon", Weekday::Mon),
+    ("Tue", Weekday::Tue),
+    ("Wed", Weekday::Wed),
+    ("Thu", Weekday::Thu),
+    ("Fri", Weekday::Fri),
+    ("Sat", Weekday::Sat),
+    ("Sun", Weekday::Sun),
+];
 
 /// At most this many closed dates (a year and then some).
 pub const MAX_CLOSED_DATES: usize = 400;
@@ -31,7 +38,10 @@ struct Range {
 pub struct WeeklyHours(Vec<Range>);
 
 fn day(s: &str) -> Result<Weekday, Invalid> {
-    DAYS.iter().find(|(n, _)| n.eq_ignore_ascii_case(s)).map(|(_, d)| *d).ok_or_else(|| invalid(format!("`{s}` is not a day: use Mon, Tue, Wed, Thu, Fri, Sat or Sun")))
+    DAYS.iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(s))
+        .map(|(_, d)| *d)
+        .ok_or_else(|| invalid(format!("`{s}` is not a day: use Mon, Tue, Wed, Thu, Fri, Sat or Sun")))
 }
 
 fn minute(s: &str) -> Result<u16, Invalid> {
@@ -53,7 +63,8 @@ impl WeeklyHours {
     pub fn parse(spec: &str) -> Result<WeeklyHours, Invalid> {
         let mut ranges = Vec::new();
         for group in spec.split(';').map(str::trim).filter(|g| !g.is_empty()) {
-            let (days, times) = group.split_once(char::is_whitespace).ok_or_else(|| invalid(format!("`{group}` needs days then times, e.g. `Mon-Fri 09:00-17:00`")))?;
+            let (days, times) =
+                group.split_once(char::is_whitespace).ok_or_else(|| invalid(format!("`{group}` needs days then times, e.g. `Mon-Fri 09:00-17:00`")))?;
             let mut which = Vec::new();
             for part in days.split(',') {
                 match part.split_once('-') {
@@ -144,7 +155,10 @@ impl TimeZone {
     pub const UTC: TimeZone = TimeZone(chrono_tz::Tz::UTC);
 
     pub fn parse(s: &str) -> Result<TimeZone, Invalid> {
-        s.trim().parse::<chrono_tz::Tz>().map(TimeZone).map_err(|_| invalid(format!("`{}` is not an IANA time zone such as Europe/Berlin or America/New_York", s.trim())))
+        s.trim()
+            .parse::<chrono_tz::Tz>()
+            .map(TimeZone)
+            .map_err(|_| invalid(format!("`{}` is not an IANA time zone such as Europe/Berlin or America/New_York", s.trim())))
     }
 
     pub fn name(&self) -> &'static str {
@@ -190,7 +204,10 @@ mod tests {
     fn a_schedule_parses_to_a_canonical_form_that_parses_back() {
         let w = WeeklyHours::parse("mon-fri 09:00-12:00, 13:00-17:00; Sat 10:00-14:00").unwrap();
         let text = w.to_string();
-        assert_eq!(text, "Mon 09:00-12:00,13:00-17:00; Tue 09:00-12:00,13:00-17:00; Wed 09:00-12:00,13:00-17:00; Thu 09:00-12:00,13:00-17:00; Fri 09:00-12:00,13:00-17:00; Sat 10:00-14:00");
+        assert_eq!(
+            text,
+            "Mon 09:00-12:00,13:00-17:00; Tue 09:00-12:00,13:00-17:00; Wed 09:00-12:00,13:00-17:00; Thu 09:00-12:00,13:00-17:00; Fri 09:00-12:00,13:00-17:00; Sat 10:00-14:00"
+        );
         assert_eq!(WeeklyHours::parse(&text).unwrap(), w);
         assert_eq!(WeeklyHours::parse("Fri-Mon 00:00-24:00").unwrap().to_string().matches("00:00-24:00").count(), 4, "a day range wraps the week");
         assert!(WeeklyHours::parse("").unwrap().is_empty());

@@ -138,19 +138,26 @@ fn by_token(c: &Connection, site: &SiteId, id: &ConversationId, token_hash: &[u8
 fn push(tx: &Transaction<'_>, site: &SiteId, id: &ConversationId, kind: &EventKind, user: Option<&UserId>, at: Timestamp) -> Result<Event> {
     let (k, state, role, name, text) = match kind {
         EventKind::State { state, name } => ("state", Some(state.as_str()), None, name.as_deref(), None),
-        EventKind::Message { role, name, text } => ("message", None, Some(if *role == Author::User { "user" } else { "staff" }), name.as_deref(), Some(text.as_str())),
+        EventKind::Message { role, name, text } => {
+            ("message", None, Some(if *role == Author::User { "user" } else { "staff" }), name.as_deref(), Some(text.as_str()))
+        }
     };
-    tx.prepare_cached("INSERT INTO conversation_events (site_id, conversation_id, kind, state, role, user_id, author, text, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?
-        .execute(params![site, id, k, state, role, user, name, text, at])?;
+    tx.prepare_cached(
+        "INSERT INTO conversation_events (site_id, conversation_id, kind, state, role, user_id, author, text, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![site, id, k, state, role, user, name, text, at])?;
     tx.prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = ?1")?.execute(params![id, at])?;
     Ok(Event { id: tx.last_insert_rowid(), kind: kind.clone(), at })
 }
 
-fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, Option<String>, Option<String>, Option<String>, Option<String>, Timestamp)> {
+/// A `conversation_events` row as read: id, kind, state, role, author, text, at.
+type EventRow = (i64, String, Option<String>, Option<String>, Option<String>, Option<String>, Timestamp);
+
+fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
 }
 
-fn event_of((id, kind, state, role, name, text, at): (i64, String, Option<String>, Option<String>, Option<String>, Option<String>, Timestamp)) -> Result<Event> {
+fn event_of((id, kind, state, role, name, text, at): EventRow) -> Result<Event> {
     let kind = match kind.as_str() {
         "state" => EventKind::State { state: StateChange::parse(state.as_deref().unwrap_or(""))?, name },
         "message" => EventKind::Message {
@@ -203,13 +210,20 @@ pub enum Posted {
     /// No person holds or is awaited: ask the assistant.
     NoPerson,
     /// [`VISITOR_MESSAGES_PER_MINUTE`] were sent in the last minute; retry in this many seconds.
-    TooMany { retry_after_secs: u64 },
+    TooMany {
+        retry_after_secs: u64,
+    },
 }
 
 /// What a staff member's action did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acted {
-    Done { event: Event, status: Status, first_reply_after: Option<Duration>, waited: Option<Duration> },
+    Done {
+        event: Event,
+        status: Status,
+        first_reply_after: Option<Duration>,
+        waited: Option<Duration>,
+    },
     /// Someone else holds it (their display name): take it over explicitly.
     HeldByOther(String),
     /// The action needs the user to hold the conversation.
@@ -281,7 +295,9 @@ impl<'s> Handoffs<'s> {
             }
             let minute_ago = now - Duration::from_secs(60);
             let (sent, oldest): (i64, Option<Timestamp>) = tx
-                .prepare_cached("SELECT count(*), min(at) FROM conversation_events WHERE conversation_id = ?1 AND kind = 'message' AND role = 'user' AND at > ?2")?
+                .prepare_cached(
+                    "SELECT count(*), min(at) FROM conversation_events WHERE conversation_id = ?1 AND kind = 'message' AND role = 'user' AND at > ?2",
+                )?
                 .query_row(params![id, minute_ago], |r| Ok((r.get(0)?, r.get(1)?)))?;
             if sent >= i64::from(VISITOR_MESSAGES_PER_MINUTE) {
                 let free_at = oldest.map_or(now, |o| o + Duration::from_secs(60));
@@ -429,7 +445,9 @@ impl<'s> Expiry<'s> {
     pub fn expire_due(&self, now: Timestamp) -> Result<Vec<Missed>> {
         self.store.write(|tx| {
             let due: Vec<(ConversationId, SiteId)> = tx
-                .prepare_cached("SELECT id, site_id FROM conversations WHERE handoff = 'waiting' AND handoff_deadline <= ?1 ORDER BY handoff_deadline LIMIT 500")?
+                .prepare_cached(
+                    "SELECT id, site_id FROM conversations WHERE handoff = 'waiting' AND handoff_deadline <= ?1 ORDER BY handoff_deadline LIMIT 500",
+                )?
                 .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             let mut out = Vec::with_capacity(due.len());

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use sitebot::domain::{SiteId, SiteRole, Tier, TimeZone, WeeklyHours, ClosedDates};
+use sitebot::domain::{ClosedDates, SiteId, SiteRole, Tier, TimeZone, WeeklyHours};
 use sitebot::store::SiteUpdate;
 use sitebot::store::users::Grant;
 
@@ -157,7 +157,14 @@ async fn a_conversation_is_reached_only_with_its_token_and_never_from_another_si
     // Only the first answer carries it; the stream's `done` of a new conversation does too.
     let follow: Value = ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.json().await.unwrap();
     assert!(follow.get("conversationToken").is_none(), "{follow}");
-    let streamed = app.client.post(app.url("/v1/query/stream")).header("X-Site-Id", site.to_string()).json(&json!({"question": "Where can I park?"})).send().await.unwrap();
+    let streamed = app
+        .client
+        .post(app.url("/v1/query/stream"))
+        .header("X-Site-Id", site.to_string())
+        .json(&json!({"question": "Where can I park?"}))
+        .send()
+        .await
+        .unwrap();
     let done = crate::stream::parse_sse(&streamed.text().await.unwrap()).pop().unwrap();
     assert_eq!(done.0, "done");
     assert!(serde_json::from_str::<Value>(&done.1).unwrap()["conversationToken"].as_str().unwrap().starts_with("cvt_"));
@@ -199,17 +206,26 @@ async fn off_closed_and_nobody_online_are_the_reasons_a_person_cannot_come() {
 
     // On, but closed today in the site's zone (a closed date), then outside its hours.
     let today = chrono::Utc::now().with_timezone(&chrono_tz::Pacific::Kiritimati).date_naive().format("%Y-%m-%d").to_string();
-    set(&app, site, SiteUpdate {
-        handoff: Some(true),
-        handoff_timezone: Some(TimeZone::parse("Pacific/Kiritimati").unwrap()),
-        handoff_closed: Some(ClosedDates::parse(&today).unwrap()),
-        ..Default::default()
-    })
+    set(
+        &app,
+        site,
+        SiteUpdate {
+            handoff: Some(true),
+            handoff_timezone: Some(TimeZone::parse("Pacific/Kiritimati").unwrap()),
+            handoff_closed: Some(ClosedDates::parse(&today).unwrap()),
+            ..Default::default()
+        },
+    )
     .await;
     assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "closed");
     let now = chrono::Utc::now().with_timezone(&chrono_tz::Pacific::Kiritimati);
     let not_now = format!("Mon-Sun {}", if chrono::Timelike::hour(&now) < 12 { "13:00-24:00" } else { "00:00-11:00" });
-    set(&app, site, SiteUpdate { handoff_closed: Some(ClosedDates::default()), handoff_hours: Some(WeeklyHours::parse(&not_now).unwrap()), ..Default::default() }).await;
+    set(
+        &app,
+        site,
+        SiteUpdate { handoff_closed: Some(ClosedDates::default()), handoff_hours: Some(WeeklyHours::parse(&not_now).unwrap()), ..Default::default() },
+    )
+    .await;
     assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "closed");
 
     // Open at every hour: nobody online; a viewer with the inbox open does not count.
@@ -450,7 +466,10 @@ async fn nobody_joining_within_the_wait_is_missed_and_the_lead_carries_what_was_
     let requested = Instant::now();
     assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
     visitor.expect("state").await;
-    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "My tooth hurts, please call me"}))).await.status(), StatusCode::ACCEPTED);
+    assert_eq!(
+        visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "My tooth hurts, please call me"}))).await.status(),
+        StatusCode::ACCEPTED
+    );
     visitor.expect("message").await;
     let (_, missed) = visitor.expect("state").await;
     assert_eq!(missed["state"], "missed");
@@ -508,7 +527,8 @@ async fn serve(dir: &std::path::Path) -> (tokio::process::Child, String) {
 async fn the_server_killed_mid_conversation_loses_nothing_either_side_was_told_was_sent() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    let created = cli(dir.path(), &["site", "create", "--json", "--name", "Crash", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en"]).await;
+    let created =
+        cli(dir.path(), &["site", "create", "--json", "--name", "Crash", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en"]).await;
     let site = serde_json::from_slice::<Value>(&created.stdout).unwrap()["siteId"].as_str().unwrap().to_owned();
     // Bad settings are refused with a clear reason and change nothing.
     for (flag, value, says) in [
@@ -524,11 +544,28 @@ async fn the_server_killed_mid_conversation_loses_nothing_either_side_was_told_w
     }
     let out = cli(
         dir.path(),
-        &["site", "update", &site, "--handoff", "on", "--handoff-hours", "", "--handoff-timezone", "Europe/Berlin", "--handoff-closed", "2026-12-24,2026-12-25", "--handoff-wait", "600"],
+        &[
+            "site",
+            "update",
+            &site,
+            "--handoff",
+            "on",
+            "--handoff-hours",
+            "",
+            "--handoff-timezone",
+            "Europe/Berlin",
+            "--handoff-closed",
+            "2026-12-24,2026-12-25",
+            "--handoff-wait",
+            "600",
+        ],
     )
     .await;
     let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && shown.contains("hand-off:       on; hours every hour (Europe/Berlin), closed 2026-12-24,2026-12-25; visitors wait 600 s"), "{shown}");
+    assert!(
+        out.status.success() && shown.contains("hand-off:       on; hours every hour (Europe/Berlin), closed 2026-12-24,2026-12-25; visitors wait 600 s"),
+        "{shown}"
+    );
     let added = cli(dir.path(), &["user", "add", "--json", "--email", "ada@example.com", "--site", &site, "--role", "editor", "--display-name", "Ada"]).await;
     let link = serde_json::from_slice::<Value>(&added.stdout).unwrap()["setupLink"].as_str().unwrap().to_owned();
     let setup = &link[link.find("/console/setup/").unwrap()..];
@@ -544,11 +581,14 @@ async fn the_server_killed_mid_conversation_loses_nothing_either_side_was_told_w
     let inbox = client.get(format!("{base}/console/sites/{site}/inbox/events")).header("Cookie", &cookie).send().await.unwrap();
     assert_eq!(inbox.status(), StatusCode::OK);
 
-    let answer: Value = client.post(format!("{base}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "Hello?"})).send().await.unwrap().json().await.unwrap();
+    let answer: Value =
+        client.post(format!("{base}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "Hello?"})).send().await.unwrap().json().await.unwrap();
     let (cid, token) = (answer["conversationId"].as_str().unwrap().to_owned(), answer["conversationToken"].as_str().unwrap().to_owned());
     let visitor = {
         let (client, site, cid, token) = (client.clone(), site.clone(), cid.clone(), token.clone());
-        move |base: &str, what: &str| client.post(format!("{base}/v1/conversations/{cid}/{what}")).header("X-Site-Id", &site).header("X-Conversation-Token", &token)
+        move |base: &str, what: &str| {
+            client.post(format!("{base}/v1/conversations/{cid}/{what}")).header("X-Site-Id", &site).header("X-Conversation-Token", &token)
+        }
     };
     let staff = {
         let (client, site, cid, cookie, csrf) = (client.clone(), site.clone(), cid.clone(), cookie.clone(), csrf.clone());
@@ -562,7 +602,8 @@ async fn the_server_killed_mid_conversation_loses_nothing_either_side_was_told_w
     };
     assert_eq!(visitor(&base, "handoff").send().await.unwrap().status(), StatusCode::ACCEPTED);
     assert_eq!(staff(&base, "take", "").send().await.unwrap().status(), StatusCode::SEE_OTHER);
-    let stream = client.get(format!("{base}/v1/conversations/{cid}/events")).header("X-Site-Id", &site).header("X-Conversation-Token", &token).send().await.unwrap();
+    let stream =
+        client.get(format!("{base}/v1/conversations/{cid}/events")).header("X-Site-Id", &site).header("X-Conversation-Token", &token).send().await.unwrap();
     let mut before = Stream::new(stream);
 
     // Both sides write as fast as they are answered; the kill lands among them. What each was told
@@ -573,7 +614,8 @@ async fn the_server_killed_mid_conversation_loses_nothing_either_side_was_told_w
         tokio::spawn(async move {
             for i in 0.. {
                 let text = format!("{} {i}", if side == 0 { "visitor" } else { "staff" });
-                let sent = if side == 0 { visitor(&base, "messages").json(&json!({"text": text})).send().await } else { staff(&base, "reply", &text).send().await };
+                let sent =
+                    if side == 0 { visitor(&base, "messages").json(&json!({"text": text})).send().await } else { staff(&base, "reply", &text).send().await };
                 match sent {
                     Ok(r) if r.status() == StatusCode::ACCEPTED || r.status() == StatusCode::SEE_OTHER => acked.lock().unwrap().push(text),
                     Ok(r) if r.status() == StatusCode::TOO_MANY_REQUESTS => tokio::time::sleep(Duration::from_millis(200)).await,
