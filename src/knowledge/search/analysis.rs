@@ -165,8 +165,10 @@ pub fn index_terms(lang: &str, text: &str) -> impl Iterator<Item = String> {
     analyze(lang, text).into_iter().map(|t| t.text)
 }
 
-/// The distinct content terms of `text` in `lang`: stopwords of the language and one-letter words
-/// left out (a single character of an unspaced script stays: it is a word there).
+/// The distinct content terms of `text` in `lang`: stopwords of the language left out. Words of one
+/// character stay: a digit or a letter carries meaning next to its word ("page 5", "plan B", "vitamin
+/// C", "size 9"); the one-letter function words ("a", "I") are stopwords of their language, and where a
+/// language lists none, the common-term pruning of the search leaves out what is everywhere.
 pub fn terms(lang: &str, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     push_terms(lang, text, stopwords(lang), usize::MAX, usize::MAX, &mut out);
@@ -194,7 +196,7 @@ fn push_terms(lang: &str, text: &str, stop: &[&str], max_terms: usize, max_bytes
         if t.text.len() > max_bytes || out.contains(&t.text) {
             continue;
         }
-        if t.from_word && (t.word.chars().count() < 2 || stop.contains(&t.word.as_str())) {
+        if t.from_word && stop.contains(&t.word.as_str()) {
             continue;
         }
         out.push(t.text);
@@ -358,7 +360,22 @@ mod tests {
     #[test]
     fn terms_drop_stopwords_and_repeats() {
         assert_eq!(terms("en", "What are the opening hours? Opening HOURS!"), vec!["open", "hour"]);
-        assert_eq!(terms("en", "\"x\" OR y*"), Vec::<String>::new());
+        // FTS5 syntax is no syntax here: quotes, operators and stars are not terms.
+        assert_eq!(terms("en", "\"x\" OR y*"), vec!["x", "y"]);
+    }
+
+    #[test]
+    fn one_character_terms_that_carry_meaning_are_searched() {
+        assert_eq!(question_terms("What is the codeword for page 5?", &["en"]), vec!["codeword", "page", "5"]);
+        assert_eq!(question_terms("Is plan B cheaper than vitamin C?", &["en"]), vec!["plan", "b", "cheaper", "vitamin", "c"]);
+        // The one-letter function words are stopwords: "a" and "I" are not searched for.
+        assert_eq!(question_terms("I need a room", &["en"]), vec!["need", "room"]);
+        // In every language's analysis, stemmed or not, and beside an unspaced script.
+        assert_eq!(question_terms("Zimmer 7 im Haus B", &["de"]), vec!["zimm", "7", "haus", "b"]);
+        assert_eq!(question_terms("комната 5", &["ru"]), vec!["комнат", "5"]);
+        assert_eq!(question_terms("5号房间", &["zh"]), vec!["5", "号房", "房间"]);
+        // The index side has always kept them, so a one-character term meets its passage.
+        assert_eq!(index_text("en", "Page 5: plan B"), "page 5 plan b");
     }
 
     #[test]
