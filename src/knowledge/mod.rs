@@ -210,14 +210,25 @@ impl Engine {
         let (this, store) = (self.clone(), store.clone());
         // A curated answer close enough to the question is preferred over the passages.
         let t = Instant::now();
+        let (search, lang) = (q.search_text(), q.lang.primary().to_owned());
         let (passages, curated, vector) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
             let min = this.curated_min_similarity.max(threshold);
             let curated = answer::curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
-            let passages = match curated {
-                Some(_) => Vec::new(),
-                None => search::retrieve(&store, &this.vectors, &site_id, lex, &vector, top_k, threshold, &this.fusion, mode)?,
-            };
-            Ok((passages, curated, vector))
+            if curated.is_some() {
+                return Ok((Vec::new(), curated, vector));
+            }
+            let mut found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, top_k, threshold, &this.fusion, mode)?;
+            // An import committed during the search: search the knowledge as it is now (twice at most, so
+            // a site being imported without pause still gets an answer).
+            for _ in 0..2 {
+                if !found.moved {
+                    break;
+                }
+                let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k) };
+                let lex = search::lexical(&store, &this.bm25, &this.term_stats, &site_id, &query, &this.fusion, mode)?;
+                found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, top_k, threshold, &this.fusion, mode)?;
+            }
+            Ok((found.passages, curated, vector))
         })
         .await
         .map_err(|e| KnowledgeError::Join(e.to_string()))??;
