@@ -10,7 +10,7 @@ use crate::config::{Config, ConfigError};
 use crate::domain::{Currency, EndpointPolicy, TrustedProxies, check_link_local};
 use crate::ratelimit::{Clock, RateLimiter, SystemClock};
 use crate::secrets::Keyring;
-use crate::store::{DB_FILE, Store};
+use crate::store::{Checkpoints, DB_FILE, Store};
 
 pub struct AppState {
     pub config: Config,
@@ -65,7 +65,8 @@ pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
         None => Keyring::load_or_create(&data_dir.join("master.key"))?,
     };
     let path = data_dir.join(DB_FILE);
-    Store::open(&path, keyring).with_context(|| format!("cannot open the database {}", path.display()))
+    let checkpoints = if config.replication.litestream { Checkpoints::Litestream } else { Checkpoints::Automatic };
+    Store::open_with(&path, keyring, checkpoints).with_context(|| format!("cannot open the database {}", path.display()))
 }
 
 /// Builds, once, every type its consumers make from the configuration's plain values, so that a value
