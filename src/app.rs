@@ -33,6 +33,9 @@ pub struct AppState {
     pub free_space: crate::disk::FreeSpace,
     /// What the start-up re-embedding did, once it is done (`None` while it runs).
     pub refreshed: tokio::sync::watch::Sender<Option<crate::knowledge::import::refresh::Reembedded>>,
+    /// False while the server builds vector indexes missing from the data directory (after a restore):
+    /// `/readyz` answers 503 until they are in (`server::Server::bind`).
+    pub indexes_ready: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -127,6 +130,7 @@ impl AppState {
             knowledge,
             generator,
             refreshed: tokio::sync::watch::Sender::new(None),
+            indexes_ready: tokio::sync::watch::Sender::new(true),
         }))
     }
 }
