@@ -701,6 +701,22 @@ build_and_install() {
 }
 
 SYSTEMD_STATUS="skipped"
+# install_unit NAME BINARY: assets/NAME into $SYSTEMD_UNIT_DIR, its /usr/local/bin/BINARY rewritten to
+# $PREFIX/bin/BINARY; replaced only when it differs.
+install_unit() {
+  local name=$1 bin=$2 unit_src="$SCRIPT_DIR/assets/$1" unit="$SYSTEMD_UNIT_DIR/$1" content tmp
+  [ -f "$unit_src" ] || die "$unit_src is missing"
+  content=$(<"$unit_src")
+  content=${content//"/usr/local/bin/$bin"/"$PREFIX/bin/$bin"}
+  tmp=$(mktemp "$SYSTEMD_UNIT_DIR/.$name.XXXXXX")
+  printf '%s\n' "$content" >"$tmp"
+  chmod 0644 "$tmp"
+  if [ -f "$unit" ] && cmp -s "$tmp" "$unit"; then
+    rm -f -- "$tmp"; say "  unchanged   $unit"
+  else
+    mv -f -- "$tmp" "$unit"; say "  installed   $unit (ExecStart=$PREFIX/bin/$bin ...)"
+  fi
+}
 # install_config SRC DEST NAME: DEST from SRC (root:sitebot 0640) unless DEST exists; never overwritten.
 install_config() {
   local src=$1 conf=$2 name=$3 tmp
@@ -752,32 +768,9 @@ setup_systemd() {
     say "  user sitebot exists"
   fi
 
-  local unit_src="$SCRIPT_DIR/assets/sitebot.service" unit="$SYSTEMD_UNIT_DIR/sitebot.service" content tmp
-  [ -f "$unit_src" ] || die "$unit_src is missing"
-  content=$(<"$unit_src")
-  content=${content//"/usr/local/bin/sitebot"/"$PREFIX/bin/sitebot"}
-  tmp=$(mktemp "$SYSTEMD_UNIT_DIR/.sitebot.service.XXXXXX")
-  printf '%s\n' "$content" >"$tmp"
-  chmod 0644 "$tmp"
-  if [ -f "$unit" ] && cmp -s "$tmp" "$unit"; then
-    rm -f -- "$tmp"; say "  unchanged   $unit"
-  else
-    mv -f -- "$tmp" "$unit"; say "  installed   $unit (ExecStart=$PREFIX/bin/sitebot ...)"
-  fi
-
-  # Litestream's unit: replicates the database while sitebot writes it (assets/sitebot-litestream.service).
-  unit_src="$SCRIPT_DIR/assets/sitebot-litestream.service"; unit="$SYSTEMD_UNIT_DIR/sitebot-litestream.service"
-  [ -f "$unit_src" ] || die "$unit_src is missing"
-  content=$(<"$unit_src")
-  content=${content//"/usr/local/bin/litestream"/"$PREFIX/bin/litestream"}
-  tmp=$(mktemp "$SYSTEMD_UNIT_DIR/.sitebot-litestream.service.XXXXXX")
-  printf '%s\n' "$content" >"$tmp"
-  chmod 0644 "$tmp"
-  if [ -f "$unit" ] && cmp -s "$tmp" "$unit"; then
-    rm -f -- "$tmp"; say "  unchanged   $unit"
-  else
-    mv -f -- "$tmp" "$unit"; say "  installed   $unit (ExecStart=$PREFIX/bin/litestream replicate ...)"
-  fi
+  install_unit sitebot.service sitebot
+  # Litestream's unit: replicates the database while sitebot writes it.
+  install_unit sitebot-litestream.service litestream
 
   # The configs may hold secrets (API keys, bucket credentials): readable by root and the sitebot group only.
   install -d -m 0750 "$SITEBOT_ETC_DIR"
