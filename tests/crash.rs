@@ -2,6 +2,8 @@
 //! deliveries are in flight, restarted on the same data directory. Every lead is in the database and
 //! the receiver ends up with every event (at least once: duplicates allowed, losses not).
 
+#[path = "common/listening.rs"]
+mod listening;
 #[path = "api/receiver.rs"]
 mod receiver;
 
@@ -11,7 +13,6 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use receiver::Receiver;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const LEADS: usize = 200;
@@ -41,16 +42,8 @@ async fn serve_with(data_dir: &Path, env: &[(&str, &str)]) -> (Child, String) {
     let mut cmd = sitebot(data_dir);
     cmd.envs(env.iter().copied());
     let mut child = cmd.args(["serve", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).spawn().expect("start sitebot serve");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    while let Some(line) = lines.next_line().await.unwrap() {
-        if let Some(addr) = line.strip_prefix("listening on https://") {
-            let base = format!("https://{}", addr.trim());
-            // Keep draining stdout so the server never blocks on a full pipe.
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return (child, base);
-        }
-    }
-    panic!("sitebot serve exited without its listening line");
+    let base = listening::base_url(&mut child).await;
+    (child, base)
 }
 
 async fn run(data_dir: &Path, args: &[&str]) -> String {

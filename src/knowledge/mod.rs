@@ -255,6 +255,32 @@ impl Engine {
         }
     }
 
+    /// Sites whose saved vector index is missing or behind the database (blocking): every site with
+    /// knowledge after a restore, whose data directory had none.
+    pub fn missing_indexes_blocking(&self, store: &Store) -> Result<Vec<SiteId>, KnowledgeError> {
+        let mut missing = Vec::new();
+        for site in store.sites().list().map_err(IndexError::from)? {
+            let generation = store.site(site.id).knowledge().generation().map_err(IndexError::from)?;
+            if !self.vectors.saved_is_current(&site.id, generation) {
+                missing.push(site.id);
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Builds, saves and keeps in memory the vector index of each of these sites (blocking), one after
+    /// the other until `stop`; returns the vectors indexed.
+    pub fn build_indexes_blocking(&self, store: &Store, sites: &[SiteId], stop: &tokio_util::sync::CancellationToken) -> Result<usize, KnowledgeError> {
+        let mut vectors = 0;
+        for site in sites {
+            if stop.is_cancelled() {
+                break;
+            }
+            vectors += self.sync_index_blocking(store, site)?;
+        }
+        Ok(vectors)
+    }
+
     /// Brings the site's vector index up to date with the store and saves it (after a CLI import).
     pub fn sync_index_blocking(&self, store: &Store, site: &SiteId) -> Result<usize, KnowledgeError> {
         let generation = store.site(*site).knowledge().generation().map_err(IndexError::from)?;

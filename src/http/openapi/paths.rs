@@ -13,7 +13,7 @@ pub(super) fn paths() -> Map<String, Value> {
     );
     p.insert(
         "/readyz".into(),
-        json!({"get": operation("operations", "readyz", "Readiness", "200 when the database answers; 503 otherwise.",
+        json!({"get": operation("operations", "readyz", "Readiness", "200 when the database answers and the vector indexes a restored node lacked are built; 503 otherwise.",
             json!({"200": ok("Ready", "application/json", schema_ref("Health"))}), &[503], json!({"security": []}))}),
     );
     p.insert(

@@ -303,6 +303,23 @@ impl VectorIndexes {
         Ok(self.sync_slot(store, site, &slot, generation)?.len())
     }
 
+    /// Whether the site's saved index reflects `generation` of the loaded model, by its generation file
+    /// and the file's size (the checksum is checked when it is loaded). A site nothing was ever imported
+    /// into (generation 0) has none and needs none.
+    pub fn saved_is_current(&self, site: &SiteId, generation: i64) -> bool {
+        if generation == 0 {
+            return true;
+        }
+        let (file, gen_file) = self.paths(site);
+        let Ok(saved) = std::fs::read_to_string(&gen_file) else { return false };
+        let fields: Vec<&str> = saved.split_whitespace().collect();
+        let [saved, model, size, _sum, format] = fields[..] else { return false };
+        saved.parse::<i64>().ok() == Some(generation)
+            && model == self.0.model
+            && format == FORMAT
+            && std::fs::metadata(&file).is_ok_and(|m| size.parse::<u64>().ok() == Some(m.len()))
+    }
+
     /// Whether a question started a sync of the site that is still running.
     pub fn syncing_in_background(&self, site: &SiteId) -> bool {
         self.0.sites.lock().unwrap_or_else(|p| p.into_inner()).get(site).is_some_and(|s| s.in_background.load(Ordering::SeqCst))
