@@ -109,17 +109,8 @@ mod tests {
         for i in 0..4 {
             let rec = QueryRecord {
                 query_id: queries[i].clone(),
-                site_id: site.id,
-                question: format!("question {i}"),
                 resolved: i % 2 == 0,
-                source_count: 0,
-                latency_ms: 1,
-                mode: crate::domain::AnswerMode::Extractive,
-                generation: None,
-                lang: "en".into(),
-                conversation: Some((conversations[i].clone(), "answer".into())),
-                cited: Vec::new(),
-                review: None,
+                ..QueryRecord::answered(site.id, &format!("question {i}"), Some(conversations[i].clone()), Vec::new())
             };
             store.site(site.id).queries().record(&rec, None).unwrap();
         }
