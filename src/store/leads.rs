@@ -198,6 +198,17 @@ impl Leads<'_> {
         })
     }
 
+    /// The site's leads that came out of conversation `id`, oldest first (by the conversation's index,
+    /// however many leads the site has).
+    pub fn of_conversation(&self, id: &str) -> Result<Vec<Lead>> {
+        let site_id = self.site.id();
+        self.site.store().read(|c| {
+            let mut stmt = c.prepare_cached(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE conversation_id = ?2 AND site_id = ?1 ORDER BY created_at, id"))?;
+            let rows = stmt.query_map(params![site_id, id], lead_row)?;
+            Ok(rows.map(|r| r.map(|row| row.lead)).collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
     /// One of the site's leads with its conversation's turns; `NotFound` for any other id.
     pub fn get(&self, id: &str) -> Result<LeadRow> {
         let site_id = self.site.id();
