@@ -119,6 +119,15 @@ await check('setting the password signs the owner in; the sites page lists their
   await looked_at(page, 'sites');
 });
 
+await check('on a phone the sites page is one card a site, with nothing to scroll sideways', async () => {
+  await page.setViewportSize({ width: 375, height: 667 });
+  const fit = await page.evaluate(() => [...document.querySelectorAll('main .table-wrap')].map((w) => [w.scrollWidth, w.clientWidth]));
+  const cells = await page.evaluate(() => [...document.querySelectorAll('table.cards tbody td')].map((td) => getComputedStyle(td).display));
+  await page.setViewportSize({ width: 1280, height: 800 });
+  assert(fit.length > 0 && fit.every(([scroll, client]) => scroll <= client), `a table scrolls sideways: ${JSON.stringify(fit)}`);
+  assert(cells.length > 0 && cells.every((d) => d !== 'table-cell'), `cells stay table cells: ${cells.join(', ')}`);
+});
+
 await check("another site's page by direct URL is the same 404 as an unknown site", async () => {
   const other = await page.goto(`${SITEBOT}/console/sites/${OTHER_SITE_ID}`);
   const otherText = await page.textContent('main');
