@@ -754,26 +754,53 @@ async fn export_leads(req: &Request, raw: &str, state: &AppState, format: &str) 
         Ok(l) => l,
         Err(e) => return failed(t, Some(&me), e),
     };
+    let file = File {
+        noun: "leads",
+        action: "leads_exported",
+        header: &["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"],
+        csv: |l: &crate::store::leads::Lead| {
+            let safe = |v: &Option<String>| crate::domain::spreadsheet_safe(v.as_deref().unwrap_or(""));
+            vec![l.lead_id.clone(), l.site_id.to_string(), l.created_at.to_string(), safe(&l.name), crate::domain::spreadsheet_safe(&l.email), safe(&l.message), safe(&l.page_url)]
+        },
+        json: |l| serde_json::to_string(l).unwrap_or_default(),
+    };
+    download(state, &me, id, format, &leads, file).await
+}
+
+/// What an export writes: its noun (in the file's name and the audit entry's count), its audit action,
+/// the CSV header, and each row as CSV fields (formulas neutralised) and as a JSON line.
+struct File<T> {
+    noun: &'static str,
+    action: &'static str,
+    header: &'static [&'static str],
+    csv: fn(&T) -> Vec<String>,
+    json: fn(&T) -> String,
+}
+
+/// `rows` as a `csv` or `jsonl` download named after the site, audited.
+async fn download<T>(state: &AppState, me: &Me, site: crate::domain::SiteId, format: &str, rows: &[T], file: File<T>) -> Response {
     let (body, ctype) = if format == "csv" {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"]);
-        for l in &leads {
-            let safe = |v: &Option<String>| crate::domain::spreadsheet_safe(v.as_deref().unwrap_or(""));
-            let _ = w.write_record([l.lead_id.clone(), l.site_id.to_string(), l.created_at.to_string(), safe(&l.name), crate::domain::spreadsheet_safe(&l.email), safe(&l.message), safe(&l.page_url)]);
+        let _ = w.write_record(file.header);
+        for r in rows {
+            let _ = w.write_record((file.csv)(r));
         }
         (w.into_inner().unwrap_or_default(), "text/csv; charset=utf-8")
     } else {
         let mut out = Vec::new();
-        for l in &leads {
-            out.extend(serde_json::to_vec(l).unwrap_or_default());
+        for r in rows {
+            out.extend((file.json)(r).into_bytes());
             out.push(b'\n');
         }
         (out, "application/x-ndjson")
     };
-    audit(state, &me.email, Some(id), "leads_exported", json!({"format": format, "leads": leads.len()})).await;
+    let mut detail = serde_json::Map::new();
+    detail.insert("format".into(), format.into());
+    detail.insert(file.noun.into(), rows.len().into());
+    audit(state, &me.email, Some(site), file.action, detail.into()).await;
     let mut resp = Response::builder()
         .content_type(ctype)
-        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"leads-{id}.{format}\""))
+        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}-{site}.{format}\"", file.noun))
         .body(body);
     session::secure(&mut resp, false);
     resp
@@ -975,11 +1002,12 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
         Ok(r) => r.rows,
         Err(e) => return failed(t, Some(&me), e),
     };
-    let (body, ctype) = if format == "csv" {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion"]);
-        for r in &rows {
-            let _ = w.write_record([
+    let file = File {
+        noun: "conversations",
+        action: "conversations_exported",
+        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion"],
+        csv: |r: &crate::store::conversations::ConversationRow| {
+            vec![
                 r.id.clone(),
                 r.created_at.to_string(),
                 r.updated_at.to_string(),
@@ -987,26 +1015,15 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
                 r.unanswered.to_string(),
                 r.has_lead.to_string(),
                 crate::domain::spreadsheet_safe(&r.first_question),
-            ]);
-        }
-        (w.into_inner().unwrap_or_default(), "text/csv; charset=utf-8")
-    } else {
-        let mut out = Vec::new();
-        for r in &rows {
-            let line = json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
-                              "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question});
-            out.extend(line.to_string().into_bytes());
-            out.push(b'\n');
-        }
-        (out, "application/x-ndjson")
+            ]
+        },
+        json: |r| {
+            json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
+                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question})
+            .to_string()
+        },
     };
-    audit(state, &me.email, Some(id), "conversations_exported", json!({"format": format, "conversations": rows.len()})).await;
-    let mut resp = Response::builder()
-        .content_type(ctype)
-        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"conversations-{id}.{format}\""))
-        .body(body);
-    session::secure(&mut resp, false);
-    resp
+    download(state, &me, id, format, &rows, file).await
 }
 
 #[handler]
