@@ -26,6 +26,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0016_console.sql"),
     include_str!("migrations/0017_site_days.sql"),
     include_str!("migrations/0018_conversation_lookups.sql"),
+    include_str!("migrations/0019_console_scale.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

@@ -24,6 +24,7 @@ pub mod days;
 pub mod curated;
 pub mod erase;
 mod error;
+pub mod history;
 pub mod insights;
 pub mod knowledge;
 pub mod leads;
