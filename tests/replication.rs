@@ -285,6 +285,12 @@ async fn killed_and_restored() {
     let said = run(&mut restore(fresh.path())).await;
     let restore_time = started.elapsed();
     assert!(said.contains("integrity ok, 1 site(s)"), "{said}");
+    use std::os::unix::fs::PermissionsExt;
+    for entry in std::fs::read_dir(fresh.path()).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(["master.key", "sitebot.db", "sitebot.db-wal"].contains(&name.as_str()), "restore left {name} behind");
+        assert_eq!(entry.metadata().unwrap().permissions().mode() & 0o077, 0, "{name} is private");
+    }
     let again = restore(fresh.path()).output().await.unwrap();
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("restore never overwrites"), "{again:?}");
 

@@ -127,6 +127,11 @@ pub fn run(args: RestoreArgs, config: &Config, data_dir: &Path) -> anyhow::Resul
         bail!("litestream restore from {} failed ({}): {}", replica.shown, out.status, said.trim().replace(&replica.url, &replica.shown));
     }
     let restore_secs = started.elapsed().as_secs_f64();
+    // Litestream writes it with the umask's mode; private before SQLite opens it, so that its WAL and
+    // shared-memory files take the same mode.
+    use std::os::unix::fs::PermissionsExt;
+    let private = |p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600));
+    private(&partial)?;
     let checked = check_restored(&partial, keyring, config);
     let (sites, schema) = match checked {
         Ok(facts) => facts,
@@ -135,9 +140,14 @@ pub fn run(args: RestoreArgs, config: &Config, data_dir: &Path) -> anyhow::Resul
             return Err(e);
         }
     };
-    // The store is closed (its last connection checkpointed and removed the WAL): one file to move.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o600))?;
+    // The store is closed, but its WAL may remain (a read-only connection that closes last does not
+    // checkpoint): the WAL moves with the database, the shared-memory index is rebuilt at the next open.
+    let (wal, shm) = (data_dir.join(format!("{DB_FILE}.restoring-wal")), data_dir.join(format!("{DB_FILE}.restoring-shm")));
+    if wal.exists() {
+        private(&wal)?;
+        std::fs::rename(&wal, data_dir.join(format!("{DB_FILE}-wal"))).context("cannot move the restored database's WAL")?;
+    }
+    let _ = std::fs::remove_file(shm);
     std::fs::rename(&partial, &db).with_context(|| format!("cannot move the restored database to {}", db.display()))?;
     std::fs::File::open(data_dir).and_then(|d| d.sync_all()).with_context(|| format!("cannot sync {}", data_dir.display()))?;
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
