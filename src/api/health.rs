@@ -19,7 +19,7 @@ pub async fn healthz() -> Json<Value> {
 #[handler]
 pub async fn readyz(Data(state): Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
     if !*state.indexes_ready.borrow() {
-        return Err(ApiError::Unavailable("vector indexes are being built".into()).into());
+        return Err(ApiError::Starting.into());
     }
     state.store.run(|s| s.ping()).await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
     let storage = if state.free_space.low() { "low" } else { "ok" };

@@ -16,7 +16,7 @@ use clap::Args;
 
 use crate::config::Config;
 use crate::secrets::Keyring;
-use crate::store::{Checkpoints, DB_FILE, Store};
+use crate::store::{DB_FILE, Store};
 
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
@@ -132,7 +132,7 @@ pub fn run(args: RestoreArgs, config: &Config, data_dir: &Path) -> anyhow::Resul
     use std::os::unix::fs::PermissionsExt;
     let private = |p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600));
     private(&partial)?;
-    let checked = check_restored(&partial, keyring, config);
+    let checked = check_restored(&partial, keyring);
     let (sites, schema) = match checked {
         Ok(facts) => facts,
         Err(e) => {
@@ -162,9 +162,9 @@ pub fn run(args: RestoreArgs, config: &Config, data_dir: &Path) -> anyhow::Resul
 
 /// Opens the restored file (applying migrations a newer sitebot has), checks its integrity and that the
 /// master key opens every site's webhook secrets; returns the sites and the schema version.
-fn check_restored(path: &Path, keyring: Keyring, config: &Config) -> anyhow::Result<(usize, i64)> {
-    let checkpoints = if config.replication.litestream { Checkpoints::Litestream } else { Checkpoints::Automatic };
-    let store = Store::open_with(path, keyring, checkpoints).context("the restored database does not open")?;
+fn check_restored(path: &Path, keyring: Keyring) -> anyhow::Result<(usize, i64)> {
+    // No Litestream watches the temporary file: SQLite's own checkpoints.
+    let store = Store::open(path, keyring).context("the restored database does not open")?;
     let integrity = store.integrity()?;
     if integrity != "ok" {
         bail!("the restored database fails its integrity check: {integrity}");
