@@ -22,6 +22,10 @@
 //! and `SITEBOT_BENCH_LEADS` scale the site down for a quick run. `SITEBOT_BENCH_DIR=DIR` keeps the data
 //! directory in DIR, and a later run on the same DIR skips the fill (a migration added since runs on it).
 //! `SITEBOT_BENCH_PAGES_ONLY=1` skips the throughput part, `SITEBOT_BENCH_THROUGHPUT_ONLY=1` the pages.
+//! `SITEBOT_BENCH_LOADER_PATH=/console/assets/console.css` makes the B client load that address instead of
+//! the dashboards: what a client's loop costs the API with (next to) no work of the console's behind it.
+//! `SITEBOT_BENCH_LOADER_PER_SEC=10` paces that client (10 a second is what the server's default
+//! `limits.ip_per_minute`, 600, lets one address load sustained; the bench lifts that limit).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -481,11 +485,24 @@ async fn throughput(client: &reqwest::Client, base: &str, query_site: SiteId, co
         let stop = Arc::new(AtomicBool::new(false));
         let loader = {
             let (stop, client, base, cookie) = (stop.clone(), console.client.clone(), console.base.clone(), console.cookie.clone());
-            let paths = [format!("/console/sites/{site}/dashboard?days=7"), format!("/console/sites/{site}/dashboard?days=30"), format!("/console/sites/{site}/dashboard?days=90"), "/console/sites".to_owned()];
+            let paths = match std::env::var("SITEBOT_BENCH_LOADER_PATH") {
+                Ok(path) => vec![path],
+                Err(_) => vec![
+                    format!("/console/sites/{site}/dashboard?days=7"),
+                    format!("/console/sites/{site}/dashboard?days=30"),
+                    format!("/console/sites/{site}/dashboard?days=90"),
+                    "/console/sites".to_owned(),
+                ],
+            };
+            let per_sec = env_usize("SITEBOT_BENCH_LOADER_PER_SEC", 0);
             tokio::spawn(async move {
                 let c = Console { client, base, cookie };
+                let mut pace = (per_sec > 0).then(|| tokio::time::interval(Duration::from_secs_f64(1.0 / per_sec as f64)));
                 let mut times = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
+                    if let Some(p) = pace.as_mut() {
+                        p.tick().await;
+                    }
                     times.push(c.get(&paths[times.len() % paths.len()]).await);
                 }
                 times

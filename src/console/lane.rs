@@ -1,8 +1,9 @@
 //! The console's reads run on two threads of their own at the lowest CPU priority (nice 19), so the
-//! console takes CPU that the public API leaves over: a person browsing dashboards, or a script loading
-//! them in a loop, does not lower `/v1/query` throughput (#24). When the API is idle a page is as fast as
-//! on any thread; when it is saturated, pages wait. Writes never run here: a starved thread holding the
-//! writer would stall the API's own writes (sessions, the audit log and curated answers use `Store::run`).
+//! console's SQL takes CPU that the public API leaves over: when the API is idle a page is as fast as on
+//! any thread; when it saturates the CPU, pages wait. (The rest of a page, TLS, HTTP and rendering, runs
+//! on the runtime at normal priority; `benches/console.rs` measures what browsing still costs the API.)
+//! Writes never run here: a starved thread holding the writer would stall the API's own writes
+//! (sessions, the audit log and curated answers use `Store::run`).
 //!
 //! One lane for the process, started on first use, like tokio's blocking pool.
 

@@ -8,8 +8,8 @@
 //! - [`texts`]: the console's words in English and German.
 //! - [`pages`]: one template per page.
 //! - [`views`]: the handlers: authorise, ask the store, render.
-//! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so browsing the
-//!   console does not slow the public API.
+//! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
+//!   CPU the public API leaves over.
 //!
 //! Users come from `sitebot user add`, which prints a one-time setup link; there is never a default
 //! password. Every account event and every change made here is in the audit log (`sitebot audit`).
