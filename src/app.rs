@@ -10,7 +10,7 @@ use crate::config::{Config, ConfigError};
 use crate::domain::{Currency, EndpointPolicy, TrustedProxies, check_link_local};
 use crate::ratelimit::{Clock, RateLimiter, SystemClock};
 use crate::secrets::Keyring;
-use crate::store::{DB_FILE, Store};
+use crate::store::{Checkpoints, DB_FILE, Store};
 
 pub struct AppState {
     pub config: Config,
@@ -35,6 +35,9 @@ pub struct AppState {
     pub refreshed: tokio::sync::watch::Sender<Option<crate::knowledge::import::refresh::Reembedded>>,
     /// Staff presence, bells and stream caps for live hand-off (in memory, this process only).
     pub live: Arc<crate::live::Live>,
+    /// False while the server builds vector indexes missing from the data directory (after a restore):
+    /// `/readyz` answers 503 until they are in (`server::Server::bind`).
+    pub indexes_ready: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -67,7 +70,8 @@ pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
         None => Keyring::load_or_create(&data_dir.join("master.key"))?,
     };
     let path = data_dir.join(DB_FILE);
-    Store::open(&path, keyring).with_context(|| format!("cannot open the database {}", path.display()))
+    let checkpoints = if config.replication.litestream { Checkpoints::Litestream } else { Checkpoints::Automatic };
+    Store::open_with(&path, keyring, checkpoints).with_context(|| format!("cannot open the database {}", path.display()))
 }
 
 /// Builds, once, every type its consumers make from the configuration's plain values, so that a value
@@ -129,6 +133,7 @@ impl AppState {
             generator,
             refreshed: tokio::sync::watch::Sender::new(None),
             live: Arc::new(crate::live::Live::default()),
+            indexes_ready: tokio::sync::watch::Sender::new(true),
         }))
     }
 }

@@ -106,9 +106,12 @@ impl Key {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {
     pub allowed: bool,
-    /// `X-RateLimit-Limit`: requests a minute.
+    /// `X-RateLimit-Limit`: the bucket's capacity, the most requests it holds (the rate times the
+    /// burst multiplier), so that `remaining` never exceeds it.
     pub limit: u32,
-    /// `X-RateLimit-Remaining`: whole requests left after this one.
+    /// The rate the bucket refills at, requests a minute (`X-RateLimit-Policy`).
+    pub per_minute: u32,
+    /// `X-RateLimit-Remaining`: whole requests left in the bucket after this one, 0..=`limit`.
     pub remaining: u32,
     /// `X-RateLimit-Reset`: whole seconds, rounded up, until the bucket is full again.
     pub reset_secs: u64,
@@ -169,14 +172,15 @@ impl RateLimiter {
                 // Every tracked key is active: refuse to grow. The new key is judged as if its bucket
                 // were full, but not remembered, which errs towards serving rather than refusing.
                 tracing::warn!(keys = state.len(), "rate limiter at max_tracked_keys; not tracking a new key");
-                Decision { allowed: true, limit: per_minute, remaining: (capacity - 1) as u32, reset_secs: ceil_secs(t), retry_after_secs: 0 }
+                Decision { allowed: true, limit: capacity as u32, per_minute, remaining: (capacity - 1) as u32, reset_secs: ceil_secs(t), retry_after_secs: 0 }
             } else {
                 let tat = known.unwrap_or(now).max(now);
                 if tat - now > tolerance {
                     let retry = tat - now - tolerance;
                     let refused = Decision {
                         allowed: false,
-                        limit: per_minute,
+                        limit: capacity as u32,
+                        per_minute,
                         remaining: 0,
                         reset_secs: ceil_secs(tat - now),
                         retry_after_secs: ceil_secs(retry).max(1),
@@ -190,7 +194,7 @@ impl RateLimiter {
                 updates.push((key, new_tat));
                 let used = new_tat - now;
                 let remaining = (capacity * t).saturating_sub(used) / t;
-                Decision { allowed: true, limit: per_minute, remaining: remaining as u32, reset_secs: ceil_secs(used), retry_after_secs: 0 }
+                Decision { allowed: true, limit: capacity as u32, per_minute, remaining: remaining as u32, reset_secs: ceil_secs(used), retry_after_secs: 0 }
             };
             let tighter = binding.is_none_or(|(_, b)| (d.remaining, std::cmp::Reverse(d.reset_secs)) < (b.remaining, std::cmp::Reverse(b.reset_secs)));
             if tighter {
@@ -200,7 +204,7 @@ impl RateLimiter {
         for (key, tat) in updates {
             state.insert(key, tat);
         }
-        binding.unwrap_or((0, Decision { allowed: true, limit: 0, remaining: 0, reset_secs: 0, retry_after_secs: 0 }))
+        binding.unwrap_or((0, Decision { allowed: true, limit: 0, per_minute: 0, remaining: 0, reset_secs: 0, retry_after_secs: 0 }))
     }
 
     /// Drops keys whose bucket is full again. Called periodically by the server.
@@ -235,7 +239,7 @@ mod tests {
     fn burst_of_twice_the_limit_then_one_a_second() {
         let (clock, l) = limiter(100);
         let first = l.check(ip(1), 60);
-        assert_eq!((first.allowed, first.limit, first.remaining, first.reset_secs), (true, 60, 119, 1));
+        assert_eq!((first.allowed, first.limit, first.per_minute, first.remaining, first.reset_secs), (true, 120, 60, 119, 1));
         for i in 1..120 {
             let d = l.check(ip(1), 60);
             assert!(d.allowed, "request {i}");
@@ -312,10 +316,10 @@ mod tests {
         for i in 0..30u32 {
             let (binding, d) = l.check_all(&[(visitor(1), 15), (Key::Site(site), 60)]);
             assert!(d.allowed);
-            assert_eq!((binding, d.limit, d.remaining), (0, 15, 29 - i), "the visitor's bucket binds");
+            assert_eq!((binding, d.limit, d.per_minute, d.remaining), (0, 30, 15, 29 - i), "the visitor's bucket binds");
         }
         let (binding, refused) = l.check_all(&[(visitor(1), 15), (Key::Site(site), 60)]);
-        assert_eq!((binding, refused.allowed, refused.limit, refused.retry_after_secs), (0, false, 15, 4));
+        assert_eq!((binding, refused.allowed, refused.limit, refused.retry_after_secs), (0, false, 30, 4));
         // The refused requests took nothing from the site: 120 - 30 left.
         for _ in 0..10 {
             l.check_all(&[(visitor(1), 15), (Key::Site(site), 60)]);

@@ -38,12 +38,12 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = poem::Respon
 pub fn table() -> Route {
     const GET: &str = "GET, HEAD";
     const POST: &str = "POST";
-    let multimodal = make(|_| async { Err::<(), _>(multimodal::not_implemented()) });
+    let multimodal = make(|req: poem::Request| async move { Err::<(), _>(multimodal::answer(&req)) });
     Route::new()
         .at("/healthz", only(GET, get(health::healthz.with(PublicScope::default()))))
         .at("/readyz", only(GET, get(health::readyz.with(PublicScope::default()))))
         .at("/v1/openapi.json", only(GET, get(openapi::serve.with(PublicScope::default()))))
-        // Answers 501 to every POST, whatever it holds.
+        // Answers 501 to every POST within the multipart limit, whatever it holds; 413 beyond it.
         .at("/v1/query/ask-multimodal", only(POST, post(multimodal.with(PublicScope::default()))))
         .at("/v1/leads", only(POST, post(leads::create.with(TenantScope))))
         .at("/v1/query", only(POST, post(query::ask.with(TenantScope))))

@@ -1,5 +1,7 @@
 //! `sitebot doctor`: checks every prerequisite of `serve` and says what to do about a failure.
 //! Each check prints `ok` or `FAIL` with what it found; the exit status is non-zero if any failed.
+//! With `[replication]` naming Litestream's metrics, it also measures the replica's lag (`replica`),
+//! committing one probe row to do so.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -105,6 +107,15 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         if integrity == "ok" { Ok(format!("{} integrity ok, schema {version}", store.path().display())) } else { Err(format!("integrity check: {integrity}")) }
     });
     checks.report("database", db);
+    if config.replication.litestream {
+        match config.replication.metrics_addr {
+            Some(addr) => {
+                let lag = crate::app::open_store(config, data_dir).map_err(|e| format!("{e:#}")).and_then(|store| super::replica::lag_check(addr, &store));
+                checks.report("replica lag", lag);
+            }
+            None => println!("ok    replication: Litestream replicates, checkpoints are left to it; set replication.metrics_addr to have the replica's lag checked"),
+        }
+    }
     if let Ok(e) = Embedder::load(&config.knowledge) {
         let stale = crate::app::open_store(config, data_dir).map_err(|e| format!("{e:#}")).and_then(|store| {
             let stale = refresh::stale_sites(&store, &e.fingerprint).map_err(|e| e.to_string())?;

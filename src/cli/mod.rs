@@ -9,6 +9,8 @@ mod doctor;
 mod insights;
 pub mod knowledge;
 mod leads;
+mod replica;
+mod restore;
 mod serve;
 mod site;
 mod user;
@@ -104,7 +106,7 @@ pub enum Command {
         #[command(subcommand)]
         command: knowledge::KnowledgeCommand,
     },
-    /// Check every prerequisite (runtime, model, data directory, certificate, database)
+    /// Check every prerequisite (runtime, model, data directory, certificate, database) and the replica's lag
     Doctor,
     /// Manage sites (tenants)
     Site {
@@ -163,6 +165,8 @@ pub enum Command {
         #[arg(env = "SITEBOT_BACKUP_PATH")]
         path: PathBuf,
     },
+    /// Restore the database from its Litestream replica into a data directory that holds only the master key
+    Restore(restore::RestoreArgs),
     /// Apply pending database migrations and print the schema version
     Migrate,
     /// Exit 0 when a local server answers /healthz
@@ -237,6 +241,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Backup { path } => serve::backup(&config, &data_dir, &path),
+        Command::Restore(args) => restore::run(args, &config, &data_dir),
         Command::Migrate => {
             let store = crate::app::open_store(&config, &data_dir)?;
             println!("schema version {}", store.schema_version()?);

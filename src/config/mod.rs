@@ -18,8 +18,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod replication;
 mod sections;
 
+pub use replication::ReplicationConfig;
 pub use sections::*;
 
 /// The example configuration shipped in `assets/`, printed by `sitebot config example`.
@@ -40,6 +42,7 @@ pub struct Config {
     pub secrets: SecretsConfig,
     pub log: LogConfig,
     pub console: ConsoleConfig,
+    pub replication: ReplicationConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -177,7 +180,7 @@ impl Config {
         if c.connections > 16 {
             return Err(ConfigError::BadValue { key: "crawl.connections".into(), message: "must be at most 16: a crawl is a guest on the site".into() });
         }
-        Ok(())
+        self.replication.validate()
     }
 
     /// The effective configuration as TOML, secrets redacted.
@@ -329,6 +332,20 @@ mod tests {
         assert_eq!((c.limits.lead_cap(true), c.limits.logged_question_cap(true)), (None, None));
         let c = Config::load(None, env(&[("SITEBOT_LIMITS__LEADS_PER_SITE_PER_DAY", "0")]), &Overrides::default()).unwrap();
         assert_eq!(c.limits.lead_cap(false), None);
+    }
+
+    #[test]
+    fn replication_is_off_unless_said_and_its_metrics_need_it_on() {
+        let c = Config::load(None, env(&[]), &Overrides::default()).unwrap();
+        assert!(!c.replication.litestream && c.replication.metrics_addr.is_none());
+        let on = [("SITEBOT_REPLICATION__LITESTREAM", "true"), ("SITEBOT_REPLICATION__METRICS_ADDR", "127.0.0.1:9090")];
+        let c = Config::load(None, env(&on), &Overrides::default()).unwrap();
+        assert!(c.replication.litestream);
+        assert_eq!(c.replication.metrics_addr, Some("127.0.0.1:9090".parse().unwrap()));
+        let err = Config::load(None, env(&on[1..]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("replication.litestream"), "{err}");
+        let err = Config::load(None, env(&[("SITEBOT_REPLICATION__METRICS_ADDR", "localhost")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("replication.metrics_addr"), "{err}");
     }
 
     #[test]

@@ -31,6 +31,11 @@ pub struct ServerConfig {
     pub header_timeout_secs: u64,
     /// A request body must arrive in full within this of its head.
     pub body_timeout_secs: u64,
+    /// When a request is answered before its body is read (an error such as 413 or 400), up to this
+    /// many bytes of the body are still read and thrown away, within `body_timeout_secs`, so that the
+    /// client, which is still sending, receives the answer. A larger body is answered at once and its
+    /// stream or connection reset.
+    pub discard_body_bytes: usize,
     /// The first byte of a TLS handshake (or of a plain-HTTP request) must arrive within this.
     pub tls_start_timeout_secs: u64,
     /// The whole TLS handshake must finish within this of the TCP connection.
@@ -68,6 +73,7 @@ impl Default for ServerConfig {
             idle_timeout_secs: 75,
             header_timeout_secs: 10,
             body_timeout_secs: 10,
+            discard_body_bytes: 32 * 1024 * 1024,
             tls_start_timeout_secs: 3,
             tls_handshake_timeout_secs: 10,
             max_header_bytes: 16 * 1024,

@@ -10,12 +10,15 @@
 //! - [`views`]: the handlers: authorise, ask the store, render.
 //! - [`inbox`]: live hand-off for the staff: the inbox's event stream (which makes its owners and
 //!   editors "online") and take over, reply, hand back, close.
+//! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
+//!   CPU the public API leaves over.
 //!
 //! Users come from `sitebot user add`, which prints a one-time setup link; there is never a default
 //! password. Every account event and every change made here is in the audit log (`sitebot audit`).
 
 pub mod auth;
 pub mod charts;
+mod lane;
 pub mod inbox;
 pub mod pages;
 pub mod session;

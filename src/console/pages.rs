@@ -269,6 +269,8 @@ pub struct Conversations<'a> {
     pub rated: bool,
     pub rows: Vec<ConversationItem>,
     pub next: Option<String>,
+    /// When the page stopped short of a full one at its bound: the last activity it reached.
+    pub searched_to: Option<String>,
     pub export_csv: String,
     pub export_jsonl: String,
 }

@@ -74,7 +74,7 @@ fn cookie_value(req: &Request) -> Option<String> {
 pub async fn current(state: &AppState, req: &Request) -> Option<Me> {
     let value = cookie_value(req)?;
     let hash = token_hash(&value);
-    let session = state.store.run(move |s| s.users().session(&hash)).await.ok()??;
+    let session = super::lane::read(&state.store, move |s| s.users().session(&hash)).await.ok()??;
     let now = Timestamp::now();
     let idle = now.as_millis() - session.last_seen_at.as_millis() > IDLE.as_millis() as i64;
     let old = now.as_millis() - session.created_at.as_millis() > ABSOLUTE.as_millis() as i64;
@@ -86,7 +86,7 @@ pub async fn current(state: &AppState, req: &Request) -> Option<Me> {
         let _ = state.store.run(move |s| s.users().touch_session(&hash, now)).await;
     }
     let id = session.user.id.clone();
-    let grants = state.store.run(move |s| s.users().grants(&id)).await.ok()?;
+    let grants = super::lane::read(&state.store, move |s| s.users().grants(&id)).await.ok()?;
     Some(Me { email: session.user.email.clone(), user: session.user, csrf: session.csrf, grants, cookie_hash: hash })
 }
 

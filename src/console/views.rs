@@ -12,6 +12,7 @@ use poem::{Body, Request, Response, handler};
 use serde_json::json;
 
 use super::auth::{self, Throttle};
+use super::lane;
 use super::pages::{self, Header};
 use super::session::{self, Me};
 use super::texts::{self, Texts};
@@ -276,39 +277,37 @@ pub async fn sites(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response
     let now = Timestamp::now();
     let since_30 = crate::store::days::day_of(Timestamp::from_millis(now.as_millis() - 29 * 86_400_000));
     let since_7 = crate::store::days::day_of(Timestamp::from_millis(now.as_millis() - 6 * 86_400_000));
-    let rows = state
-        .store
-        .run(move |s| {
-            let mut rows = Vec::new();
-            for site in s.sites().list()? {
-                let Some(role) = visible.role_on(&site.id) else { continue };
-                let days = s.site(site.id).days().since(since_30)?;
-                let sum = |f: fn(&crate::store::days::Day) -> u64, from: Timestamp| days.iter().filter(|d| d.day >= from).map(f).sum::<u64>();
-                let (questions_30, answered_30) = (sum(|d| d.questions, since_30), sum(|d| d.answered, since_30));
-                let spark = (0..30)
-                    .map(|i| {
-                        let day = Timestamp::from_millis(since_30.as_millis() + i * 86_400_000);
-                        vec![days.iter().find(|d| d.day == day).map_or(0, |d| d.questions)]
-                    })
-                    .collect::<Vec<_>>();
-                let role = if visible.user.is_admin { "admin" } else { role.as_str() };
-                rows.push(pages::SiteRow {
-                    id: site.id.to_string(),
-                    spark: super::charts::stacked(format!("{} · {questions_30}", site.name), &[], &spark),
-                    name: site.name,
-                    role,
-                    questions_7: sum(|d| d.questions, since_7),
-                    questions_30,
-                    resolution_30: share(answered_30, questions_30),
-                    leads_30: sum(|d| d.leads, since_30),
-                    thumbs_up_30: sum(|d| d.thumbs_up, since_30),
-                    thumbs_down_30: sum(|d| d.thumbs_down, since_30),
-                    enabled: site.enabled,
-                });
-            }
-            Ok(rows)
-        })
-        .await;
+    let rows = lane::read(&state.store, move |s| {
+        let mut rows = Vec::new();
+        for site in s.sites().list()? {
+            let Some(role) = visible.role_on(&site.id) else { continue };
+            let days = s.site(site.id).days().since(since_30)?;
+            let sum = |f: fn(&crate::store::days::Day) -> u64, from: Timestamp| days.iter().filter(|d| d.day >= from).map(f).sum::<u64>();
+            let (questions_30, answered_30) = (sum(|d| d.questions, since_30), sum(|d| d.answered, since_30));
+            let spark = (0..30)
+                .map(|i| {
+                    let day = Timestamp::from_millis(since_30.as_millis() + i * 86_400_000);
+                    vec![days.iter().find(|d| d.day == day).map_or(0, |d| d.questions)]
+                })
+                .collect::<Vec<_>>();
+            let role = if visible.user.is_admin { "admin" } else { role.as_str() };
+            rows.push(pages::SiteRow {
+                id: site.id.to_string(),
+                spark: super::charts::stacked(format!("{} · {questions_30}", site.name), &[], &spark),
+                name: site.name,
+                role,
+                questions_7: sum(|d| d.questions, since_7),
+                questions_30,
+                resolution_30: share(answered_30, questions_30),
+                leads_30: sum(|d| d.leads, since_30),
+                thumbs_up_30: sum(|d| d.thumbs_up, since_30),
+                thumbs_down_30: sum(|d| d.thumbs_down, since_30),
+                enabled: site.enabled,
+            });
+        }
+        Ok(rows)
+    })
+    .await;
     match rows {
         Ok(sites) => render(StatusCode::OK, pages::Sites { t, me: Some(header_of(&me)), sites }),
         Err(e) => failed(t, Some(&me), e),
@@ -335,7 +334,7 @@ pub(super) async fn site_for(state: &AppState, req: &Request, raw: &str) -> Resu
     let Some(me) = session::current(state, req).await else { return Err(see_other("/console/login")) };
     let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
     let Some(role) = me.role_on(&id) else { return Err(not_found(t, Some(&me))) };
-    match state.store.run(move |s| s.site(id).get()).await {
+    match lane::read(&state.store, move |s| s.site(id).get()).await {
         Ok(Some(site)) => Ok((me, site, role)),
         Ok(None) => Err(not_found(t, Some(&me))),
         Err(e) => Err(failed(t, Some(&me), e)),
@@ -360,7 +359,7 @@ pub async fn site_queue(req: &Request, Path(raw): Path<String>, Data(state): Dat
     };
     let id = site.id;
     let since = Timestamp::from_millis(Timestamp::now().as_millis() - 30 * 86_400_000);
-    let data = state.store.run(move |s| Ok((s.site(id).review().open(None, QUEUE_PAGE)?, s.site(id).insights().thumbs_down(since, 20)?))).await;
+    let data = lane::read(&state.store, move |s| Ok((s.site(id).review().open(None, QUEUE_PAGE)?, s.site(id).insights().thumbs_down(since, 20)?))).await;
     let (groups, downs) = match data {
         Ok(v) => v,
         Err(e) => return failed(t, Some(&me), e),
@@ -383,7 +382,7 @@ struct GroupForm<'a> {
 
 async fn group_page(state: &AppState, t: &Texts, me: &Me, site: &crate::store::Site, role: crate::domain::SiteRole, group: i64, form: Option<GroupForm<'_>>) -> Response {
     let id = site.id;
-    let data = state.store.run(move |s| Ok((s.site(id).review().group(group)?, s.site(id).review().questions(group, GROUP_QUESTIONS)?))).await;
+    let data = lane::read(&state.store, move |s| Ok((s.site(id).review().group(group)?, s.site(id).review().questions(group, GROUP_QUESTIONS)?))).await;
     let (g, questions) = match data {
         Ok(v) => v,
         Err(crate::store::StoreError::NotFound) => return not_found(t, Some(me)),
@@ -532,20 +531,18 @@ pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data
     let since = crate::store::days::day_of(Timestamp::from_millis(now.as_millis() - i64::from(days - 1) * 86_400_000));
     // What was answered in console over the last year, with the days around each (at most 5).
     let effects_since = Timestamp::from_millis(now.as_millis() - 400 * 86_400_000);
-    let data = state
-        .store
-        .run(move |s| {
-            let site = s.site(id);
-            Ok((
-                site.days().since(since)?,
-                site.days().languages(since, 10)?,
-                site.days().top_sources(since, 10)?,
-                site.review().open(None, 5)?,
-                site.review().handled("curated", 5)?,
-                site.days().since(effects_since)?,
-            ))
-        })
-        .await;
+    let data = lane::read(&state.store, move |s| {
+        let site = s.site(id);
+        Ok((
+            site.days().since(since)?,
+            site.days().languages(since, 10)?,
+            site.days().top_sources(since, 10)?,
+            site.review().open(None, 5)?,
+            site.review().handled("curated", 5)?,
+            site.days().since(effects_since)?,
+        ))
+    })
+    .await;
     let (rows, languages, sources, groups, curated, year) = match data {
         Ok(v) => v,
         Err(e) => return failed(t, Some(&me), e),
@@ -631,7 +628,7 @@ pub async fn leads_list(req: &Request, Path(raw): Path<String>, Data(state): Dat
         Some((Timestamp::from_millis(ms.parse().ok()?), id.to_owned()))
     });
     let id = site.id;
-    let rows = match state.store.run(move |s| s.site(id).leads().newest(before, LEADS_PAGE + 1)).await {
+    let rows = match lane::read(&state.store, move |s| s.site(id).leads().newest(before, LEADS_PAGE + 1)).await {
         Ok(r) => r,
         Err(e) => return failed(t, Some(&me), e),
     };
@@ -660,17 +657,15 @@ pub async fn lead_view(req: &Request, Path((raw, lead)): Path<(String, String)>,
         Err(page) => return page,
     };
     let id = site.id;
-    let found = state
-        .store
-        .run(move |s| {
-            let row = s.site(id).leads().get(&lead)?;
-            let event = match &row.message_id {
-                Some(m) => s.outbox().get(m)?.filter(|(msg, _, _)| msg.site_id == id),
-                None => None,
-            };
-            Ok((row, event))
-        })
-        .await;
+    let found = lane::read(&state.store, move |s| {
+        let row = s.site(id).leads().get(&lead)?;
+        let event = match &row.message_id {
+            Some(m) => s.outbox().get(m)?.filter(|(msg, _, _)| msg.site_id == id),
+            None => None,
+        };
+        Ok((row, event))
+    })
+    .await;
     let (row, event) = match found {
         Ok(v) => v,
         Err(crate::store::StoreError::NotFound) => return not_found(t, Some(&me)),
@@ -761,37 +756,64 @@ pub async fn replay_lead(req: &Request, body: Body, Path((raw, lead)): Path<(Str
 
 /// The site's leads as a file: `csv` (formula-like values neutralised, as `sitebot leads export`) or
 /// `jsonl`. Every lead, oldest first.
-async fn export(req: &Request, raw: &str, state: &AppState, format: &str) -> Response {
+async fn export_leads(req: &Request, raw: &str, state: &AppState, format: &str) -> Response {
     let t = texts::for_request(req);
     let (me, site, _) = match site_for(state, req, raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
     let id = site.id;
-    let leads = match state.store.run(move |s| s.site(id).leads().list(None)).await {
+    let leads = match lane::read(&state.store, move |s| s.site(id).leads().list(None)).await {
         Ok(l) => l,
         Err(e) => return failed(t, Some(&me), e),
     };
+    let file = File {
+        noun: "leads",
+        action: "leads_exported",
+        header: &["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"],
+        csv: |l: &crate::store::leads::Lead| {
+            let safe = |v: &Option<String>| crate::domain::spreadsheet_safe(v.as_deref().unwrap_or(""));
+            vec![l.lead_id.clone(), l.site_id.to_string(), l.created_at.to_string(), safe(&l.name), crate::domain::spreadsheet_safe(&l.email), safe(&l.message), safe(&l.page_url)]
+        },
+        json: |l| serde_json::to_string(l).unwrap_or_default(),
+    };
+    download(state, &me, id, format, &leads, file).await
+}
+
+/// What an export writes: its noun (in the file's name and the audit entry's count), its audit action,
+/// the CSV header, and each row as CSV fields (formulas neutralised) and as a JSON line.
+struct File<T> {
+    noun: &'static str,
+    action: &'static str,
+    header: &'static [&'static str],
+    csv: fn(&T) -> Vec<String>,
+    json: fn(&T) -> String,
+}
+
+/// `rows` as a `csv` or `jsonl` download named after the site, audited.
+async fn download<T>(state: &AppState, me: &Me, site: crate::domain::SiteId, format: &str, rows: &[T], file: File<T>) -> Response {
     let (body, ctype) = if format == "csv" {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"]);
-        for l in &leads {
-            let safe = |v: &Option<String>| crate::domain::spreadsheet_safe(v.as_deref().unwrap_or(""));
-            let _ = w.write_record([l.lead_id.clone(), l.site_id.to_string(), l.created_at.to_string(), safe(&l.name), crate::domain::spreadsheet_safe(&l.email), safe(&l.message), safe(&l.page_url)]);
+        let _ = w.write_record(file.header);
+        for r in rows {
+            let _ = w.write_record((file.csv)(r));
         }
         (w.into_inner().unwrap_or_default(), "text/csv; charset=utf-8")
     } else {
         let mut out = Vec::new();
-        for l in &leads {
-            out.extend(serde_json::to_vec(l).unwrap_or_default());
+        for r in rows {
+            out.extend((file.json)(r).into_bytes());
             out.push(b'\n');
         }
         (out, "application/x-ndjson")
     };
-    audit(state, &me.email, Some(id), "leads_exported", json!({"format": format, "leads": leads.len()})).await;
+    let mut detail = serde_json::Map::new();
+    detail.insert("format".into(), format.into());
+    detail.insert(file.noun.into(), rows.len().into());
+    audit(state, &me.email, Some(site), file.action, detail.into()).await;
     let mut resp = Response::builder()
         .content_type(ctype)
-        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"leads-{id}.{format}\""))
+        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}-{site}.{format}\"", file.noun))
         .body(body);
     session::secure(&mut resp, false);
     resp
@@ -799,12 +821,12 @@ async fn export(req: &Request, raw: &str, state: &AppState, format: &str) -> Res
 
 #[handler]
 pub async fn leads_csv(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
-    export(req, &raw, state, "csv").await
+    export_leads(req, &raw, state, "csv").await
 }
 
 #[handler]
 pub async fn leads_jsonl(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
-    export(req, &raw, state, "jsonl").await
+    export_leads(req, &raw, state, "jsonl").await
 }
 
 /// Audit entries on a page.
@@ -823,7 +845,7 @@ pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data
     }
     let before = req.uri().query().and_then(|q| q.strip_prefix("before=")).and_then(|b| b.parse::<i64>().ok());
     let id = site.id;
-    let entries = match state.store.run(move |s| s.audit().list(Some(id), before, AUDIT_PAGE + 1)).await {
+    let entries = match lane::read(&state.store, move |s| s.audit().list(Some(id), before, AUDIT_PAGE + 1)).await {
         Ok(e) => e,
         Err(e) => return failed(t, Some(&me), e),
     };
@@ -887,6 +909,9 @@ fn filter_query(q: &ConversationQuery) -> String {
 
 /// Conversations on a page of the list.
 const CONVERSATIONS_PAGE: usize = 50;
+/// Conversations a page of the filtered list examines at most (a few milliseconds of reading); a filter
+/// that matches fewer in them gets a shorter page and a link that goes on from there.
+const EXAMINED: usize = 2_000;
 /// Conversations in an export at most.
 const EXPORT_MAX: usize = 100_000;
 
@@ -899,14 +924,21 @@ pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): 
     };
     let q = conversation_query(req);
     let (id, filter, before) = (site.id, q.filter.clone(), q.before.clone());
-    let rows = match state.store.run(move |s| s.site(id).conversations().page(&filter, before, CONVERSATIONS_PAGE + 1)).await {
+    let page = match lane::read(&state.store, move |s| s.site(id).conversations().page(&filter, before, CONVERSATIONS_PAGE + 1, Some(EXAMINED))).await {
         Ok(r) => r,
         Err(e) => return failed(t, Some(&me), e),
     };
-    let more = rows.len() > CONVERSATIONS_PAGE;
-    let rows: Vec<_> = rows.into_iter().take(CONVERSATIONS_PAGE).collect();
+    let more = page.rows.len() > CONVERSATIONS_PAGE;
+    let rows: Vec<_> = page.rows.into_iter().take(CONVERSATIONS_PAGE).collect();
     let query = filter_query(&q);
-    let next = more.then(|| rows.last().map(|r| format!("/console/sites/{id}/conversations?{query}&before={}:{}", r.updated_at.as_millis(), r.id))).flatten();
+    // Past a full page, the next starts after its last row; short of one, after the last conversation
+    // the bounded examination reached (a rare filter pages through the period a slice at a time).
+    let (key, searched_to) = match (more, page.resume) {
+        (true, _) => (rows.last().map(|r| (r.updated_at, r.id.clone())), None),
+        (false, Some(resume)) => (Some(resume.clone()), Some(when(resume.0))),
+        (false, None) => (None, None),
+    };
+    let next = key.map(|(at, c)| format!("/console/sites/{id}/conversations?{query}&before={}:{c}", at.as_millis()));
     let items = rows
         .into_iter()
         .map(|r| pages::ConversationItem { first: short(&r.first_question, 140), at: when(r.updated_at), turns: r.turns, unanswered: r.unanswered, lead: r.has_lead, id: r.id })
@@ -926,6 +958,7 @@ pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): 
             rated: q.filter.rated,
             rows: items,
             next,
+            searched_to,
             export_csv: format!("/console/sites/{id}/conversations.csv?{query}"),
             export_jsonl: format!("/console/sites/{id}/conversations.jsonl?{query}"),
         },
@@ -940,17 +973,15 @@ pub async fn conversation(req: &Request, Path((raw, conversation)): Path<(String
         Err(page) => return page,
     };
     let (id, cid) = (site.id, conversation.clone());
-    let found = state
-        .store
-        .run(move |s| {
-            let exchanges = s.site(id).conversations().transcript(&cid)?;
-            let leads = s.site(id).leads().list(None)?.into_iter().filter(|l| l.conversation_id.as_ref().is_some_and(|c| c.as_str() == cid)).map(|l| (l.lead_id, l.email)).collect::<Vec<_>>();
-            // What was said with a person of the staff (live hand-off).
-            let parsed = crate::domain::ConversationId::parse(&cid).map_err(|_| crate::store::StoreError::NotFound)?;
-            let events = s.site(id).handoff().events_after(&parsed, 0)?;
-            Ok((exchanges, leads, events))
-        })
-        .await;
+    let found = lane::read(&state.store, move |s| {
+        let exchanges = s.site(id).conversations().transcript(&cid)?;
+        let leads = s.site(id).leads().of_conversation(&cid)?.into_iter().map(|l| (l.lead_id, l.email)).collect::<Vec<_>>();
+        // What was said with a person of the staff (live hand-off).
+        let parsed = crate::domain::ConversationId::parse(&cid).map_err(|_| crate::store::StoreError::NotFound)?;
+        let events = s.site(id).handoff().events_after(&parsed, 0)?;
+        Ok((exchanges, leads, events))
+    })
+    .await;
     let (exchanges, leads, events) = match found {
         Ok(v) => v,
         Err(crate::store::StoreError::NotFound) => return not_found(t, Some(&me)),
@@ -998,15 +1029,16 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
     };
     let q = conversation_query(req);
     let (id, filter) = (site.id, q.filter.clone());
-    let rows = match state.store.run(move |s| s.site(id).conversations().page(&filter, None, EXPORT_MAX)).await {
-        Ok(r) => r,
+    let rows = match lane::read(&state.store, move |s| s.site(id).conversations().page(&filter, None, EXPORT_MAX, None)).await {
+        Ok(r) => r.rows,
         Err(e) => return failed(t, Some(&me), e),
     };
-    let (body, ctype) = if format == "csv" {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion"]);
-        for r in &rows {
-            let _ = w.write_record([
+    let file = File {
+        noun: "conversations",
+        action: "conversations_exported",
+        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion"],
+        csv: |r: &crate::store::conversations::ConversationRow| {
+            vec![
                 r.id.clone(),
                 r.created_at.to_string(),
                 r.updated_at.to_string(),
@@ -1014,26 +1046,15 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
                 r.unanswered.to_string(),
                 r.has_lead.to_string(),
                 crate::domain::spreadsheet_safe(&r.first_question),
-            ]);
-        }
-        (w.into_inner().unwrap_or_default(), "text/csv; charset=utf-8")
-    } else {
-        let mut out = Vec::new();
-        for r in &rows {
-            let line = json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
-                              "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question});
-            out.extend(line.to_string().into_bytes());
-            out.push(b'\n');
-        }
-        (out, "application/x-ndjson")
+            ]
+        },
+        json: |r| {
+            json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
+                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question})
+            .to_string()
+        },
     };
-    audit(state, &me.email, Some(id), "conversations_exported", json!({"format": format, "conversations": rows.len()})).await;
-    let mut resp = Response::builder()
-        .content_type(ctype)
-        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"conversations-{id}.{format}\""))
-        .body(body);
-    session::secure(&mut resp, false);
-    resp
+    download(state, &me, id, format, &rows, file).await
 }
 
 #[handler]

@@ -2,8 +2,9 @@
 //! preflights, turns a panicking handler into a 500, renders every error as problem+json, and puts `X-Request-Id`, the rate-limit headers and
 //! the CORS response headers on every response, errors and 429 included.
 //!
-//! Before the answer goes out, the edge reads what the handler left of a small request body (see
-//! `unread.rs`), so an early answer reaches HTTP/2 clients that mishandle a reset stream.
+//! Before the answer goes out, the edge reads what the handler left of the request body, up to
+//! `server.discard_body_bytes` (see `unread.rs`), so an early answer reaches clients that are still
+//! sending.
 //!
 //! Rate limiting itself happens in the route scopes (`scope.rs`), which know whether a route is counted
 //! per site or per client IP; they record their decision in the request's [`RequestMeta`]. A request
@@ -90,7 +91,7 @@ fn peer_ip(req: &Request) -> IpAddr {
 
 pub const ALLOW_HEADERS: &str = "Authorization, Content-Type, Idempotency-Key, X-Site-Id, X-Request-Id, Last-Event-ID, Accept-Language, X-Conversation-Token";
 pub const EXPOSE_HEADERS: &str =
-    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Last-Modified, Content-Language";
+    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-RateLimit-Policy, Retry-After, ETag, Last-Modified, Content-Language";
 
 pub struct Edge<E> {
     inner: E,
@@ -107,7 +108,7 @@ impl<E> Edge<E> {
 pub fn render(err: &ApiError, request_id: &str) -> Response {
     let problem = err.problem(request_id);
     let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    if status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED {
+    if status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED && !matches!(err, ApiError::Starting) {
         tracing::error!(request_id, error = %err, "request failed");
     }
     let body = serde_json::to_vec(&problem).unwrap_or_default();
@@ -153,11 +154,20 @@ fn classify(err: poem::Error) -> ApiError {
     }
 }
 
+/// `X-RateLimit-Policy` in the form of the IETF RateLimit draft (-01): the refill rate as a quota per
+/// 60-second window, and the bucket's capacity as `burst`: `60;w=60;burst=120`.
+pub fn policy(d: &Decision) -> String {
+    format!("{};w=60;burst={}", d.per_minute, d.limit)
+}
+
 pub fn set_rate_headers(resp: &mut Response, d: &Decision) {
     let h = resp.headers_mut();
     h.insert("x-ratelimit-limit", HeaderValue::from(d.limit));
     h.insert("x-ratelimit-remaining", HeaderValue::from(d.remaining));
     h.insert("x-ratelimit-reset", HeaderValue::from(d.reset_secs));
+    if let Ok(v) = HeaderValue::from_str(&policy(d)) {
+        h.insert("x-ratelimit-policy", v);
+    }
     if !d.allowed {
         h.insert(header::RETRY_AFTER, HeaderValue::from(d.retry_after_secs));
     }
@@ -258,7 +268,7 @@ impl<E: Endpoint> Endpoint for Edge<E> {
             h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
         }
         h.append(header::VARY, HeaderValue::from_static("Origin"));
-        unread.drain(self.state.config.limits.json_body_bytes, body_deadline).await;
+        unread.drain(self.state.config.server.discard_body_bytes, body_deadline).await;
         let route = route.as_ref().map_or("(unmatched)", |p| &p.0);
         let (status, took, site) = (resp.status().as_u16(), started.elapsed(), meta.site.get().copied());
         self.state.metrics.request(route, status, site, took);

@@ -86,6 +86,11 @@ pub enum ApiError {
     /// have to be stored. Answered as `unavailable`, with `Retry-After`.
     #[error("free space below storage.min_free_mb")]
     StorageLow { retry_after_secs: u64 },
+    /// `/readyz` while the server builds the vector indexes it lacks (a node restored from its replica):
+    /// answered as `unavailable`, with `Retry-After`, and not logged as a failure, since a load balancer
+    /// asks every second or two for as long as the build takes.
+    #[error("starting: vector indexes are being built")]
+    Starting,
 }
 
 /// The problem document as sent.
@@ -140,6 +145,7 @@ impl ApiError {
             ApiError::Internal(String::new()),
             ApiError::Unavailable(String::new()),
             ApiError::StorageLow { retry_after_secs: 0 },
+            ApiError::Starting,
         ];
         for e in &all {
             match e {
@@ -169,7 +175,8 @@ impl ApiError {
                 | ApiError::NotImplemented { .. }
                 | ApiError::Internal(_)
                 | ApiError::Unavailable(_)
-                | ApiError::StorageLow { .. } => {}
+                | ApiError::StorageLow { .. }
+                | ApiError::Starting => {}
             }
         }
         all
@@ -204,7 +211,7 @@ impl ApiError {
                 Some(*retry_after_secs)
             }
             // A full line in front of shared work (or a busy database) drains within a second or so.
-            ApiError::Unavailable(_) => Some(UNAVAILABLE_RETRY_AFTER_SECS),
+            ApiError::Unavailable(_) | ApiError::Starting => Some(UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         }
     }
@@ -297,6 +304,12 @@ impl ApiError {
             Unavailable(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", "The service is temporarily unavailable; retry shortly.".into())
             }
+            Starting => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "Service unavailable",
+                "The server is starting: its indexes are being built. Retry shortly.".into(),
+            ),
             StorageLow { retry_after_secs } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",

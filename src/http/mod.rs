@@ -40,11 +40,12 @@ fn refusal(state: Arc<AppState>) -> listener::Refusal {
         let body = serde_json::to_string(&ApiError::HttpsRequired.problem(&request_id)).unwrap_or_default();
         format!(
             "HTTP/1.1 403 Forbidden\r\nContent-Type: application/problem+json\r\nContent-Length: {}\r\nConnection: close\r\n\
-             X-Request-Id: {request_id}\r\nX-RateLimit-Limit: {}\r\nX-RateLimit-Remaining: {}\r\nX-RateLimit-Reset: {}\r\n\r\n{body}",
+             X-Request-Id: {request_id}\r\nX-RateLimit-Limit: {}\r\nX-RateLimit-Remaining: {}\r\nX-RateLimit-Reset: {}\r\nX-RateLimit-Policy: {}\r\n\r\n{body}",
             body.len(),
             d.limit,
             d.remaining,
             d.reset_secs,
+            edge::policy(&d),
         )
         .into_bytes()
     })

@@ -1,11 +1,18 @@
 //! The part of a request body its handler left unread, and reading it before an early answer.
 //!
-//! On HTTP/2, an answer sent while the request body is still arriving ends the stream with
-//! `RST_STREAM(NO_ERROR)` (RFC 9113 section 8.1 allows it), and libcurl 7.88 (Debian 12) then loses the
-//! response it had already received in about half of the tries. So the edge reads and discards a small
-//! declared body before such an answer goes out, as nginx does: no more than the JSON body limit in all,
-//! and only until the request's body deadline. A larger body, or one the client sends only after
-//! `100 Continue`, is left alone: the answer goes out at once and the stream is reset as before.
+//! An answer sent while the request body is still arriving is lost by common clients:
+//! - on HTTP/2 it ends the stream with `RST_STREAM(NO_ERROR)` (RFC 9113 section 8.1 allows it), and
+//!   libcurl 7.88 (Debian 12) then drops the response it had already received ("Stream error in the
+//!   HTTP/2 framing layer"), almost always for bodies of a megabyte or more;
+//! - on HTTP/1.1 the connection is closed with unread bytes in the socket, so the kernel resets it and the
+//!   client, still writing, never reads the answer.
+//!
+//! So the edge reads and discards what is left of the body before such an answer goes out, as nginx's
+//! lingering close does: no more than `server.discard_body_bytes` in all (by the declared length when
+//! there is one, else as it is counted), and only until the request's body deadline. The bytes are
+//! dropped as they arrive, so the cost is the bandwidth and the wait, never memory; a larger body, or one
+//! the client sends only after `100 Continue`, is left alone: the answer goes out at once and the stream
+//! or connection is reset as before.
 
 use std::io;
 use std::pin::Pin;

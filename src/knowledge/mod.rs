@@ -210,14 +210,25 @@ impl Engine {
         let (this, store) = (self.clone(), store.clone());
         // A curated answer close enough to the question is preferred over the passages.
         let t = Instant::now();
+        let (search, lang) = (q.search_text(), q.lang.primary().to_owned());
         let (passages, curated, vector) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
             let min = this.curated_min_similarity.max(threshold);
             let curated = answer::curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
-            let passages = match curated {
-                Some(_) => Vec::new(),
-                None => search::retrieve(&store, &this.vectors, &site_id, lex, &vector, top_k, threshold, &this.fusion, mode)?,
-            };
-            Ok((passages, curated, vector))
+            if curated.is_some() {
+                return Ok((Vec::new(), curated, vector));
+            }
+            let mut found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, top_k, threshold, &this.fusion, mode)?;
+            // An import committed during the search: search the knowledge as it is now (twice at most, so
+            // a site being imported without pause still gets an answer).
+            for _ in 0..2 {
+                if !found.moved {
+                    break;
+                }
+                let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k) };
+                let lex = search::lexical(&store, &this.bm25, &this.term_stats, &site_id, &query, &this.fusion, mode)?;
+                found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, top_k, threshold, &this.fusion, mode)?;
+            }
+            Ok((found.passages, curated, vector))
         })
         .await
         .map_err(|e| KnowledgeError::Join(e.to_string()))??;
@@ -242,6 +253,32 @@ impl Engine {
         } else {
             set.remove(site);
         }
+    }
+
+    /// Sites whose saved vector index is missing or behind the database (blocking): every site with
+    /// knowledge after a restore, whose data directory had none.
+    pub fn missing_indexes_blocking(&self, store: &Store) -> Result<Vec<SiteId>, KnowledgeError> {
+        let mut missing = Vec::new();
+        for site in store.sites().list().map_err(IndexError::from)? {
+            let generation = store.site(site.id).knowledge().generation().map_err(IndexError::from)?;
+            if !self.vectors.saved_is_current(&site.id, generation) {
+                missing.push(site.id);
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Builds, saves and keeps in memory the vector index of each of these sites (blocking), one after
+    /// the other until `stop`; returns the vectors indexed.
+    pub fn build_indexes_blocking(&self, store: &Store, sites: &[SiteId], stop: &tokio_util::sync::CancellationToken) -> Result<usize, KnowledgeError> {
+        let mut vectors = 0;
+        for site in sites {
+            if stop.is_cancelled() {
+                break;
+            }
+            vectors += self.sync_index_blocking(store, site)?;
+        }
+        Ok(vectors)
     }
 
     /// Brings the site's vector index up to date with the store and saves it (after a CLI import).

@@ -11,7 +11,9 @@
 //! - **crawl scheduler**: re-syncs crawl sources as they fall due (`crawl::schedule::Scheduler`);
 //! - **index refresh**: full-text indexes another analysis built rebuilt before the first request, then
 //!   chunks another model embedded re-embedded in the background (`knowledge::import::refresh`); it ends
-//!   by itself when done, and its report is in `AppState::refreshed`;
+//!   by itself when done, and its report is in `AppState::refreshed`. Vector index files missing from
+//!   the data directory (a restored node) are built in the background too, and `/readyz` answers 503
+//!   until they are (`AppState::indexes_ready`);
 //! - **housekeeping**: retention and the idempotency window ([`housekeeping`]);
 //! - **hand-off expiry**: waits for a person that ran out end with `missed` (`handoff::run_expiry`).
 //!
@@ -74,6 +76,31 @@ fn demo_page(site: crate::domain::SiteId) -> String {
          <p class=\"note\">Served by <code>sitebot demo</code> only: a real site embeds the same one tag on its own pages.</p></main>\
          <script src=\"/v1/widget.js\" data-site-id=\"{site}\" async></script></body></html>"
     )
+}
+
+/// Vector indexes missing from the data directory (a node restored from its replica has none; a site
+/// imported into while the server was down has one behind) are built in the background before the
+/// server reports ready: `/readyz` answers 503 until then, so a load balancer sends no question that
+/// would wait for a build. Questions that come anyway are answered (a site's first one waits for its
+/// index). A failed build is logged and the server becomes ready: questions retry it.
+async fn build_missing_indexes(state: &Arc<AppState>, stop: CancellationToken) -> anyhow::Result<()> {
+    let (knowledge, store) = (state.knowledge.clone(), state.store.clone());
+    let missing = tokio::task::spawn_blocking(move || knowledge.missing_indexes_blocking(&store)).await??;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    tracing::info!(sites = missing.len(), "vector indexes missing or behind the database; building them, /readyz answers 503 until done");
+    state.indexes_ready.send_replace(false);
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        match state.knowledge.build_indexes_blocking(&state.store, &missing, &stop) {
+            Ok(vectors) => tracing::info!(sites = missing.len(), vectors, took_ms = started.elapsed().as_millis() as u64, "vector indexes built; ready"),
+            Err(e) => tracing::error!(error = %e, "building the vector indexes failed; questions build them as they come"),
+        }
+        state.indexes_ready.send_replace(true);
+    });
+    Ok(())
 }
 
 /// The long-running tasks of a server.
@@ -153,6 +180,7 @@ impl Server {
         };
         let workers_stop = CancellationToken::new();
         let refresh = crate::knowledge::import::refresh::start(state.knowledge.clone(), state.store.clone(), workers_stop.clone()).await?;
+        build_missing_indexes(&state, workers_stop.clone()).await?;
         Ok(Server { state, identity, listener, plain, metrics, delivery: true, demo_site: None, workers_stop, refresh })
     }
 

@@ -8,7 +8,7 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::{OptionalRow, Result, SiteStore, StoreError};
-use crate::domain::{QueryId, Timestamp};
+use crate::domain::{QueryId, SiteId, Timestamp};
 
 /// An answer's rating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -41,6 +41,22 @@ const DAY_MS: i64 = 86_400_000;
 
 fn day_of(t: Timestamp) -> Timestamp {
     Timestamp::from_millis(t.as_millis().div_euclid(DAY_MS) * DAY_MS)
+}
+
+/// `Analytics::rate`'s unit of work at `now`, in the caller's transaction (also the history a benchmark
+/// writes in bulk, `store::history`).
+pub(super) fn rate(tx: &rusqlite::Transaction<'_>, site: SiteId, query_id: &QueryId, rating: Rating, comment: Option<&str>, now: Timestamp) -> Result<()> {
+    let known = tx.query_row("SELECT 1 FROM query_log WHERE id = ?1 AND site_id = ?2", params![query_id, site], |_| Ok(())).optional_row()?;
+    known.ok_or(StoreError::NotFound)?;
+    let previous: Option<(String, Timestamp)> = tx
+        .query_row("SELECT rating, at FROM feedback WHERE site_id = ?1 AND query_id = ?2", params![site, query_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional_row()?;
+    tx.execute(
+        "INSERT INTO feedback (site_id, query_id, rating, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(site_id, query_id) DO UPDATE SET rating = excluded.rating, comment = excluded.comment, at = excluded.at",
+        params![site, query_id, rating.as_str(), comment, now],
+    )?;
+    super::days::rating(tx, &site, now, rating.as_str() == "up", previous.map(|(r, at)| (r == "up", at)))
 }
 
 /// One site's feedback and widget events.
@@ -99,21 +115,7 @@ impl<'s> Analytics<'s> {
     /// query is not the site's.
     pub fn rate(&self, query_id: &QueryId, rating: Rating, comment: Option<&str>) -> Result<()> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
-            let known = tx.query_row("SELECT 1 FROM query_log WHERE id = ?1 AND site_id = ?2", params![query_id, site], |_| Ok(())).optional_row()?;
-            known.ok_or(StoreError::NotFound)?;
-            let previous: Option<(String, Timestamp)> = tx
-                .query_row("SELECT rating, at FROM feedback WHERE site_id = ?1 AND query_id = ?2", params![site, query_id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional_row()?;
-            let now = Timestamp::now();
-            tx.execute(
-                "INSERT INTO feedback (site_id, query_id, rating, comment, at) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(site_id, query_id) DO UPDATE SET rating = excluded.rating, comment = excluded.comment, at = excluded.at",
-                params![site, query_id, rating.as_str(), comment, now],
-            )?;
-            super::days::rating(tx, &site, now, rating.as_str() == "up", previous.map(|(r, at)| (r == "up", at)))?;
-            Ok(())
-        })
+        self.site.store().write(|tx| rate(tx, site, query_id, rating, comment, Timestamp::now()))
     }
 
     /// Stores a batch of widget events and counts them per day and type, in one transaction.

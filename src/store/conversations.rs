@@ -195,33 +195,49 @@ fn like_pattern(text: &str) -> String {
     format!("%{escaped}%")
 }
 
+/// A page of the console's list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationPage {
+    pub rows: Vec<ConversationRow>,
+    /// Where the examination stopped when it reached its bound before `limit` rows matched: the key
+    /// (`updated_at`, `id`) of the last conversation examined, to go on from.
+    pub resume: Option<(Timestamp, String)>,
+}
+
 impl<'s> Conversations<'s> {
     /// The site's conversations matching `f`, the most recently active first, at most `limit`, before
-    /// `(updated_at, id)` when given (keyset pagination).
-    pub fn page(&self, f: &ConversationFilter, before: Option<(Timestamp, String)>, limit: usize) -> Result<Vec<ConversationRow>> {
+    /// `(updated_at, id)` when given (keyset pagination). With `examine`, at most that many of the
+    /// period's conversations are looked at: a filter few of them match (a rare text) reads a bounded
+    /// slice instead of the whole period, and `resume` says where to go on.
+    pub fn page(&self, f: &ConversationFilter, before: Option<(Timestamp, String)>, limit: usize, examine: Option<usize>) -> Result<ConversationPage> {
         let site = self.site.id();
         self.site.store().read(|c| {
+            // The candidates are a keyset slice of the period in list order; the filters run on that
+            // slice only. A candidate's rating is found through its questions (by conversation), then
+            // each question's feedback row (by primary key), never by scanning the site's feedback.
             let mut stmt = c.prepare_cached(
                 "SELECT c.id, c.created_at, c.updated_at,
                         (SELECT count(*) FROM conversation_turns t WHERE t.conversation_id = c.id),
                         coalesce((SELECT t.text FROM conversation_turns t WHERE t.conversation_id = c.id AND t.role = 'user' ORDER BY t.seq LIMIT 1), ''),
                         (SELECT count(*) FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.resolved = 0),
                         EXISTS (SELECT 1 FROM leads l WHERE l.conversation_id = c.id AND l.site_id = c.site_id)
-                 FROM conversations c
-                 WHERE c.site_id = ?1 AND (?2 IS NULL OR c.updated_at >= ?2)
-                   AND (?3 IS NULL OR (c.updated_at, c.id) < (?3, ?4))
-                   AND (?5 = 0 OR EXISTS (SELECT 1 FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.resolved = 0))
+                 FROM (SELECT id, site_id, created_at, updated_at FROM conversations
+                       WHERE site_id = ?1 AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR (updated_at, id) < (?3, ?4))
+                       ORDER BY updated_at DESC, id DESC LIMIT ?11) c
+                 WHERE (?5 = 0 OR EXISTS (SELECT 1 FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.resolved = 0))
                    AND (?6 = 0 OR EXISTS (SELECT 1 FROM leads l WHERE l.conversation_id = c.id AND l.site_id = c.site_id))
-                   AND (?7 = 0 OR EXISTS (SELECT 1 FROM query_log q JOIN feedback f ON f.site_id = q.site_id AND f.query_id = q.id
-                                          WHERE q.conversation_id = c.id AND q.site_id = c.site_id))
+                   AND (?7 = 0 OR EXISTS (SELECT 1 FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id
+                                          AND EXISTS (SELECT 1 FROM feedback f WHERE f.site_id = q.site_id AND f.query_id = q.id)))
                    AND (?8 IS NULL OR EXISTS (SELECT 1 FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.lang = ?8))
                    AND (?9 IS NULL OR EXISTS (SELECT 1 FROM conversation_turns t WHERE t.conversation_id = c.id AND t.text LIKE ?9 ESCAPE '\\'))
                  ORDER BY c.updated_at DESC, c.id DESC LIMIT ?10",
             )?;
-            let (at, id) = before.map_or((None, None), |(a, i)| (Some(a), Some(i)));
+            let (at, id) = before.clone().map_or((None, None), |(a, i)| (Some(a), Some(i)));
             let text = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(like_pattern);
+            // SQLite reads a negative LIMIT as none.
+            let bound = examine.map_or(-1, |n| n as i64);
             let rows = stmt.query_map(
-                params![site, f.since, at, id, f.unanswered, f.with_lead, f.rated, f.lang, text, limit as i64],
+                params![site, f.since, at, id, f.unanswered, f.with_lead, f.rated, f.lang, text, limit as i64, bound],
                 |r| {
                     Ok(ConversationRow {
                         id: r.get(0)?,
@@ -234,7 +250,22 @@ impl<'s> Conversations<'s> {
                     })
                 },
             )?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            let rows: Vec<ConversationRow> = rows.collect::<rusqlite::Result<_>>()?;
+            let resume = match examine {
+                Some(n) if n > 0 && rows.len() < limit => {
+                    // The last candidate examined, when there is one more after it.
+                    let mut stmt = c.prepare_cached(
+                        "SELECT updated_at, id FROM conversations
+                         WHERE site_id = ?1 AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR (updated_at, id) < (?3, ?4))
+                         ORDER BY updated_at DESC, id DESC LIMIT 2 OFFSET ?5",
+                    )?;
+                    let keys = stmt.query_map(params![site, f.since, at, id, n as i64 - 1], |r| Ok((r.get::<_, Timestamp>(0)?, r.get::<_, String>(1)?)))?;
+                    let keys: Vec<(Timestamp, String)> = keys.collect::<rusqlite::Result<_>>()?;
+                    (keys.len() == 2).then(|| keys.into_iter().next()).flatten()
+                }
+                _ => None,
+            };
+            Ok(ConversationPage { rows, resume })
         })
     }
 
@@ -275,5 +306,49 @@ impl<'s> Conversations<'s> {
             }
             Ok(out)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::secrets::Keyring;
+    use crate::store::history::Event;
+    use crate::store::queries::QueryRecord;
+    use crate::store::{NewSite, Store};
+
+    #[test]
+    fn a_rare_filter_reads_a_bounded_slice_and_says_where_to_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[6; 32])).unwrap();
+        let new = NewSite::new("S", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+        let (site, _) = store.sites().create(new).unwrap();
+        let start = Timestamp::now().as_millis() - 3_600_000;
+        // 30 conversations a minute apart; the 3rd newest and the oldest mention a quokka.
+        let events = (0..30i64)
+            .map(|i| {
+                let text = if i == 0 || i == 27 { "Is a quokka allowed?" } else { "When are you open?" };
+                let q = QueryRecord::answered(site.id, text, Some(ConversationId::new()), Vec::new());
+                (Timestamp::from_millis(start + i * 60_000), Event::Question(q))
+            })
+            .collect();
+        store.site(site.id).history().write(events).unwrap();
+        let list = store.site(site.id).conversations();
+        let rare = ConversationFilter { text: Some("QUOKKA".into()), ..ConversationFilter::default() };
+
+        let first = list.page(&rare, None, 5, Some(10)).unwrap();
+        assert_eq!(first.rows.len(), 1, "the newest ten hold one");
+        let resume = first.resume.clone().expect("the bound was reached: go on from the tenth");
+        let all = list.page(&ConversationFilter::default(), None, 30, None).unwrap().rows;
+        assert_eq!(resume, (all[9].updated_at, all[9].id.clone()));
+
+        let second = list.page(&rare, Some(resume), 5, Some(10)).unwrap();
+        assert!(second.rows.is_empty() && second.resume.is_some(), "{second:?}");
+        let third = list.page(&rare, second.resume, 5, Some(10)).unwrap();
+        assert_eq!(third.rows.len(), 1, "the oldest");
+        assert_eq!(third.resume, None, "nothing after the last ten");
+        // Unbounded, as the export reads: both at once.
+        assert_eq!(list.page(&rare, None, 5, None).unwrap(), ConversationPage { rows: vec![first.rows[0].clone(), third.rows[0].clone()], resume: None });
     }
 }

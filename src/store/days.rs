@@ -15,6 +15,12 @@ pub fn day_of(at: Timestamp) -> Timestamp {
     Timestamp::from_millis(at.as_millis().div_euclid(DAY_MS) * DAY_MS)
 }
 
+/// The Monday (UTC midnight) of the week `day` falls in: 1970-01-01 was a Thursday.
+pub fn week_of(day: Timestamp) -> Timestamp {
+    let d = day.as_millis().div_euclid(DAY_MS);
+    Timestamp::from_millis((d - (d + 3).rem_euclid(7)) * DAY_MS)
+}
+
 /// One day of a site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Day {
@@ -43,8 +49,13 @@ pub(super) fn question(tx: &Transaction<'_>, site: &SiteId, at: Timestamp, resol
         "INSERT INTO site_day_sources (site_id, day, document_id, title, url, citations) VALUES (?1, ?2, ?3, ?4, ?5, 1)
          ON CONFLICT (site_id, day, document_id) DO UPDATE SET citations = citations + 1, title = excluded.title, url = excluded.url",
     )?;
+    let mut weekly = tx.prepare_cached(
+        "INSERT INTO site_week_sources (site_id, week, document_id, title, url, citations) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+         ON CONFLICT (site_id, week, document_id) DO UPDATE SET citations = citations + 1, title = excluded.title, url = excluded.url",
+    )?;
     for (id, title, url) in cited {
         source.execute(params![site, day, id, title, url])?;
+        weekly.execute(params![site, week_of(day), id, title, url])?;
     }
     Ok(())
 }
@@ -116,18 +127,72 @@ impl<'s> Days<'s> {
         })
     }
 
-    /// The most cited documents since `since`, at most `limit`.
+    /// The most cited documents since `since`, at most `limit`: whole weeks from the weekly counts, the
+    /// days before the first whole week and those of the current week from the daily ones.
     pub fn top_sources(&self, since: Timestamp, limit: usize) -> Result<Vec<CitedDocument>> {
         let site = self.site.id();
+        let since = day_of(since);
+        let first_week = if week_of(since) == since { since } else { Timestamp::from_millis(week_of(since).as_millis() + 7 * DAY_MS) };
+        let this_week = week_of(day_of(Timestamp::now())).max(since);
         self.site.store().read(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT document_id, max(title), max(url), sum(citations) AS n FROM site_day_sources WHERE site_id = ?1 AND day >= ?2
-                 GROUP BY document_id ORDER BY n DESC, document_id LIMIT ?3",
+                "SELECT document_id, max(title), max(url), sum(n) AS total FROM (
+                     SELECT document_id, title, url, citations AS n FROM site_day_sources WHERE site_id = ?1 AND day >= ?2 AND day < min(?3, ?4)
+                     UNION ALL
+                     SELECT document_id, title, url, citations FROM site_week_sources WHERE site_id = ?1 AND week >= ?3 AND week < ?4
+                     UNION ALL
+                     SELECT document_id, title, url, citations FROM site_day_sources WHERE site_id = ?1 AND day >= ?4
+                 ) GROUP BY document_id ORDER BY total DESC, document_id LIMIT ?5",
             )?;
-            let rows = stmt.query_map(params![site, day_of(since), limit as i64], |r| {
+            let rows = stmt.query_map(params![site, since, first_week, this_week, limit as i64], |r| {
                 Ok(CitedDocument { document_id: r.get(0)?, title: r.get(1)?, url: r.get(2)?, citations: r.get::<_, i64>(3)? as u64 })
             })?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::secrets::Keyring;
+    use crate::store::history::Event;
+    use crate::store::queries::{Cited, QueryRecord};
+    use crate::store::{NewSite, Store};
+
+    #[test]
+    fn weeks_then_days_count_the_same_citations_as_days_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db"), Keyring::from_bytes(&[5; 32])).unwrap();
+        let new = NewSite::new("S", Slug::vertical("dental").unwrap(), Tier::Pro, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+        let (site, _) = store.sites().create(new).unwrap();
+        let today = day_of(Timestamp::now()).as_millis();
+        // Document `d{n % 3}` cited once on each of the last 40 days, twice on days divisible by 4.
+        let mut events = Vec::new();
+        let mut expected = [0u64; 3];
+        let since = Timestamp::from_millis(today - 29 * DAY_MS);
+        for n in 0..40i64 {
+            let at = Timestamp::from_millis(today - n * DAY_MS + 3_600_000);
+            for _ in 0..(if n % 4 == 0 { 2 } else { 1 }) {
+                let cited = vec![Cited { document_id: format!("d{}", n % 3), title: "t".into(), url: None, score: 0.5 }];
+                let q = QueryRecord::answered(site.id, "q", None, cited);
+                events.push((at, Event::Question(q)));
+                if at >= since {
+                    expected[(n % 3) as usize] += 1;
+                }
+            }
+        }
+        store.site(site.id).history().write(events).unwrap();
+        let mut got: Vec<(String, u64)> = store.site(site.id).days().top_sources(since, 10).unwrap().into_iter().map(|d| (d.document_id, d.citations)).collect();
+        got.sort();
+        assert_eq!(got, vec![("d0".to_owned(), expected[0]), ("d1".to_owned(), expected[1]), ("d2".to_owned(), expected[2])]);
+        // Every start day of the week and the current week alone agree with the days too.
+        for back in 0..9 {
+            let since = Timestamp::from_millis(today - back * DAY_MS);
+            let total: u64 = store.site(site.id).days().top_sources(since, 10).unwrap().iter().map(|d| d.citations).sum();
+            let days: u64 = (0..=back).map(|n| if n % 4 == 0 { 2 } else { 1 }).sum();
+            assert_eq!(total, days, "since {back} days back");
+        }
     }
 }

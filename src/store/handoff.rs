@@ -279,7 +279,7 @@ impl<'s> Handoffs<'s> {
             let event = push(tx, &site, id, &EventKind::State { state: StateChange::Waiting, name: None }, None, now)?;
             let transcript = conversations::transcript_turns(tx, &site, id)?;
             let data = RequestedEvent { site_id: &site, conversation_id: id, requested_at: now, wait_until: deadline, transcript };
-            let message = outbox::enqueue(tx, &site, EventType::HandoffRequested, &data)?;
+            let message = outbox::enqueue(tx, &site, EventType::HandoffRequested, &data, now)?;
             let status = status(tx, &site, id)?.ok_or(StoreError::NotFound)?;
             Ok(Requested::Waiting { status, event, message })
         })

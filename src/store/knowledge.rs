@@ -366,6 +366,20 @@ impl<'s> Knowledge<'s> {
         })
     }
 
+    /// Up to `limit` stored vectors of `model` of the site's chunks with a key above `after`, in key
+    /// order: what an index synced when `after` was the largest key does not hold yet.
+    pub fn embeddings_after(&self, model: &str, after: u64, limit: usize) -> Result<Vec<(u64, Vec<f32>)>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT rowid, embedding FROM kb_chunks WHERE site_id = ?1 AND model = ?2 AND rowid > ?3 ORDER BY rowid LIMIT ?4",
+            )?;
+            let rows = stmt.query_map(params![site, model, after as i64, limit as i64], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, blob_to_vector(&r.get::<_, Vec<u8>>(1)?)))
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
     /// BM25 over the site's chunks for an FTS5 `MATCH` expression: (key, score), best first. Scores are
     /// positive (FTS5's `bm25()` is negated); `heading_weight` weighs the heading column against the text.
     pub fn fts_search(&self, expr: &str, heading_weight: f64, limit: usize) -> Result<Vec<(u64, f64)>> {

@@ -103,27 +103,7 @@ impl<'s> Leads<'s> {
             if !usage::has_room(usage::day(tx, &site_id, now)?.leads, cap) {
                 return Ok(Capture::OverDailyCap { resets_at: now.next_day() });
             }
-            let transcript = new.conversation_id.as_ref().map(|id| super::conversations::transcript_turns(tx, &site_id, id)).transpose()?;
-            let lead = Lead {
-                lead_id: format!("lead_{}", ulid::Ulid::new()),
-                site_id,
-                name: new.name,
-                email: new.email.as_str().to_owned(),
-                message: new.message,
-                page_url: new.page_url,
-                created_at: now,
-                conversation_id: new.conversation_id,
-                transcript,
-            };
-            tx.execute(
-                "INSERT INTO leads (id, site_id, name, email, message, page_url, created_at, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![lead.lead_id, lead.site_id, lead.name, lead.email, lead.message, lead.page_url, lead.created_at, lead.conversation_id],
-            )?;
-            super::stats::record_lead(tx, &site_id, now)?;
-            super::days::lead(tx, &site_id, now)?;
-            usage::add(tx, &site_id, now, DayUsage { leads: 1, ..DayUsage::default() })?;
-            let message_id = outbox::enqueue(tx, &site_id, EventType::LeadCaptured, &lead)?;
-            tx.execute("UPDATE leads SET message_id = ?2 WHERE id = ?1", params![lead.lead_id, message_id])?;
+            let (lead, message_id) = store(tx, site_id, new, now)?;
             if let Some(i) = idempotency {
                 let stored = respond(&lead);
                 tx.execute(
@@ -146,6 +126,34 @@ impl<'s> Leads<'s> {
             Ok(rows.map(|r| r.map(|row| row.lead)).collect::<rusqlite::Result<_>>()?)
         })
     }
+}
+
+/// A lead, its counters and its `lead.captured` event at `now`, in the caller's transaction: what
+/// `Leads::capture` writes once the key and the cap let it (also the history a benchmark writes in bulk,
+/// `store::history`).
+pub(super) fn store(tx: &Transaction<'_>, site_id: SiteId, new: NewLead, now: Timestamp) -> Result<(Lead, Option<MessageId>)> {
+    let transcript = new.conversation_id.as_ref().map(|id| super::conversations::transcript_turns(tx, &site_id, id)).transpose()?;
+    let lead = Lead {
+        lead_id: format!("lead_{}", ulid::Ulid::new()),
+        site_id,
+        name: new.name,
+        email: new.email.as_str().to_owned(),
+        message: new.message,
+        page_url: new.page_url,
+        created_at: now,
+        conversation_id: new.conversation_id,
+        transcript,
+    };
+    tx.execute(
+        "INSERT INTO leads (id, site_id, name, email, message, page_url, created_at, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![lead.lead_id, lead.site_id, lead.name, lead.email, lead.message, lead.page_url, lead.created_at, lead.conversation_id],
+    )?;
+    super::stats::record_lead(tx, &site_id, now)?;
+    super::days::lead(tx, &site_id, now)?;
+    usage::add(tx, &site_id, now, DayUsage { leads: 1, ..DayUsage::default() })?;
+    let message_id = outbox::enqueue(tx, &site_id, EventType::LeadCaptured, &lead, now)?;
+    tx.execute("UPDATE leads SET message_id = ?2 WHERE id = ?1", params![lead.lead_id, message_id])?;
+    Ok((lead, message_id))
 }
 
 /// A lead as the console shows it: the lead, and the id of its `lead.captured` event, if one was sent.
@@ -187,6 +195,17 @@ impl Leads<'_> {
             let (at, id) = before.map_or((None, None), |(a, i)| (Some(a), Some(i)));
             let rows = stmt.query_map(params![site_id, at, id, limit as i64], lead_row)?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// The site's leads that came out of conversation `id`, oldest first (by the conversation's index,
+    /// however many leads the site has).
+    pub fn of_conversation(&self, id: &str) -> Result<Vec<Lead>> {
+        let site_id = self.site.id();
+        self.site.store().read(|c| {
+            let mut stmt = c.prepare_cached(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE conversation_id = ?2 AND site_id = ?1 ORDER BY created_at, id"))?;
+            let rows = stmt.query_map(params![site_id, id], lead_row)?;
+            Ok(rows.map(|r| r.map(|row| row.lead)).collect::<rusqlite::Result<_>>()?)
         })
     }
 

@@ -26,10 +26,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0016_console.sql"),
     include_str!("migrations/0017_site_days.sql"),
     include_str!("migrations/0018_conversation_lookups.sql"),
-    // 0019 and 0020 are reserved for work on other branches; the lead replaces these two when merging.
-    "-- 0019: reserved",
-    "-- 0020: reserved",
-    include_str!("migrations/0021_handoff.sql"),
+    include_str!("migrations/0019_console_scale.sql"),
+    include_str!("migrations/0020_handoff.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

@@ -25,6 +25,7 @@ pub mod curated;
 pub mod erase;
 mod error;
 pub mod handoff;
+pub mod history;
 pub mod insights;
 pub mod knowledge;
 pub mod leads;
@@ -138,9 +139,26 @@ fn create_private(path: &Path) -> Result<()> {
     }
 }
 
+/// How long a connection waits for a lock another process holds (the CLI beside a server, Litestream's
+/// checkpoint) before `SQLITE_BUSY`: 5 s, as Litestream advises for applications it replicates.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Who checkpoints the WAL into the database file. sitebot itself only ever lets SQLite run its automatic
+/// PASSIVE checkpoint, which never waits for readers: a TRUNCATE or RESTART checkpoint would wait the
+/// whole `busy_timeout` for Litestream's read lock and then fail, so none is issued anywhere.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Checkpoints {
+    /// SQLite's automatic PASSIVE checkpoint once a commit leaves 1,000 pages in the WAL.
+    #[default]
+    Automatic,
+    /// None at all (`wal_autocheckpoint = 0`): Litestream replicates the database and checkpoints
+    /// itself, as its docs advise under write load (`[replication] litestream = true`).
+    Litestream,
+}
+
 /// Pragmas set on every connection.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(())
@@ -158,8 +176,14 @@ fn open_connection(path: &Path, read_only: bool) -> rusqlite::Result<Connection>
 }
 
 impl Store {
-    /// Opens (creating if needed) the database, switches it to WAL and runs pending migrations.
+    /// Opens (creating if needed) the database, switches a new one to WAL and runs pending migrations.
+    /// SQLite checkpoints the WAL automatically; see [`open_with`](Self::open_with).
     pub fn open(path: &Path, keyring: crate::secrets::Keyring) -> Result<Store> {
+        Self::open_with(path, keyring, Checkpoints::Automatic)
+    }
+
+    /// As `open`, with the WAL checkpointed as `checkpoints` says.
+    pub fn open_with(path: &Path, keyring: crate::secrets::Keyring, checkpoints: Checkpoints) -> Result<Store> {
         // The file holds leads and token hashes: created 0600 (SQLite gives its -wal and -shm files the
         // database file's mode).
         create_private(path)?;
@@ -167,9 +191,18 @@ impl Store {
         // A 202 promises the lead is on disk: the writer syncs every commit (WAL with NORMAL may lose the
         // last commits on power loss). Readers never write, so their setting does not matter.
         writer.pragma_update(None, "synchronous", "FULL")?;
-        let mode: String = writer.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+        // The journal mode is set once, on a new (empty) file: WAL is persistent, and switching a live
+        // database needs an exclusive lock that Litestream's read lock never lets go of.
+        let mode: String = writer.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            tracing::warn!(%mode, "SQLite did not switch to WAL; concurrent CLI use will block more");
+            let mode: String = writer.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                tracing::warn!(%mode, "SQLite did not switch to WAL; concurrent CLI use will block more");
+            }
+        }
+        // Per connection, and only the writer commits (the readers are read-only).
+        if checkpoints == Checkpoints::Litestream {
+            writer.pragma_update(None, "wal_autocheckpoint", 0)?;
         }
         migrations::run(&mut writer)?;
         Ok(Store {
@@ -472,6 +505,96 @@ mod tests {
         assert_eq!(mode(&backup), 0o600);
         let full: i64 = store.writer().unwrap().conn.as_ref().unwrap().pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
         assert_eq!(full, 2, "synchronous=FULL on the writer");
+    }
+
+    /// Litestream holds a read transaction open on the database all the time. While one is open, writes
+    /// go on without waiting: past 1,000 pages in the WAL SQLite's automatic checkpoint is PASSIVE, which
+    /// skips what the reader still needs. A TRUNCATE or RESTART checkpoint (or a journal-mode change)
+    /// would wait the whole busy timeout and fail, and this test with it.
+    #[test]
+    fn writes_never_wait_for_a_reader_that_holds_a_snapshot_as_litestream_does() {
+        let (dir, store) = store();
+        store.meta("demo_site").set("before").unwrap();
+        let litestream = Connection::open(dir.path().join("t.db")).unwrap();
+        litestream.execute_batch("BEGIN; SELECT count(*) FROM meta;").unwrap();
+        let mut slowest = Duration::ZERO;
+        // 16 pages a commit (each different: SQLite skips writing a page that does not change), 100
+        // commits leave about 1,600 pages in the WAL.
+        for i in 0..100u8 {
+            let t = Instant::now();
+            store.meta("demo_content").set(&char::from(b'a' + i % 26).to_string().repeat(64 * 1024)).unwrap();
+            slowest = slowest.max(t.elapsed());
+        }
+        assert!(slowest < Duration::from_secs(1), "a write waited {slowest:?} for the reader");
+        let wal = std::fs::metadata(dir.path().join("t.db-wal")).unwrap().len();
+        assert!(wal > 1_000 * 4096, "the reader's snapshot kept the WAL ({wal} bytes) from being reset");
+        // A new handle on the same file (a restart under Litestream) opens without a mode change.
+        let again = Store::open(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[7u8; 32])).unwrap();
+        assert_eq!(again.meta("demo_site").get().unwrap().as_deref(), Some("before"));
+        let busy: i64 = store.writer().unwrap().conn.as_ref().unwrap().pragma_query_value(None, "busy_timeout", |r| r.get(0)).unwrap();
+        assert_eq!(busy, 5000, "busy_timeout as Litestream advises");
+        litestream.execute_batch("COMMIT").unwrap();
+    }
+
+    /// Under Litestream the writer never checkpoints: the WAL keeps every frame until Litestream has
+    /// shipped it and checkpoints. Without it, SQLite checkpoints and reuses the WAL from its start.
+    #[test]
+    fn with_litestream_the_writer_leaves_the_wal_to_it() {
+        let wal_after_writes = |checkpoints: Checkpoints| {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open_with(&dir.path().join("t.db"), crate::secrets::Keyring::from_bytes(&[7u8; 32]), checkpoints).unwrap();
+            let auto: i64 = store.writer().unwrap().conn.as_ref().unwrap().pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0)).unwrap();
+            // 16 different pages a commit, about 2,400 pages in all.
+            for i in 0..150u8 {
+                store.meta("demo_content").set(&char::from(b'a' + i % 26).to_string().repeat(64 * 1024)).unwrap();
+            }
+            (auto, std::fs::metadata(dir.path().join("t.db-wal")).unwrap().len() / 4096)
+        };
+        let (auto, automatic_pages) = wal_after_writes(Checkpoints::Automatic);
+        assert_eq!(auto, 1000);
+        assert!(automatic_pages < 1_200, "SQLite checkpointed and reused the WAL: {automatic_pages} pages");
+        let (auto, litestream_pages) = wal_after_writes(Checkpoints::Litestream);
+        assert_eq!(auto, 0);
+        assert!(litestream_pages > 2_000, "nothing checkpointed: {litestream_pages} pages");
+    }
+
+    /// The source never asks for a blocking checkpoint, an in-place VACUUM or a journal-mode change
+    /// (besides the one on a new file in `open_with`): each waits for Litestream's read lock, then fails.
+    /// The test above shows what the code does at run time; this one names the statement if one comes.
+    #[test]
+    fn no_statement_in_the_source_waits_for_litestream() {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs" || e == "sql") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        assert!(files.len() > 50, "the source was found");
+        // Built here, so that this file does not match itself.
+        let checkpoints: Vec<String> =
+            ["truncate", "restart", "full"].iter().flat_map(|m| [format!("wal_checkpoint({m}"), format!("wal_checkpoint\",\"{m}")]).collect();
+        let mut found = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap().to_ascii_lowercase();
+            for (n, line) in text.lines().enumerate() {
+                // Code and SQL only: comments may name what they avoid.
+                let line = line.split("//").next().unwrap_or_default().split("--").next().unwrap_or_default().replace(' ', "");
+                let bad = checkpoints.iter().any(|b| line.contains(b.as_str()))
+                    || (line.contains("vacuum") && !line.contains("vacuuminto") && line.contains('\"'))
+                    || line.contains(concat!("journal", "_mode="))
+                    || (line.contains("\"journal_mode\",\"") && !line.contains("\"journal_mode\",\"wal\""));
+                if bad {
+                    found.push(format!("{}:{}", file.display(), n + 1));
+                }
+            }
+        }
+        assert!(found.is_empty(), "statements that block under Litestream: {found:?}");
     }
 
     #[test]

@@ -96,8 +96,9 @@ pub fn new_message_id() -> MessageId {
 
 /// Puts an event in the outbox when the site has a webhook and opted in to this event type (read in the
 /// same transaction, so a concurrent settings change is seen consistently); returns the message id or
-/// `None` when the site does not want it. Called inside the transaction that makes the change reported.
-pub(super) fn enqueue<T: Serialize>(tx: &Transaction<'_>, site_id: &SiteId, event_type: EventType, data: &T) -> Result<Option<MessageId>> {
+/// `None` when the site does not want it. Called inside the transaction that makes the change reported,
+/// at `now` (due at once).
+pub(super) fn enqueue<T: Serialize>(tx: &Transaction<'_>, site_id: &SiteId, event_type: EventType, data: &T, now: Timestamp) -> Result<Option<MessageId>> {
     let prefs: Option<(bool, String)> = tx
         .prepare_cached("SELECT webhook_url IS NOT NULL, webhook_events FROM sites WHERE id = ?1")?
         .query_row([site_id], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -107,7 +108,6 @@ pub(super) fn enqueue<T: Serialize>(tx: &Transaction<'_>, site_id: &SiteId, even
         return Ok(None);
     }
     let id = new_message_id();
-    let now = Timestamp::now();
     tx.prepare_cached("INSERT INTO outbox (id, site_id, event_type, payload, next_attempt_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)")?
         .execute(params![id, site_id, event_type, event_body(event_type, data)?, now])?;
     Ok(Some(id))
@@ -583,7 +583,7 @@ mod tests {
     }
 
     fn enqueue_lead(store: &Store, site: &Site, data: &impl Serialize) -> MessageId {
-        store.write(|tx| enqueue(tx, &site.id, EventType::LeadCaptured, data)).unwrap().unwrap()
+        store.write(|tx| enqueue(tx, &site.id, EventType::LeadCaptured, data, Timestamp::now())).unwrap().unwrap()
     }
 
     fn store_with_site(url: Option<&str>) -> (tempfile::TempDir, Store, Site) {

@@ -41,6 +41,28 @@ pub struct QueryRecord {
 }
 
 
+#[cfg(test)]
+impl QueryRecord {
+    /// An extractive answer to `question` in English, for the store's tests.
+    pub(crate) fn answered(site_id: SiteId, question: &str, conversation: Option<ConversationId>, cited: Vec<Cited>) -> QueryRecord {
+        QueryRecord {
+            query_id: QueryId::new(),
+            site_id,
+            question: question.to_owned(),
+            resolved: true,
+            source_count: cited.len(),
+            latency_ms: 1,
+            mode: AnswerMode::Extractive,
+            generation: None,
+            lang: "en".into(),
+            conversation: conversation.map(|c| (c, "An answer.".to_owned())),
+            conversation_token: None,
+            cited,
+            review: None,
+        }
+    }
+}
+
 impl QueryRecord {
     /// The cited documents as the day counters take them: (id, title, url).
     fn cited_triples(&self) -> Vec<(&str, &str, Option<&str>)> {
@@ -96,54 +118,57 @@ impl<'s> QueryLog<'s> {
     /// row, no conversation turn, no `query.completed`).
     pub fn record(&self, q: &QueryRecord, cap: DailyCap) -> Result<Logged> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
-            let now = Timestamp::now();
-            if !usage::has_room(usage::day(tx, &site, now)?.logged_questions, cap) {
-                super::stats::record_query(tx, &site, q.resolved, now)?;
-                usage::add(tx, &site, now, DayUsage { unlogged_questions: 1, ..DayUsage::default() })?;
-                super::days::question(tx, &site, now, q.resolved, &q.lang, &q.cited_triples())?;
-                return Ok(Logged::OverDailyCap);
-            }
-            let conversation = q.conversation.as_ref().map(|(id, _)| id);
-            let g = q.generation.as_ref();
-            tx.prepare_cached(
-                "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id,
-                                        mode, model, prompt_tokens, completion_tokens, first_sentence_ms, top_score)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            )?
-            .execute(params![
-                q.query_id,
-                site,
-                q.question,
-                q.lang,
-                q.resolved,
-                q.source_count as i64,
-                q.latency_ms as i64,
-                now,
-                conversation,
-                q.mode,
-                g.map(|g| g.model.as_str()),
-                g.and_then(|g| g.prompt_tokens).map(|n| n as i64),
-                g.and_then(|g| g.completion_tokens).map(|n| n as i64),
-                g.map(|g| g.first_sentence_ms as i64),
-                q.cited.first().map(|c| c.score as f64),
-            ])?;
-            let mut cite = tx.prepare_cached(
-                "INSERT INTO query_sources (site_id, query_id, rank, document_id, title, url, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            for (i, c) in q.cited.iter().enumerate() {
-                cite.execute(params![site, q.query_id, i as i64 + 1, c.document_id, c.title, c.url, c.score as f64, now])?;
-            }
-            if let Some(r) = q.review.as_ref().filter(|r| !q.resolved && !r.vector.is_empty()) {
-                super::review::assign(tx, &site, &q.query_id, &q.question, r, now)?;
-            }
-            if let Some((id, answer)) = &q.conversation {
-                super::conversations::append(tx, &site, id, q.conversation_token.as_ref(), &q.question, answer, &q.query_id, now)?;
-            }
-            super::stats::record_query(tx, &site, q.resolved, now)?;
-            usage::add(tx, &site, now, DayUsage { logged_questions: 1, ..DayUsage::default() })?;
-            super::days::question(tx, &site, now, q.resolved, &q.lang, &q.cited_triples())?;
-            Ok(Logged::Logged { message: outbox::enqueue(tx, &site, EventType::QueryCompleted, q)? })
-        })
+        self.site.store().write(|tx| log(tx, site, q, cap, Timestamp::now()))
     }
+}
+
+/// `QueryLog::record`'s unit of work at `now`, in the caller's transaction (also the history a benchmark
+/// writes in bulk, `store::history`).
+pub(super) fn log(tx: &rusqlite::Transaction<'_>, site: SiteId, q: &QueryRecord, cap: DailyCap, now: Timestamp) -> Result<Logged> {
+    if !usage::has_room(usage::day(tx, &site, now)?.logged_questions, cap) {
+        super::stats::record_query(tx, &site, q.resolved, now)?;
+        usage::add(tx, &site, now, DayUsage { unlogged_questions: 1, ..DayUsage::default() })?;
+        super::days::question(tx, &site, now, q.resolved, &q.lang, &q.cited_triples())?;
+        return Ok(Logged::OverDailyCap);
+    }
+    let conversation = q.conversation.as_ref().map(|(id, _)| id);
+    let g = q.generation.as_ref();
+    tx.prepare_cached(
+        "INSERT INTO query_log (id, site_id, question, lang, resolved, source_count, latency_ms, created_at, conversation_id,
+                                mode, model, prompt_tokens, completion_tokens, first_sentence_ms, top_score)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?
+    .execute(params![
+        q.query_id,
+        site,
+        q.question,
+        q.lang,
+        q.resolved,
+        q.source_count as i64,
+        q.latency_ms as i64,
+        now,
+        conversation,
+        q.mode,
+        g.map(|g| g.model.as_str()),
+        g.and_then(|g| g.prompt_tokens).map(|n| n as i64),
+        g.and_then(|g| g.completion_tokens).map(|n| n as i64),
+        g.map(|g| g.first_sentence_ms as i64),
+        q.cited.first().map(|c| c.score as f64),
+    ])?;
+    let mut cite = tx.prepare_cached(
+        "INSERT INTO query_sources (site_id, query_id, rank, document_id, title, url, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for (i, c) in q.cited.iter().enumerate() {
+        cite.execute(params![site, q.query_id, i as i64 + 1, c.document_id, c.title, c.url, c.score as f64, now])?;
+    }
+    if let Some(r) = q.review.as_ref().filter(|r| !q.resolved && !r.vector.is_empty()) {
+        super::review::assign(tx, &site, &q.query_id, &q.question, r, now)?;
+    }
+    if let Some((id, answer)) = &q.conversation {
+        super::conversations::append(tx, &site, id, q.conversation_token.as_ref(), &q.question, answer, &q.query_id, now)?;
+    }
+    super::stats::record_query(tx, &site, q.resolved, now)?;
+    usage::add(tx, &site, now, DayUsage { logged_questions: 1, ..DayUsage::default() })?;
+    super::days::question(tx, &site, now, q.resolved, &q.lang, &q.cited_triples())?;
+    Ok(Logged::Logged { message: outbox::enqueue(tx, &site, EventType::QueryCompleted, q, now)? })
 }

@@ -220,7 +220,6 @@ impl<'s> SiteStore<'s> {
         super::queries::QueryLog::new(*self)
     }
 
-    /// The counters behind the site's public stats; `None` when the site does not exist.
     /// The site's per-day counters (the console's dashboards).
     pub fn days(&self) -> super::days::Days<'s> {
         super::days::Days::new(*self)
@@ -231,6 +230,12 @@ impl<'s> SiteStore<'s> {
         super::review::Review::new(*self)
     }
 
+    /// History written in bulk at chosen times (benchmarks; the server never writes through it).
+    pub fn history(&self) -> super::history::History<'s> {
+        super::history::History::new(*self)
+    }
+
+    /// The counters behind the site's public stats; `None` when the site does not exist.
     pub fn counters(&self) -> Result<Option<super::stats::SiteCounters>> {
         self.store.read(|conn| super::stats::counters(conn, &self.id))
     }

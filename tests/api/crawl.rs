@@ -126,3 +126,65 @@ async fn a_crawl_retries_throttled_pages_paces_by_crawl_delay_and_obeys_its_robo
     let err = sitebot::crawl::crawl(&app.state.store, &app.state.knowledge, &http_allowed, site.id, &start, &options, &|_| {}).await.unwrap_err();
     assert!(err.to_string().contains("crawl.allow_private_networks"), "{err}");
 }
+
+/// The first three sources' URLs of the answer to `question`.
+async fn top_urls(app: &crate::helpers::TestApp, site: sitebot::domain::SiteId, question: &str) -> (Vec<String>, serde_json::Value) {
+    let resp = app
+        .client
+        .post(app.url("/v1/query"))
+        .header("X-Site-Id", site.to_string())
+        .json(&serde_json::json!({"question": question, "topK": 3, "scoreThreshold": 0.0}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    let urls = body["sources"].as_array().unwrap().iter().map(|s| s["url"].as_str().unwrap_or("").to_owned()).collect();
+    (urls, body)
+}
+
+/// Visitors ask about page 5, room 7, plan B: terms of one character must be searched (#28).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_numbers_and_single_letters_find_their_page_on_a_crawled_site_of_300_pages() {
+    let pages = 300;
+    let codeword = |i: usize, round: usize| format!("The codeword for page {i} is {}.", ["amber", "birch", "cobalt"][round].to_owned() + &i.to_string());
+    let web = tokio::task::spawn_blocking(move || Website::generated(pages)).await.unwrap();
+    for i in 0..pages {
+        let extra = match i {
+            123 => "Plan B is the family plan: two adults and two children for 90 euros a month.".to_owned(),
+            124 => "Plan C is the student plan for 20 euros a month.".to_owned(),
+            125 => "Plan D is the company plan for teams of ten.".to_owned(),
+            _ => codeword(i, 0),
+        };
+        web.set_html(&format!("/page/{i}"), page_html(i, pages, &extra));
+    }
+    let mut config = test_config();
+    config.crawl.allow_http = true;
+    config.crawl.allow_private_networks = true;
+    let app = spawn_app_with(config).await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let site = site.id;
+    let url = web.url("/");
+    let options = SourceOptions { max_pages: 400, max_depth: None, include: vec![], exclude: vec![] };
+    let (s, u) = (app.state.store.clone(), url.clone());
+    app.state.store.run(move |_| s.site(site).crawl().register(&u, &options, Some(Duration::from_secs(3600)))).await.unwrap();
+    let first = synced_after(&app, site, &url, None).await;
+    assert!(first.pages >= pages as i64, "{first:?}");
+
+    for (question, page) in [("What is the codeword for page 5?", 5), ("What is the codeword for page 9?", 9), ("What does plan B cost?", 123)] {
+        let (urls, body) = top_urls(&app, site, question).await;
+        assert!(urls.contains(&web.url(&format!("/page/{page}"))), "{question}: page {page} not in the top 3 {urls:?}: {body}");
+    }
+    let (_, body) = top_urls(&app, site, "What is the codeword for page 5?").await;
+    assert!(body["answer"].as_str().unwrap().contains("amber5"), "{body}");
+
+    // Page 9 changes; the scheduled re-sync (moved forward in the stored schedule) picks it up and the
+    // same question finds the new text.
+    web.set_html("/page/9", page_html(9, pages, &codeword(9, 1)));
+    app.db().execute("UPDATE crawl_sources SET next_sync_at = next_sync_at - 3600000", []).unwrap();
+    synced_after(&app, site, &url, first.last_sync_at).await;
+    let (urls, body) = top_urls(&app, site, "What is the codeword for page 9?").await;
+    assert!(urls.contains(&web.url("/page/9")), "{urls:?}: {body}");
+    assert!(body["answer"].as_str().unwrap().contains("birch9"), "the re-synced text answers: {body}");
+    app.stop().await;
+}

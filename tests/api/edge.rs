@@ -38,7 +38,7 @@ async fn plain_http_is_refused_and_the_connection_closed() {
         assert!(resp.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{resp}");
         assert!(resp.contains("Content-Type: application/problem+json"));
         assert!(resp.contains("Connection: close"));
-        assert!(resp.contains("X-Request-Id: req_") && resp.contains("X-RateLimit-Limit: 600"));
+        assert!(resp.contains("X-Request-Id: req_") && resp.contains("X-RateLimit-Limit: 1200") && resp.contains("X-RateLimit-Policy: 600;w=60;burst=1200"));
         let body: Value = serde_json::from_str(resp.split("\r\n\r\n").nth(1).unwrap()).unwrap();
         assert_eq!(body["code"], "https_required");
         assert_eq!(body["status"], 403);
@@ -236,7 +236,8 @@ async fn a_starter_site_gets_its_burst_then_one_request_a_second() {
         let resp = post_lead(&app, Some(&id), json!({})).await;
         assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY, "request {i}");
         let (limit, remaining, reset) = rate(&resp);
-        assert_eq!((limit, remaining), (60, 119 - i), "request {i}");
+        assert_eq!((limit, remaining), (120, 119 - i), "request {i}");
+        assert_eq!(resp.headers()["x-ratelimit-policy"], "60;w=60;burst=120");
         assert_eq!(reset, i + 1, "request {i}: bucket full again after (i + 1) s");
     }
     let refused = post_lead(&app, Some(&id), json!({"email": "a@example.com"})).await;
@@ -257,10 +258,10 @@ async fn a_starter_site_gets_its_burst_then_one_request_a_second() {
     // Another site's budget is untouched, and tiers set the limit.
     let (pro, _) = app.create_site(Tier::Pro).await;
     let resp = post_lead(&app, Some(&pro.id.to_string()), json!({})).await;
-    assert_eq!(rate(&resp), (600, 1199, 1));
+    assert_eq!(rate(&resp), (1200, 1199, 1));
     let (ent, _) = app.create_site(Tier::Enterprise).await;
     let resp = post_lead(&app, Some(&ent.id.to_string()), json!({})).await;
-    assert_eq!(rate(&resp).0, 6000);
+    assert_eq!(rate(&resp).0, 12000);
 }
 
 #[tokio::test]
@@ -271,8 +272,9 @@ async fn routes_without_a_site_are_limited_per_client_ip() {
     for i in 0..10u64 {
         let resp = app.client.get(app.url("/healthz")).send().await.unwrap();
         assert_eq!(resp.status(), 200, "request {i}");
-        assert_eq!(rate(&resp).0, 5);
+        assert_eq!(rate(&resp).0, 10, "the bucket holds twice the 5 a minute");
         assert_eq!(rate(&resp).1, 9 - i);
+        assert_eq!(resp.headers()["x-ratelimit-policy"], "5;w=60;burst=10");
     }
     // Every route without a site shares the client's bucket: unknown routes and the 501 route too.
     let refused = app.client.get(app.url("/v1/unknown")).send().await.unwrap();
@@ -303,7 +305,7 @@ async fn bearer_tokens_identify_pro_sites_and_are_refused_elsewhere() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 202);
-    assert_eq!(rate(&resp).0, 600);
+    assert_eq!(rate(&resp).0, 1200);
     let resp = app
         .client
         .post(app.url("/v1/leads"))

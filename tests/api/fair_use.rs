@@ -35,7 +35,7 @@ async fn one_visitor_cannot_spend_a_starter_sites_budget() {
     for i in 0..30 {
         let resp = lead_from(&app, &id, "203.0.113.1").await;
         assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY, "request {i}");
-        assert_eq!(limit_and_remaining(&resp), (15, 29 - i), "the visitor's bucket binds: request {i}");
+        assert_eq!(limit_and_remaining(&resp), (30, 29 - i), "the visitor's bucket binds: request {i}");
     }
     // 92 more from the same address (122 in all): each refused, none spending the site's budget.
     for _ in 0..92 {
@@ -46,7 +46,7 @@ async fn one_visitor_cannot_spend_a_starter_sites_budget() {
     // The next visitor is served from a fresh share.
     let resp = lead_from(&app, &id, "203.0.113.2").await;
     assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(limit_and_remaining(&resp), (15, 29));
+    assert_eq!(limit_and_remaining(&resp), (30, 29));
     // Only allowed requests took from the site: 120 - 30 - 1 are left for three more visitors, then the
     // site's own bucket refuses.
     for n in 2..=4 {
@@ -55,7 +55,7 @@ async fn one_visitor_cannot_spend_a_starter_sites_budget() {
         }
     }
     let refused = lead_from(&app, &id, "203.0.113.5").await;
-    assert_eq!(limit_and_remaining(&refused), (60, 0), "the site's bucket binds once it is empty");
+    assert_eq!(limit_and_remaining(&refused), (120, 0), "the site's bucket binds once it is empty");
     problem(refused, 429, "rate_limited").await;
 }
 
@@ -67,12 +67,12 @@ async fn an_ipv6_visitor_is_its_64() {
     for i in 0..30 {
         // Addresses of one /64, each different: still one visitor.
         let resp = lead_from(&app, &id, &format!("2001:db8:1:2::{:x}", i + 1)).await;
-        assert_eq!(limit_and_remaining(&resp), (15, 29 - i as u64), "request {i}");
+        assert_eq!(limit_and_remaining(&resp), (30, 29 - i as u64), "request {i}");
     }
     problem(lead_from(&app, &id, "2001:db8:1:2:ffff:ffff:ffff:ffff").await, 429, "rate_limited").await;
     let other = lead_from(&app, &id, "2001:db8:1:3::1").await;
     assert_eq!(other.status(), StatusCode::UNPROCESSABLE_ENTITY, "another /64 is another visitor");
-    assert_eq!(limit_and_remaining(&other), (15, 29));
+    assert_eq!(limit_and_remaining(&other), (30, 29));
 }
 
 #[tokio::test]

@@ -198,13 +198,24 @@ pub fn with_webhook(mut s: NewSite, url: &str) -> NewSite {
     s
 }
 
+/// The rate-limit headers describe one bucket: what is left is never above its limit, and the policy
+/// names the same capacity.
+pub fn assert_rate_headers_agree(h: &reqwest::header::HeaderMap) {
+    let n = |name: &str| h[name].to_str().unwrap().parse::<u64>().unwrap_or_else(|_| panic!("{name} is a whole number"));
+    let (limit, remaining) = (n("x-ratelimit-limit"), n("x-ratelimit-remaining"));
+    assert!(remaining <= limit, "X-RateLimit-Remaining {remaining} above X-RateLimit-Limit {limit}");
+    let policy = h["x-ratelimit-policy"].to_str().unwrap();
+    assert!(policy.ends_with(&format!(";w=60;burst={limit}")), "policy {policy} against limit {limit}");
+}
+
 /// Parses a problem+json response and checks the envelope every error shares.
 pub async fn problem(resp: reqwest::Response, status: u16, code: &str) -> serde_json::Value {
     assert_eq!(resp.status().as_u16(), status, "status for expected {code}");
     assert_eq!(resp.headers()["content-type"], "application/problem+json");
-    for h in ["x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] {
+    for h in ["x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-policy"] {
         assert!(resp.headers().contains_key(h), "{code}: missing {h}");
     }
+    assert_rate_headers_agree(resp.headers());
     let request_id = resp.headers()["x-request-id"].to_str().unwrap().to_owned();
     let body: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(body["code"], code, "{body}");

@@ -347,3 +347,78 @@ async fn an_index_behind_the_database_is_synced_in_the_background_while_question
     let after: Value = ask().await.json().await.unwrap();
     assert!(cites(&after, "Languages"), "the swapped-in index finds the new page: {after}");
 }
+
+/// `sitebot knowledge <args>` against the running server's data directory, as an operator runs it.
+async fn cli_knowledge(app: &TestApp, args: &[&str]) -> String {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot"))
+        .args(["--data-dir", app.data_dir.path().to_str().unwrap(), "knowledge"])
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "sitebot knowledge {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The offer page in version `v`. It shares no word with the question below, so only the dense half
+/// of retrieval finds it: the half whose index is behind the database right after an import.
+fn offer(v: usize) -> String {
+    format!(
+        "---\ntitle: Winter offer\nurl: https://clinic.example/offer\n---\n# Winter offer\n\n\
+         Book a dental cleaning before March and pay 10 % less with the code FROST-{v}{v}{v}. Version {v} of this page.\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_replaced_while_questions_come_is_found_in_one_version_or_the_other_and_deleted_at_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Enterprise).await;
+    import_files(&app, site.id, &clinic()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("offer.md");
+    std::fs::write(&page, offer(1)).unwrap();
+    let id = site.id.to_string();
+    cli_knowledge(&app, &["import", "--site", &id, page.to_str().unwrap()]).await;
+    let question = json!({"question": "Gibt es im Moment einen Gutschein?", "topK": 3, "scoreThreshold": 0.0});
+    let first: Value = ask(&app, site.id, question.clone()).await.json().await.unwrap();
+    wait_for_background_sync(&app, site.id).await;
+    let steady: Value = ask(&app, site.id, question.clone()).await.json().await.unwrap();
+    assert!(cites(&first, "Winter offer") && cites(&steady, "Winter offer"), "found before any replacement: {first} {steady}");
+
+    // A visitor asks every 100 ms while the operator replaces the page three times from the CLI.
+    let done = Arc::new(AtomicBool::new(false));
+    let asker = {
+        let (client, url, done, question) = (app.client.clone(), app.url("/v1/query"), done.clone(), question.clone());
+        tokio::spawn(async move {
+            let mut answers = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                let resp = client.post(&url).header("X-Site-Id", id.clone()).json(&question).send().await.unwrap();
+                assert_eq!(resp.status(), 200);
+                answers.push(resp.json::<Value>().await.unwrap());
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            answers
+        })
+    };
+    for v in 2..=4 {
+        std::fs::write(&page, offer(v)).unwrap();
+        cli_knowledge(&app, &["import", "--site", &site.id.to_string(), page.to_str().unwrap()]).await;
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    }
+    done.store(true, Ordering::SeqCst);
+    let answers = asker.await.unwrap();
+    let missed: Vec<&Value> = answers.iter().filter(|a| !cites(a, "Winter offer")).collect();
+    println!("asked {} times while the page was replaced 3 times; missed {}", answers.len(), missed.len());
+    assert!(answers.len() >= 10, "asked only {} times", answers.len());
+    assert!(missed.is_empty(), "the page was found in neither version: {missed:?}");
+    let last: Value = ask(&app, site.id, question.clone()).await.json().await.unwrap();
+    assert!(last.to_string().contains("FROST-444"), "the newest version answers: {last}");
+
+    // Deleted from the CLI: the very next question no longer finds it, before any sync.
+    cli_knowledge(&app, &["delete", "--site", &site.id.to_string(), page.to_str().unwrap()]).await;
+    let gone: Value = ask(&app, site.id, question).await.json().await.unwrap();
+    assert!(!cites(&gone, "Winter offer") && !gone.to_string().contains("FROST"), "gone at once: {gone}");
+}

@@ -13,18 +13,9 @@
 //   ANSWER         the answer the owner writes for the card questions
 //   SCREENSHOT_DIR where the PNGs go (default: a new temporary directory, printed)
 //   CHROMIUM       browser executable (default /usr/bin/chromium); nothing is ever downloaded
-import { chromium } from 'playwright-core';
-import { readFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AXE, launch, need, screenshotDir } from './common.mjs';
 
-const require = createRequire(import.meta.url);
-const env = process.env;
-const need = (k) => {
-  if (!env[k]) { console.error(`${k} is required`); process.exit(2); }
-  return env[k];
-};
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
 const OTHER_SITE_ID = need('OTHER_SITE_ID');
@@ -32,10 +23,7 @@ const OWNER_LINK = need('OWNER_LINK');
 const OWNER_EMAIL = need('OWNER_EMAIL');
 const VIEWER_LINK = need('VIEWER_LINK');
 const ANSWER = need('ANSWER');
-const CHROMIUM = env.CHROMIUM || '/usr/bin/chromium';
-const SHOTS = env.SCREENSHOT_DIR || mkdtempSync(join(tmpdir(), 'sitebot-console-shots-'));
-mkdirSync(SHOTS, { recursive: true });
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const SHOTS = screenshotDir('sitebot-console-shots-');
 const PASSWORD = 'a long enough passphrase for the console';
 const HOSTILE = '<img src=x onerror=window.__xss=1>';
 
@@ -82,7 +70,7 @@ const looked_at = async (page, name) => {
   await shots(page, name);
 };
 
-browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+browser = await launch();
 const owner = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, locale: 'en-US' });
 const page = await owner.newPage();
 const errors = [];
@@ -117,6 +105,15 @@ await check('setting the password signs the owner in; the sites page lists their
   assert(text.includes(SITE_ID), 'the own site is listed');
   assert(!text.includes(OTHER_SITE_ID), 'the other site is not');
   await looked_at(page, 'sites');
+});
+
+await check('on a phone the sites page is one card a site, with nothing to scroll sideways', async () => {
+  await page.setViewportSize({ width: 375, height: 667 });
+  const fit = await page.evaluate(() => [...document.querySelectorAll('main .table-wrap')].map((w) => [w.scrollWidth, w.clientWidth]));
+  const cells = await page.evaluate(() => [...document.querySelectorAll('table.cards tbody td')].map((td) => getComputedStyle(td).display));
+  await page.setViewportSize({ width: 1280, height: 800 });
+  assert(fit.length > 0 && fit.every(([scroll, client]) => scroll <= client), `a table scrolls sideways: ${JSON.stringify(fit)}`);
+  assert(cells.length > 0 && cells.every((d) => d !== 'table-cell'), `cells stay table cells: ${cells.join(', ')}`);
 });
 
 await check("another site's page by direct URL is the same 404 as an unknown site", async () => {

@@ -18,30 +18,19 @@
 //                   mocked responses (the "mocked" section), which never touches the server.
 //   WIDGET_JS     local development only: serve this file as SITEBOT_URL/v1/widget.js from the test
 //                 itself (until the server has the route)
-import { chromium } from 'playwright-core';
-import { readFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AXE, env, launch, need, screenshotDir } from './common.mjs';
 
-const require = createRequire(import.meta.url);
-const env = process.env;
-const need = (k) => {
-  if (!env[k]) { console.error(`${k} is required`); process.exit(2); }
-  return env[k];
-};
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
 const HOST_URL = need('HOST_URL');
 const HOST_URL_DE = need('HOST_URL_DE');
-const CHROMIUM = env.CHROMIUM || '/usr/bin/chromium';
 const QUESTION = env.QUESTION || 'When are you open?';
 const FOLLOWUP = env.FOLLOWUP || 'And on Sundays?';
 const SKIP = env.SKIP_PENDING === '1';
-const SHOTS = env.SCREENSHOT_DIR || mkdtempSync(join(tmpdir(), 'sitebot-widget-shots-'));
-mkdirSync(SHOTS, { recursive: true });
+const SHOTS = screenshotDir('sitebot-widget-shots-');
 const WIDGET_FILE = new URL('../../assets/widget/widget.js', import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const API = `${SITEBOT}/v1`;
 const PENDING_ROUTES = /\/v1\/(widget\.js|widget\/config|feedback|events)(\?|$)/;
 const EVENT_TYPES = ['widget_loaded', 'widget_opened', 'question_asked', 'answer_shown', 'source_clicked', 'feedback_given', 'lead_form_opened', 'lead_submitted'];
@@ -85,11 +74,7 @@ const until = async (fn, what, ms = 10000) => {
 };
 
 // ---- browser ---------------------------------------------------------------------------------------------
-browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--ignore-certificate-errors'],
-}); // launch() always starts from a fresh temporary profile (user data dir), removed on close
+browser = await launch();
 const newContext = async (opts = {}) => {
   const ctx = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, ...opts });
   if (env.WIDGET_JS) {

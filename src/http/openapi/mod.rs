@@ -27,6 +27,7 @@ pub(super) fn common_headers() -> Value {
         "X-RateLimit-Limit": header_ref("XRateLimitLimit"),
         "X-RateLimit-Remaining": header_ref("XRateLimitRemaining"),
         "X-RateLimit-Reset": header_ref("XRateLimitReset"),
+        "X-RateLimit-Policy": header_ref("XRateLimitPolicy"),
     })
 }
 

@@ -13,7 +13,7 @@ pub(super) fn paths() -> Map<String, Value> {
     );
     p.insert(
         "/readyz".into(),
-        json!({"get": operation("operations", "readyz", "Readiness", "200 when the database answers; 503 otherwise.",
+        json!({"get": operation("operations", "readyz", "Readiness", "200 when the database answers and the vector indexes a restored node lacked are built; 503 otherwise.",
             json!({"200": ok("Ready", "application/json", schema_ref("Health"))}), &[503], json!({"security": []}))}),
     );
     p.insert(
@@ -38,6 +38,7 @@ pub(super) fn paths() -> Map<String, Value> {
                     "X-RateLimit-Limit": header_ref("XRateLimitLimit"),
                     "X-RateLimit-Remaining": header_ref("XRateLimitRemaining"),
                     "X-RateLimit-Reset": header_ref("XRateLimitReset"),
+                    "X-RateLimit-Policy": header_ref("XRateLimitPolicy"),
                     "Idempotent-Replayed": {"description": "`true` when this is the stored first response to a repeated Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}
                 },
                 "content": {"application/json": {"schema": schema_ref("LeadAccepted")}}
@@ -92,10 +93,11 @@ pub(super) fn paths() -> Map<String, Value> {
         "query",
         "askMultimodal",
         "Ask with an image (planned)",
-        "Always answers 501 `not_implemented` with an `expected` member describing the future request and response, \
-         whatever method, headers or body are sent. Use `fallback` (`/v1/query`) meanwhile. Rate limited per client IP.",
+        "Answers 501 `not_implemented` with an `expected` member describing the future request and response, \
+         whatever headers or body are sent, except a body declared larger than the multipart limit (10 MiB), which is 413 \
+         `payload_too_large` as on every route. Use `fallback` (`/v1/query`) meanwhile. Rate limited per client IP.",
         json!({}),
-        &[501],
+        &[413, 501],
         json!({"security": []}),
     );
     p.insert("/v1/query/ask-multimodal".into(), json!({"post": multimodal}));
@@ -145,6 +147,7 @@ fn query_paths(p: &mut Map<String, Value>) {
                     "X-RateLimit-Limit": header_ref("XRateLimitLimit"),
                     "X-RateLimit-Remaining": header_ref("XRateLimitRemaining"),
                     "X-RateLimit-Reset": header_ref("XRateLimitReset"),
+                    "X-RateLimit-Policy": header_ref("XRateLimitPolicy"),
                     "Cache-Control": {"description": "`no-cache`", "schema": {"type": "string", "const": "no-cache"}},
                     "X-Accel-Buffering": {"description": "`no`: proxies must not buffer the stream", "schema": {"type": "string", "const": "no"}}
                 },

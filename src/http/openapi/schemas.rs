@@ -31,7 +31,9 @@ pub(super) fn components() -> Value {
         (404, "", "Problem"),
         (405, ", with `Allow` naming the route's methods", "Problem"),
         (409, ": the conversation's hand-off is not in a state that allows this (`handoff_unavailable` carries a `reason`)", "Problem"),
-        (413, ": JSON bodies are limited to 64 KiB, multipart to 10 MiB; reading stops at the limit", "Problem"),
+        (413, ": JSON bodies are limited to 64 KiB, multipart to 10 MiB; nothing past the limit is parsed or kept. The \
+            rest of the body is still read and discarded (up to `server.discard_body_bytes`, 32 MiB by default) before the answer \
+            goes out, so a client that is still sending receives it", "Problem"),
         (415, ": JSON routes need `Content-Type: application/json`", "Problem"),
         (422, ", with one entry per invalid field for `validation_failed`", "Problem"),
         (429, ": retry after `Retry-After` seconds (`daily_quota_exceeded`: at midnight UTC)", "Problem"),
@@ -68,13 +70,17 @@ pub(super) fn components() -> Value {
         },
         "headers": {
             "XRequestId": {"description": "Echoes a sane client `X-Request-Id` (1-128 of `[A-Za-z0-9._:-]`), else a new `req_<ulid>`.", "schema": {"type": "string"}},
-            "XRateLimitLimit": int_header("Requests a minute of the bucket that binds this request. Tenant routes count a request twice: \
-                against the visitor's own bucket (client IP, IPv6 by /64: `limits.visitor_share` of the tier, by default 15, 150, 1500) \
-                and the site's (by tier: 60, 600, 6000); the headers describe the one that refused, else the one with fewest \
-                requests left. Calls with the site's bearer token have a bucket of their own at the tier's rate. Routes without a \
-                site count per client IP (default 600)."),
-            "XRateLimitRemaining": int_header("Whole requests left in the binding bucket after this one (0 to 2x the limit)."),
+            "XRateLimitLimit": int_header("Capacity of the bucket that binds this request: the most requests it holds, its rate a \
+                minute times `limits.burst_multiplier` (2 by default), so `X-RateLimit-Remaining` is never above it. Tenant routes \
+                count a request twice: against the visitor's own bucket (client IP, IPv6 by /64: `limits.visitor_share` of the \
+                tier's rate, by default 15, 150, 1500 a minute) and the site's (by tier: 60, 600, 6000 a minute); the headers \
+                describe the one that refused, else the one with fewest requests left. Calls with the site's bearer token have a \
+                bucket of their own at the tier's rate. Routes without a site count per client IP (default 600 a minute)."),
+            "XRateLimitRemaining": int_header("Whole requests left in the binding bucket after this one, 0 to `X-RateLimit-Limit`."),
             "XRateLimitReset": int_header("Seconds, rounded up, until the binding bucket is full again (0 when full). Delta seconds, not an epoch."),
+            "XRateLimitPolicy": {"description": "The binding bucket's policy in the IETF RateLimit draft's form: its refill rate as \
+                a quota per 60-second window, and its capacity as `burst` (equal to `X-RateLimit-Limit`), e.g. `60;w=60;burst=120` \
+                for a Starter site.", "schema": {"type": "string", "pattern": "^[0-9]+;w=60;burst=[0-9]+$"}},
             "RetryAfter": int_header("Seconds until a request will be accepted again.")
         },
         "responses": responses,

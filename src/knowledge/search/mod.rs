@@ -389,7 +389,7 @@ pub fn fuse(
     let lexical = &lex.hits;
     let cross_lingual = lex.lang.filter(|_| mode == Mode::Hybrid);
     let (mut out, languages) = indexes.with_index(store, site, lex.generation, |idx| -> Result<_, IndexError> {
-        let dense = if mode == Mode::Bm25 { Vec::new() } else { idx.search(query, depth)? };
+        let dense = if mode == Mode::Bm25 { Vec::new() } else { idx.search_at(query, depth, lex.generation)? };
         let mut out: Vec<Candidate> = Vec::with_capacity(dense.len() + lexical.len());
         for (i, (key, cos)) in dense.into_iter().enumerate() {
             out.push(Candidate { key, cos, bm25: None, bm25_rank: None, dense_rank: Some(i + 1), lift: 0.0, margin: 0.0, cross_lingual: false, score: 0.0 });
@@ -498,6 +498,11 @@ pub fn depth(top_k: usize) -> usize {
 /// `depth(top_k)`): ranked for `mode` (hybrid, or BM25 alone while the site's vectors are rebuilt),
 /// one per document (its best-scoring chunk), those scoring at least `threshold`, at most `top_k`
 /// documents.
+///
+/// The stages read the database one after the other, not in one snapshot: an import that commits between
+/// the search and the reading of the passages deletes the old version's chunks the search found, and the
+/// new version's were not searched. `Retrieved::moved` says so (candidates vanished and the site's
+/// generation moved past the one searched), and the caller searches again.
 #[allow(clippy::too_many_arguments)]
 pub fn retrieve(
     store: &Store,
@@ -509,21 +514,35 @@ pub fn retrieve(
     threshold: f32,
     fusion: &Fusion,
     mode: Mode,
-) -> Result<Vec<Passage>, IndexError> {
+) -> Result<Retrieved, IndexError> {
+    let searched = lex.generation;
     let ranked = fuse(store, indexes, site, lex, query, depth(top_k), fusion, mode)?;
     let above: Vec<Candidate> = ranked.into_iter().filter(|c| c.score >= threshold).collect();
     let kb = store.site(*site).knowledge();
     let documents = kb.document_ids(&above.iter().map(|c| c.key).collect::<Vec<_>>())?;
+    let candidates = above.len();
     let kept = best_per_document(above, &documents, top_k);
     let keys: Vec<u64> = kept.iter().map(|c| c.key).collect();
     let rows = kb.chunks(&keys)?;
-    Ok(rows
+    // Chunks also vanish without a race (an index behind the database still holds deleted ones), so only a
+    // generation that moved during the search says the search must be done again.
+    let moved = (documents.len() < candidates || rows.len() < keys.len()) && kb.generation()? != searched;
+    let passages = rows
         .into_iter()
         .filter_map(|chunk| {
             let score = kept.iter().find(|c| c.key == chunk.key)?.score;
             Some(Passage { chunk, score })
         })
-        .collect())
+        .collect();
+    Ok(Retrieved { passages, moved })
+}
+
+/// What `retrieve` found, and whether the knowledge changed under the search.
+#[derive(Debug)]
+pub struct Retrieved {
+    pub passages: Vec<Passage>,
+    /// Candidates vanished because an import or deletion committed during the search: search again.
+    pub moved: bool,
 }
 
 /// The first candidate of each document in `ranked` (its best), at most `top_k` of them, in rank

@@ -48,6 +48,16 @@ const EXPANSION_SEARCH: usize = 64;
 const QUANTIZATION: ScalarKind = ScalarKind::BF16;
 const FORMAT: &str = "bf16";
 
+/// Chunks added since the index was synced that a question compares one by one while the index is
+/// behind (`SiteIndex::search_at`): an import of a few documents is searched whole at once; a larger
+/// one is found by BM25 alone until its sync is swapped in (seconds), as before.
+const CATCH_UP_CHUNKS: usize = 2048;
+
+/// Cosine similarity of unit vectors: their dot product.
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
 /// Concurrent searches one index supports; `Knowledge` admits no more than this many at once.
 pub const SEARCH_THREADS: usize = 16;
 
@@ -69,6 +79,9 @@ pub struct SiteIndex {
     pub generation: i64,
     index: Index,
     keys: HashSet<u64>,
+    /// The largest key it holds: chunk keys are never reused (migration 0015), so the chunks the
+    /// database gained since the index was synced are the ones above it.
+    max_key: u64,
     /// Where the vectors of chunks it does not hold yet are read from (see `similarity`).
     stored: Option<Stored>,
     /// The document language of the chunks it holds, read when it was synced.
@@ -118,7 +131,7 @@ impl SiteIndex {
         };
         let index = Index::new(&options).map_err(usearch_err)?;
         index.reserve_capacity_and_threads(capacity.max(64), SEARCH_THREADS).map_err(usearch_err)?;
-        Ok(SiteIndex { generation: -1, index, keys: HashSet::new(), stored: None, languages: ChunkLanguages::default() })
+        Ok(SiteIndex { generation: -1, index, keys: HashSet::new(), max_key: 0, stored: None, languages: ChunkLanguages::default() })
     }
 
     fn add(&mut self, vectors: Vec<(u64, Vec<f32>)>) -> Result<(), IndexError> {
@@ -143,20 +156,40 @@ impl SiteIndex {
         Ok(m.keys.into_iter().zip(m.distances).map(|(k, d)| (k, 1.0 - d)).collect())
     }
 
+    /// The nearest chunks of the site as the database holds them at `generation`: (key, cosine), best
+    /// first. While the index is behind (a sync runs in the background after an import by another
+    /// process, or while an import in this one builds the next index aside), the chunks added since
+    /// it was synced are compared with the question one by one from their stored vectors and ranked
+    /// among its hits, when there are at most [`CATCH_UP_CHUNKS`] of them. So a replaced document is found in its new
+    /// version from the moment the import commits, never in neither: its old chunks, gone from the
+    /// database, are left out when the passages are read.
+    pub fn search_at(&self, query: &[f32], count: usize, generation: i64) -> Result<Vec<(u64, f32)>, IndexError> {
+        let mut hits = self.search(query, count)?;
+        let Some(s) = self.stored.as_ref().filter(|_| self.generation < generation && count > 0) else { return Ok(hits) };
+        let newer = s.store.site(s.site).knowledge().embeddings_after(&s.model, self.max_key, CATCH_UP_CHUNKS + 1)?;
+        // All or nothing: part of a large import would be ranked against the rest of it unseen.
+        if newer.is_empty() || newer.len() > CATCH_UP_CHUNKS {
+            return Ok(hits);
+        }
+        hits.extend(newer.into_iter().filter(|(_, v)| v.len() == DIMENSIONS).map(|(k, v)| (k, cosine(query, &v))));
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(count);
+        Ok(hits)
+    }
+
     /// The cosine similarity of `query` with the vector of `key`: from the index, or, for a chunk the
     /// index does not hold yet (it is behind the database while a sync runs in the background), from
     /// the database, when the loaded model embedded it. A BM25 hit on a new chunk thus gets its real
     /// cosine before the index has it.
     pub fn similarity(&self, query: &[f32], key: u64) -> Option<f32> {
-        let cosine = |v: &[f32]| query.iter().zip(v).map(|(a, b)| a * b).sum();
         if !self.keys.contains(&key) {
             let s = self.stored.as_ref()?;
             let stored = s.store.site(s.site).knowledge().embeddings_of(&s.model, &[key]).ok()?;
-            return stored.first().filter(|(_, v)| v.len() == DIMENSIONS).map(|(_, v)| cosine(v));
+            return stored.first().filter(|(_, v)| v.len() == DIMENSIONS).map(|(_, v)| cosine(query, v));
         }
         let mut v = vec![0f32; DIMENSIONS];
         match self.index.get(key, &mut v) {
-            Ok(n) if n > 0 => Some(cosine(&v)),
+            Ok(n) if n > 0 => Some(cosine(query, &v)),
             _ => None,
         }
     }
@@ -191,7 +224,14 @@ impl SiteIndex {
         copy.index.load_from_buffer(&buffer).map_err(usearch_err)?;
         copy.index.change_expansion_search(EXPANSION_SEARCH);
         copy.index.reserve_capacity_and_threads(copy.index.capacity().max(self.keys.len()).max(64), SEARCH_THREADS).map_err(usearch_err)?;
-        Ok(SiteIndex { generation: self.generation, index: copy.index, keys: self.keys.clone(), stored: self.stored.clone(), languages: ChunkLanguages::default() })
+        Ok(SiteIndex {
+            generation: self.generation,
+            index: copy.index,
+            keys: self.keys.clone(),
+            max_key: self.max_key,
+            stored: self.stored.clone(),
+            languages: ChunkLanguages::default(),
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -263,6 +303,23 @@ impl VectorIndexes {
         Ok(self.sync_slot(store, site, &slot, generation)?.len())
     }
 
+    /// Whether the site's saved index reflects `generation` of the loaded model, by its generation file
+    /// and the file's size (the checksum is checked when it is loaded). A site nothing was ever imported
+    /// into (generation 0) has none and needs none.
+    pub fn saved_is_current(&self, site: &SiteId, generation: i64) -> bool {
+        if generation == 0 {
+            return true;
+        }
+        let (file, gen_file) = self.paths(site);
+        let Ok(saved) = std::fs::read_to_string(&gen_file) else { return false };
+        let fields: Vec<&str> = saved.split_whitespace().collect();
+        let [saved, model, size, _sum, format] = fields[..] else { return false };
+        saved.parse::<i64>().ok() == Some(generation)
+            && model == self.0.model
+            && format == FORMAT
+            && std::fs::metadata(&file).is_ok_and(|m| size.parse::<u64>().ok() == Some(m.len()))
+    }
+
     /// Whether a question started a sync of the site that is still running.
     pub fn syncing_in_background(&self, site: &SiteId) -> bool {
         self.0.sites.lock().unwrap_or_else(|p| p.into_inner()).get(site).is_some_and(|s| s.in_background.load(Ordering::SeqCst))
@@ -278,6 +335,7 @@ impl VectorIndexes {
         let mut next = self.sync_index(store, site, generation, current.as_deref())?;
         next.languages = ChunkLanguages::new(store.site(*site).knowledge().all_chunk_languages(crate::knowledge::language::CONFIDENT)?);
         next.stored = Some(Stored { store: store.clone(), site: *site, model: self.0.model.clone() });
+        next.max_key = next.keys.iter().copied().max().unwrap_or(0).max(next.max_key);
         let next = Arc::new(next);
         *slot.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(next.clone());
         Ok(next)
