@@ -142,9 +142,12 @@ fn analyze(lang: &str, text: &str) -> Vec<Term> {
         let text = stemmer.as_ref().map_or_else(|| word.clone(), |s| s.stem(&word).into_owned());
         (text, word)
     };
-    // A word of two characters or more that is no stopword: what a one-character word is read with.
+    // A word of two characters or more, with a letter, that is no stopword: what a one-character word is
+    // read with. Digits alone are no such word, so times and decimals ("8:00", "3.5") make no pairs.
     let neighbour = |i: usize| match pieces.get(i) {
-        Some(Piece::Word(w)) if w.chars().count() >= 2 && !stop.contains(&w.to_lowercase().as_str()) => Some(stem(w).0),
+        Some(Piece::Word(w)) if w.chars().count() >= 2 && w.chars().any(char::is_alphabetic) && !stop.contains(&w.to_lowercase().as_str()) => {
+            Some(stem(w).0)
+        }
         _ => None,
     };
     let mut out = Vec::new();
@@ -401,6 +404,8 @@ mod tests {
         assert_eq!(question_terms("комната 5", &["ru"]), vec!["комнат", "комнат5"]);
         // The index holds the character alone and its pair, so questions of either kind meet it.
         assert_eq!(index_text("en", "Page 5: plan B"), "page 5 page5 plan b planb");
+        // Times and decimals are numbers, not a character beside a word.
+        assert_eq!(index_text("en", "from 8:00 to 3.5"), "from 8 00 to 3 5");
     }
 
     #[test]
