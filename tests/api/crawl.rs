@@ -28,22 +28,27 @@ async fn synced_after(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_registered_source_is_resynced_by_the_running_server_when_due() {
-    let pages = 20;
-    let web = tokio::task::spawn_blocking(move || Website::generated(pages)).await.unwrap();
+/// A server allowed to crawl loopback, with a site whose crawl source is `web`'s home page, registered
+/// with a schedule of `every` and never synced: due at once. Nothing but the running server's own
+/// scheduler crawls it.
+async fn server_with_source(web: &Website, max_pages: usize, every: Duration) -> (crate::helpers::TestApp, sitebot::domain::SiteId, String) {
     let mut config = test_config();
     config.crawl.allow_http = true;
     config.crawl.allow_private_networks = true;
     let app = spawn_app_with(config).await;
-    let (site, _) = app.create_site(Tier::Pro).await;
-    let site = site.id;
+    let site = app.create_site(Tier::Pro).await.0.id;
     let url = web.url("/");
-    let options = SourceOptions { max_pages: 100, max_depth: None, include: vec![], exclude: vec![] };
+    let options = SourceOptions { max_pages, max_depth: None, include: vec![], exclude: vec![] };
     let (s, u) = (app.state.store.clone(), url.clone());
-    // Registered with a schedule and never synced: due at once.
-    // Nothing but the running server's own scheduler crawls it.
-    app.state.store.run(move |_| s.site(site).crawl().register(&u, &options, Some(Duration::from_secs(60)))).await.unwrap();
+    app.state.store.run(move |_| s.site(site).crawl().register(&u, &options, Some(every))).await.unwrap();
+    (app, site, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_source_is_resynced_by_the_running_server_when_due() {
+    let pages = 20;
+    let web = tokio::task::spawn_blocking(move || Website::generated(pages)).await.unwrap();
+    let (app, site, url) = server_with_source(&web, 100, Duration::from_secs(60)).await;
 
     let first = synced_after(&app, site, &url, None).await;
     assert_eq!(first.pages, pages as i64 + 3, "{first:?}");
@@ -158,16 +163,7 @@ async fn page_numbers_and_single_letters_find_their_page_on_a_crawled_site_of_30
         };
         web.set_html(&format!("/page/{i}"), page_html(i, pages, &extra));
     }
-    let mut config = test_config();
-    config.crawl.allow_http = true;
-    config.crawl.allow_private_networks = true;
-    let app = spawn_app_with(config).await;
-    let (site, _) = app.create_site(Tier::Pro).await;
-    let site = site.id;
-    let url = web.url("/");
-    let options = SourceOptions { max_pages: 400, max_depth: None, include: vec![], exclude: vec![] };
-    let (s, u) = (app.state.store.clone(), url.clone());
-    app.state.store.run(move |_| s.site(site).crawl().register(&u, &options, Some(Duration::from_secs(3600)))).await.unwrap();
+    let (app, site, url) = server_with_source(&web, 400, Duration::from_secs(3600)).await;
     let first = synced_after(&app, site, &url, None).await;
     assert!(first.pages >= pages as i64, "{first:?}");
 
