@@ -24,6 +24,10 @@
 //! `SITEBOT_BENCH_PAGES_ONLY=1` skips the throughput part, `SITEBOT_BENCH_THROUGHPUT_ONLY=1` the pages.
 //! `SITEBOT_BENCH_LOADER_PATH=/console/assets/console.css` makes the B client load that address instead of
 //! the dashboards: what a client's loop costs the API with (next to) no work of the console's behind it.
+//! The B client is `wrk` in a process of its own, one connection, as a user's browser is on a machine of
+//! its own; `SITEBOT_BENCH_LOADER=in-process` runs it in this process instead (its TLS and HTTP then
+//! share the server's cores). The server paces one session's pages (`console.pages_per_minute`, 300);
+//! `SITEBOT_BENCH_PAGES_PER_MINUTE=1000000` lifts that, to see what an unpaced loop would cost.
 //! `SITEBOT_BENCH_LOADER_PER_SEC=10` paces that client (10 a second is what the server's default
 //! `limits.ip_per_minute`, 600, lets one address load sustained; the bench lifts that limit).
 
@@ -54,6 +58,8 @@ const PASSWORD: &str = "a long enough bench passphrase";
 const DAY_MS: i64 = 86_400_000;
 /// Days of history: inside the query log's default retention (90 days).
 const HISTORY_DAYS: i64 = 89;
+/// Sessions the page timings go round (each sees one request in this many, far inside its pace).
+const SESSIONS: usize = 64;
 /// Items written to one transaction.
 const BATCH: usize = 20_000;
 /// A word some questions hold (about 1 in 20,000) and one none does: the conversations page's text
@@ -93,6 +99,8 @@ async fn bench() {
     config.limits.ip_per_minute = 1_000_000_000;
     config.limits.visitor_share = 1.0;
     config.limits.burst_multiplier = 100_000;
+    // The console's own pace for one session stays at its default unless asked (a huge value lifts it).
+    config.console.pages_per_minute = env_usize("SITEBOT_BENCH_PAGES_PER_MINUTE", config.console.pages_per_minute as usize) as u32;
     let retention = config.retention.clone();
     let bound = Server::bind(config, dir.clone(), Arc::new(SystemClock::default())).await.unwrap().without_background_delivery();
     let base = format!("https://{}", bound.addr().unwrap());
@@ -151,10 +159,19 @@ async fn bench() {
         .unwrap();
     let console = Console { client: client.clone(), base: base.clone(), cookie: sign_in(&state, &client, &base, site).await };
     if std::env::var("SITEBOT_BENCH_THROUGHPUT_ONLY").is_err() {
-        pages(&state.store, &console, site).await;
+        // The server paces one session's pages (`console.pages_per_minute`); the timings are of pages,
+        // not of that pace, so they go round sessions of the same owner, each well inside its pace.
+        let user = state.store.run(|s| s.users().by_email(OWNER)).await.unwrap().expect("the owner");
+        let mut cookies = Vec::new();
+        for _ in 0..SESSIONS {
+            let set = sitebot::console::session::start(&state, &user).await.unwrap();
+            cookies.push(set.split(';').next().unwrap().to_owned());
+        }
+        let sessions: Vec<Console> = cookies.into_iter().map(|cookie| Console { client: client.clone(), base: base.clone(), cookie }).collect();
+        pages(&state.store, &sessions, site).await;
     }
     if std::env::var("SITEBOT_BENCH_PAGES_ONLY").is_err() {
-        throughput(&client, &base, query_site, &console, site).await;
+        throughput(&client, &base, query_site, &console, site, state.config.console.pages_per_minute).await;
     }
     let _ = stop_tx.send(());
     let _ = server.await;
@@ -379,7 +396,7 @@ async fn sign_in(state: &sitebot::app::AppState, client: &reqwest::Client, base:
 }
 
 /// Times every page of the site; ids of groups, conversations and leads rotate over a few of each.
-async fn pages(store: &Store, console: &Console, site: SiteId) {
+async fn pages(store: &Store, sessions: &[Console], site: SiteId) {
     let requests = env_usize("SITEBOT_BENCH_REQUESTS", 100);
     let s = format!("/console/sites/{site}");
     let groups: Vec<i64> = store.run(move |st| st.site(site).review().open(None, 20)).await.unwrap().into_iter().map(|g| g.id).collect();
@@ -412,12 +429,12 @@ async fn pages(store: &Store, console: &Console, site: SiteId) {
     println!("  {:<44} {:>8} {:>8} {:>8}", "page", "p50", "p95", "max");
     for (name, paths) in list {
         assert!(!paths.is_empty(), "{name}: nothing to fetch");
-        for p in paths.iter().take(3) {
-            console.get(p).await;
+        for (i, p) in paths.iter().take(3).enumerate() {
+            sessions[i % sessions.len()].get(p).await;
         }
         let mut times = Vec::with_capacity(requests);
         for i in 0..requests {
-            times.push(console.get(&paths[i % paths.len()]).await);
+            times.push(sessions[i % sessions.len()].get(&paths[i % paths.len()]).await);
         }
         times.sort();
         let flag = if percentile(&times, 0.95) > 50.0 { "  > 50 ms" } else { "" };
@@ -472,57 +489,121 @@ async fn query_window(client: &reqwest::Client, base: &str, site: SiteId, window
     counted
 }
 
-async fn throughput(client: &reqwest::Client, base: &str, query_site: SiteId, console: &Console, site: SiteId) {
+async fn throughput(client: &reqwest::Client, base: &str, query_site: SiteId, console: &Console, site: SiteId, pages_per_minute: u32) {
     let window = Duration::from_secs(env_usize("SITEBOT_BENCH_WINDOW_SECS", 20) as u64);
     let rounds = env_usize("SITEBOT_BENCH_ROUNDS", 3);
     // Warm-up: the index loaded, the sessions busy.
     query_window(client, base, query_site, Duration::from_secs(3)).await;
-    println!("/v1/query at concurrency 32, {} s windows: A without console load, B with a console client loading dashboards in a loop", window.as_secs());
+    println!(
+        "/v1/query at concurrency 32, {} s windows: A without console load, B with a console client loading dashboards in a loop ({}; the server paces a session at {} pages a minute)",
+        window.as_secs(),
+        if std::env::var("SITEBOT_BENCH_LOADER").as_deref() == Ok("in-process") { "in this process" } else { "wrk, its own process" },
+        pages_per_minute
+    );
     let (mut a, mut b) = (0usize, 0usize);
     for round in 1..=rounds {
         let (n, failed) = query_window(client, base, query_site, window).await;
         println!("  round {round} A: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
         a += n;
-        let stop = Arc::new(AtomicBool::new(false));
-        let loader = {
-            let (stop, client, base, cookie) = (stop.clone(), console.client.clone(), console.base.clone(), console.cookie.clone());
-            let paths = match std::env::var("SITEBOT_BENCH_LOADER_PATH") {
-                Ok(path) => vec![path],
-                Err(_) => vec![
-                    format!("/console/sites/{site}/dashboard?days=7"),
-                    format!("/console/sites/{site}/dashboard?days=30"),
-                    format!("/console/sites/{site}/dashboard?days=90"),
-                    "/console/sites".to_owned(),
-                ],
-            };
-            let per_sec = env_usize("SITEBOT_BENCH_LOADER_PER_SEC", 0);
-            tokio::spawn(async move {
-                let c = Console { client, base, cookie };
-                let mut pace = (per_sec > 0).then(|| tokio::time::interval(Duration::from_secs_f64(1.0 / per_sec as f64)));
-                let mut times = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    if let Some(p) = pace.as_mut() {
-                        p.tick().await;
-                    }
-                    times.push(c.get(&paths[times.len() % paths.len()]).await);
-                }
-                times
-            })
+        let paths = match std::env::var("SITEBOT_BENCH_LOADER_PATH") {
+            Ok(path) => vec![path],
+            Err(_) => vec![
+                format!("/console/sites/{site}/dashboard?days=7"),
+                format!("/console/sites/{site}/dashboard?days=30"),
+                format!("/console/sites/{site}/dashboard?days=90"),
+                "/console/sites".to_owned(),
+            ],
+        };
+        let per_sec = env_usize("SITEBOT_BENCH_LOADER_PER_SEC", 0);
+        let loader = if std::env::var("SITEBOT_BENCH_LOADER").as_deref() == Ok("in-process") {
+            Loader::in_process(console, paths, per_sec)
+        } else {
+            Loader::wrk(console, &paths, per_sec, window)
         };
         let (n, failed) = query_window(client, base, query_site, window).await;
-        stop.store(true, Ordering::Relaxed);
-        let mut times = loader.await.unwrap();
-        times.sort();
-        println!(
-            "  round {round} B: {n} answered ({failed} failed), {:.1} req/s; console pages meanwhile: {} ({:.1}/s, p50 {:.1} ms, p95 {:.1} ms)",
-            n as f64 / window.as_secs_f64(),
-            times.len(),
-            times.len() as f64 / window.as_secs_f64(),
-            percentile(&times, 0.5),
-            percentile(&times, 0.95)
-        );
+        let pages = loader.finish(window).await;
+        println!("  round {round} B: {n} answered ({failed} failed), {:.1} req/s; console pages meanwhile: {pages}", n as f64 / window.as_secs_f64());
         b += n;
     }
     let secs = window.as_secs_f64() * rounds as f64;
     println!("  total A {:.1} req/s, B {:.1} req/s, B/A = {:.3}", a as f64 / secs, b as f64 / secs, b as f64 / a as f64);
+}
+
+/// The B window's console client: by default `wrk` in a process of its own, one connection (a user's
+/// browser is not the server's CPU; in this process its TLS and HTTP would be), or in this process.
+enum Loader {
+    Wrk(tokio::process::Child, tempfile::NamedTempFile),
+    InProcess(Arc<AtomicBool>, tokio::task::JoinHandle<Vec<Duration>>),
+}
+
+impl Loader {
+    fn wrk(console: &Console, paths: &[String], per_sec: usize, window: Duration) -> Loader {
+        use std::io::Write;
+        let mut script = tempfile::NamedTempFile::new().unwrap();
+        let list: Vec<String> = paths.iter().map(|p| format!("{p:?}")).collect();
+        let pause = if per_sec > 0 { format!("function delay() return {} end\n", 1000 / per_sec) } else { String::new() };
+        write!(
+            script,
+            "local paths = {{{}}}\nlocal i = 0\nfunction request()\n  i = i % #paths + 1\n  return wrk.format(\"GET\", paths[i])\nend\n{pause}",
+            list.join(", ")
+        )
+        .unwrap();
+        let child = tokio::process::Command::new("wrk")
+            .args(["-t1", "-c1", "--latency", "--timeout", "10s"])
+            .arg(format!("-d{}s", window.as_secs()))
+            .arg("-H")
+            .arg(format!("Cookie: {}", console.cookie))
+            .arg("-s")
+            .arg(script.path())
+            .arg(&console.base)
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("wrk (install.sh --deps-only installs it)");
+        Loader::Wrk(child, script)
+    }
+
+    fn in_process(console: &Console, paths: Vec<String>, per_sec: usize) -> Loader {
+        let stop = Arc::new(AtomicBool::new(false));
+        let c = Console { client: console.client.clone(), base: console.base.clone(), cookie: console.cookie.clone() };
+        let flag = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut pace = (per_sec > 0).then(|| tokio::time::interval(Duration::from_secs_f64(1.0 / per_sec as f64)));
+            let mut times = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                if let Some(p) = pace.as_mut() {
+                    p.tick().await;
+                }
+                times.push(c.get(&paths[times.len() % paths.len()]).await);
+            }
+            times
+        });
+        Loader::InProcess(stop, task)
+    }
+
+    /// Stops the client; what it loaded, as one line.
+    async fn finish(self, window: Duration) -> String {
+        match self {
+            Loader::Wrk(child, _script) => {
+                let out = child.wait_with_output().await.unwrap();
+                let text = String::from_utf8_lossy(&out.stdout);
+                let field = |label: &str| text.lines().find_map(|l| l.trim().strip_prefix(label).map(|v| v.trim().to_owned())).unwrap_or_else(|| "?".into());
+                let requests = text.lines().find_map(|l| l.split_once(" requests in ").map(|(n, _)| n.trim().to_owned())).unwrap_or_else(|| "?".into());
+                let errors = text.lines().find(|l| l.contains("Non-2xx") || l.contains("Socket errors")).map(|l| format!(", {}", l.trim())).unwrap_or_default();
+                format!("{requests} ({}/s, p50 {}, p99 {}{errors})", field("Requests/sec:"), field("50%"), field("99%"))
+            }
+            Loader::InProcess(stop, task) => {
+                stop.store(true, Ordering::Relaxed);
+                let mut times = task.await.unwrap();
+                times.sort();
+                format!(
+                    "{} ({:.1}/s, p50 {:.1} ms, p95 {:.1} ms)",
+                    times.len(),
+                    times.len() as f64 / window.as_secs_f64(),
+                    percentile(&times, 0.5),
+                    percentile(&times, 0.95)
+                )
+            }
+        }
+    }
 }

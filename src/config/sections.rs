@@ -488,10 +488,15 @@ pub struct ConsoleConfig {
     pub enabled: bool,
     /// How long a setup or reset link works, in hours.
     pub setup_link_hours: u32,
+    /// Pages one session is served a minute, beyond `page_burst` at once; faster requests wait their
+    /// turn (up to 5 s, then 429), so a script looping over pages cannot take the public API's CPU.
+    pub pages_per_minute: u32,
+    /// Pages one session may load at once before the rate applies.
+    pub page_burst: u32,
 }
 
 impl Default for ConsoleConfig {
     fn default() -> Self {
-        Self { enabled: true, setup_link_hours: 24 }
+        Self { enabled: true, setup_link_hours: 24, pages_per_minute: 300, page_burst: 30 }
     }
 }

@@ -10,6 +10,7 @@
 //! - [`views`]: the handlers: authorise, ask the store, render.
 //! - [`inbox`]: live hand-off for the staff: the inbox's event stream (which makes its owners and
 //!   editors "online") and take over, reply, hand back, close.
+//! - [`pace`]: how fast one session's pages are served, so a looping script cannot slow the API.
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -20,6 +21,7 @@ pub mod auth;
 pub mod charts;
 mod lane;
 pub mod inbox;
+pub mod pace;
 pub mod pages;
 pub mod session;
 pub mod texts;
@@ -69,10 +71,36 @@ fn asset(req: &Request, body: &'static str, content_type: &'static str) -> Respo
     resp
 }
 
+/// Waits for this request's turn in its session's pace (`pace`); `Some` is the 429 page to send instead.
+/// The stylesheet and scripts are not paced: a browser asks for them beside a page, and they are cached.
+async fn paced(pacer: &pace::Pacer, req: &Request) -> Option<Response> {
+    if req.uri().path().contains("/assets/") {
+        return None;
+    }
+    let key = session::cookie_value(req).map(|v| crate::secrets::token_hash(&v))?;
+    match pacer.turn(key) {
+        pace::Turn::After(wait) => {
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+            None
+        }
+        pace::Turn::Refused(retry) => {
+            let t = texts::for_request(req);
+            let mut resp = views::message(t, None, StatusCode::TOO_MANY_REQUESTS, t.too_fast_title, t.too_fast);
+            let secs = retry.as_secs() + u64::from(retry.subsec_nanos() > 0);
+            resp.headers_mut().insert(header::RETRY_AFTER, secs.max(1).into());
+            session::secure(&mut resp, false);
+            Some(resp)
+        }
+    }
+}
+
 /// The console's routes, to be nested under `/console` behind the edge. Any other path under it is the
 /// console's own 404 page, never the API's problem+json.
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
     let throttle = Arc::new(auth::Throttle::default());
+    let pacer = Arc::new(pace::Pacer::new(state.config.console.pages_per_minute, state.config.console.page_burst));
     Route::new()
         .at("/", get(views::index))
         .at("/login", get(views::login_form).post(views::login))
@@ -106,8 +134,11 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .data(state.clone())
         .data(throttle)
         .around(move |ep, req| {
-            let state = state.clone();
+            let (state, pacer) = (state.clone(), pacer.clone());
             async move {
+                if let Some(refused) = paced(&pacer, &req).await {
+                    return Ok(refused);
+                }
                 // What the 405 page needs (language, session cookie), kept before the request moves on.
                 let mut probe = Request::builder().uri(req.uri().clone()).finish();
                 *probe.headers_mut() = req.headers().clone();

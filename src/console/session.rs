@@ -59,7 +59,7 @@ impl Me {
 }
 
 /// The value of this request's session cookie, if it sent one.
-fn cookie_value(req: &Request) -> Option<String> {
+pub(super) fn cookie_value(req: &Request) -> Option<String> {
     req.headers()
         .get_all(header::COOKIE)
         .iter()

@@ -230,6 +230,34 @@ async fn failed_sign_ins_are_throttled_after_five_and_counted() {
 }
 
 #[tokio::test]
+async fn a_session_asking_for_many_pages_at_once_is_paced_and_then_refused_with_a_readable_page() {
+    // One page every ten seconds beyond two at once: of ten asked together, two are served at once and
+    // the others would wait longer than the console holds a request (5 s), so they are refused.
+    let mut config = crate::helpers::test_config();
+    config.console.pages_per_minute = 6;
+    config.console.page_burst = 2;
+    let app = crate::helpers::spawn_app_with(config).await;
+    let link = add_user(&app, "admin@example.com", None).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let cookie = sign_in(&app, "admin@example.com", PASSWORD).await;
+    let asked: Vec<_> = (0..10).map(|_| get(&app, "/console/sites", Some(&cookie))).collect();
+    let answers = futures_util::future::join_all(asked).await;
+    let served = answers.iter().filter(|r| r.status() == StatusCode::OK).count();
+    assert!((1..=3).contains(&served), "the burst (and at most one whose turn came meanwhile) is served: {served}");
+    let refused: Vec<_> = answers.into_iter().filter(|r| r.status() == StatusCode::TOO_MANY_REQUESTS).collect();
+    assert_eq!(refused.len(), 10 - served, "the rest are refused, none fails otherwise");
+    let retry: u64 = refused[0].headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry), "Retry-After says when to come back: {retry}");
+    assert_eq!(refused[0].headers()["cache-control"], "no-store");
+    let page = refused.into_iter().next().unwrap().text().await.unwrap();
+    assert!(page.contains("Too many pages at once") && page.contains("<html"), "a readable page: {page}");
+    // The stylesheet is not paced, and another session is not slowed by this one.
+    assert_eq!(get(&app, "/console/assets/console.css", Some(&cookie)).await.status(), StatusCode::OK);
+    let other = sign_in(&app, "admin@example.com", PASSWORD).await;
+    assert_eq!(get(&app, "/console/sites", Some(&other)).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
 async fn the_console_speaks_german_when_asked_and_its_stylesheet_is_cached_by_etag() {
     let app = spawn_app().await;
     let page = app.client.get(app.url("/console/login")).header("Accept-Language", "de-CH, en;q=0.5").send().await.unwrap();
