@@ -15,9 +15,8 @@
 //! and fits the cross-lingual model on half the articles (see `fit.rs`), printing the coefficients and
 //! R@1 and answered shares on the held-out half and on all, before and after.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -120,7 +119,7 @@ fn main() -> anyhow::Result<()> {
     if std::env::args().any(|a| a == "--fit") {
         return fit_cross_lingual(&bin, &dir, data.path(), &sets);
     }
-    tokio::runtime::Runtime::new()?.block_on(through_route(&bin, &dir, data.path(), &sets))
+    tokio::runtime::Runtime::new()?.block_on(through_route(&bin, data.path(), &sets))
 }
 
 /// Each language's site id, questions and paragraphs.
@@ -174,26 +173,8 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites) -> anyhow:
 }
 
 /// Serves the data directory and asks every question through `POST /v1/query`.
-async fn through_route(bin: &str, dir: &str, data: &Path, sets: &Sites) -> anyhow::Result<()> {
-    let mut server = Command::new(bin)
-        .args(["--data-dir", dir, "serve", "--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        // One address asks every question (3,570 of them on the English site): give it the site's whole
-        // budget, as one visitor of many never has, so a fast run is not turned away with 429.
-        .env("SITEBOT_LIMITS__VISITOR_SHARE", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut lines = BufReader::new(server.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).lines();
-    let base = loop {
-        let line = lines.next().ok_or_else(|| anyhow::anyhow!("server exited"))??;
-        if let Some(addr) = line.strip_prefix("listening on ") {
-            break addr.trim().to_owned();
-        }
-    };
-    let pem = std::fs::read(data.join("tls/cert.pem"))?;
-    let client =
-        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
+async fn through_route(bin: &str, data: &Path, sets: &Sites) -> anyhow::Result<()> {
+    let (mut server, client, base) = common::serve(bin, data)?;
     let url_q = format!("{base}/v1/query");
     println!("{:<14} {:>6} {:>7} {:>9}", "questions", "R@1", "MRR@5", "answered");
     let en_site = sets[0].1.clone();

@@ -55,6 +55,8 @@ pub struct StaleChunk {
     pub key: u64,
     pub heading: String,
     pub text: String,
+    /// The entry's question, when the chunk is a FAQ entry's (its document's title).
+    pub faq_question: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -320,9 +322,13 @@ impl<'s> Knowledge<'s> {
     /// Up to `limit` chunks that another model than `model` embedded, in key order.
     pub fn stale_chunks(&self, model: &str, limit: usize) -> Result<Vec<StaleChunk>> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare_cached("SELECT rowid, heading, text FROM kb_chunks WHERE site_id = ?1 AND model <> ?2 ORDER BY rowid LIMIT ?3")?;
-            let rows = stmt
-                .query_map(params![site, model, limit as i64], |r| Ok(StaleChunk { key: r.get::<_, i64>(0)? as u64, heading: r.get(1)?, text: r.get(2)? }))?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT c.rowid, c.heading, c.text, CASE WHEN d.format = 'faq' THEN d.title END FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id \
+                 WHERE c.site_id = ?1 AND c.model <> ?2 ORDER BY c.rowid LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(params![site, model, limit as i64], |r| {
+                Ok(StaleChunk { key: r.get::<_, i64>(0)? as u64, heading: r.get(1)?, text: r.get(2)?, faq_question: r.get(3)? })
+            })?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
     }

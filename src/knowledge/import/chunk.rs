@@ -29,6 +29,36 @@ impl Chunk {
     }
 }
 
+/// The vectors of chunks, each given as its `embedding_input` and, for a FAQ entry's chunk, the entry's
+/// question. A FAQ chunk's vector is the normalised sum of the question's own passage vector and the
+/// chunk's: visitors ask a FAQ entry's question in their own words, and a rephrasing is nearer the
+/// question alone than the question with its answer. On StackFAQ's 1,249 rephrasings of 125 entries
+/// (`examples/faq.rs`) the right entry came first by the vector alone 88.0 % of the time, against 80.2 %
+/// with the chunk's vector only and 83.0 % with the question's only; the blend is one vector, so the
+/// index, its memory and its search are unchanged.
+pub fn embed(embedder: &crate::knowledge::embedding::Embedder, chunks: &[(String, Option<String>)]) -> Result<Vec<Vec<f32>>, crate::knowledge::embedding::EmbedError> {
+    use crate::knowledge::embedding::model::Purpose;
+    let inputs: Vec<String> = chunks.iter().map(|(input, _)| input.clone()).collect();
+    let mut vectors = embedder.embed_parallel_blocking(&inputs, Purpose::Passage)?;
+    let questions: Vec<(usize, String)> = chunks.iter().enumerate().filter_map(|(i, (_, q))| q.clone().map(|q| (i, q))).collect();
+    if questions.is_empty() {
+        return Ok(vectors);
+    }
+    let texts: Vec<String> = questions.iter().map(|(_, q)| q.clone()).collect();
+    let question_vectors = embedder.embed_parallel_blocking(&texts, Purpose::Passage)?;
+    for ((i, _), q) in questions.into_iter().zip(question_vectors) {
+        vectors[i] = blend(&vectors[i], &q);
+    }
+    Ok(vectors)
+}
+
+/// The normalised sum of two vectors.
+fn blend(a: &[f32], b: &[f32]) -> Vec<f32> {
+    let sum: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + y).collect();
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 { sum.into_iter().map(|x| x / norm).collect() } else { sum }
+}
+
 /// Pieces no larger than `MAX_TOKENS`: the paragraph itself, or its sentences, or windows of words.
 fn units(paragraph: &str) -> Vec<String> {
     if estimate_tokens(paragraph) <= MAX_TOKENS {

@@ -26,7 +26,6 @@ use sha2::{Digest, Sha256};
 use chunk::Chunk;
 pub use crate::knowledge::import::document::{Parsed, Section};
 use crate::knowledge::embedding::Embedder;
-use crate::knowledge::embedding::model::Purpose;
 use crate::domain::SiteId;
 use crate::store::knowledge::{NewChunk, NewDocument};
 use crate::store::{Store, StoreError};
@@ -252,6 +251,9 @@ fn document_language(doc: &Parsed) -> Option<(String, f32)> {
     crate::knowledge::language::detect(&sample[..cut]).map(|d| (d.code.to_owned(), d.confidence))
 }
 
+/// The `format` of a document made from a FAQ entry (its title is the entry's question).
+pub const FAQ_FORMAT: &str = "faq";
+
 /// Embeds this many chunks at a time, across documents.
 const EMBED_BATCH: usize = 64;
 
@@ -259,8 +261,9 @@ fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pe
     if pending.is_empty() {
         return Ok(());
     }
-    let inputs: Vec<String> = pending.iter().flat_map(|p| p.chunks.iter().map(Chunk::embedding_input)).collect();
-    let mut vectors = embedder.embed_parallel_blocking(&inputs, Purpose::Passage)?.into_iter();
+    let inputs: Vec<(String, Option<String>)> =
+        pending.iter().flat_map(|p| p.chunks.iter().map(|c| (c.embedding_input(), (p.doc.format == FAQ_FORMAT).then(|| p.doc.title.clone())))).collect();
+    let mut vectors = chunk::embed(embedder, &inputs)?.into_iter();
     // An index another analysis built is rebuilt before new terms join it.
     let site_lang = crate::knowledge::search::analysis::reindex_if_stale(store, site)?;
     for p in pending.drain(..) {

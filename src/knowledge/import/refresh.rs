@@ -143,9 +143,12 @@ fn batch(knowledge: &Engine, store: &Store, site: &SiteId) -> Result<usize, Stri
     if chunks.is_empty() {
         return Ok(0);
     }
-    // The same input an import gives the model (`Chunk::embedding_input`).
-    let inputs: Vec<String> = chunks.iter().map(|c| crate::knowledge::import::chunk::Chunk { heading: c.heading.clone(), text: c.text.clone() }.embedding_input()).collect();
-    let vectors = knowledge.embedder.embed_parallel_blocking(&inputs, Purpose::Passage).map_err(|e| e.to_string())?;
+    // The same inputs an import gives the model (`chunk::embed`).
+    let inputs: Vec<(String, Option<String>)> = chunks
+        .iter()
+        .map(|c| (crate::knowledge::import::chunk::Chunk { heading: c.heading.clone(), text: c.text.clone() }.embedding_input(), c.faq_question.clone()))
+        .collect();
+    let vectors = crate::knowledge::import::chunk::embed(&knowledge.embedder, &inputs).map_err(|e| e.to_string())?;
     let pairs: Vec<(u64, Vec<f32>)> = chunks.iter().map(|c| c.key).zip(vectors).collect();
     kb.set_embeddings(model, &pairs).map_err(|e| e.to_string())?;
     // Never zero for a non-empty batch, so a chunk deleted meanwhile cannot end the loop early.
