@@ -102,7 +102,13 @@ impl std::ops::AddAssign for Score {
 
 /// Asks every (entry, rephrasing) of `site`, four at a time; the scores of even and odd entries, and
 /// the held-out misses as (rephrasing, expected question, first source's title).
-async fn measure(client: &reqwest::Client, url_q: &str, site: &str, asked: Vec<(usize, String)>, entries: &Arc<Vec<Entry>>) -> anyhow::Result<([Score; 2], Vec<(String, String, String)>)> {
+async fn measure(
+    client: &reqwest::Client,
+    url_q: &str,
+    site: &str,
+    asked: Vec<(usize, String)>,
+    entries: &Arc<Vec<Entry>>,
+) -> anyhow::Result<([Score; 2], Vec<(String, String, String)>)> {
     let asked = Arc::new(asked);
     let next = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();

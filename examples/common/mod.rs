@@ -60,6 +60,7 @@ pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Child, reqwest::Client, S
         }
     };
     let pem = std::fs::read(dir.join("tls/cert.pem"))?;
-    let client = reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
+    let client =
+        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
     Ok((server, client, base))
 }
