@@ -6,6 +6,13 @@
 //! cargo build --release && cargo run --release --example xquad [-- --eval DIR --bin target/release/sitebot]
 //! cargo run --release --example xquad -- --fit [--unanswerable-weight W]   # fit `search::CrossLingual`
 //! ```
+//! `--fit` with `--more DIR` adds those languages' questions on the English knowledge to the report, and
+//! those named in `--fit-langs ar,ru,...` to the fit.
+//! `--threshold T` sends `scoreThreshold: T` (0: what retrieval finds, whatever its score).
+//! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
+//! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
+//! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered).
+//!
 //! Prints, for en, de and es questions on knowledge in the same language, and for de and es questions on
 //! English knowledge: R@1 (the first source is the question's paragraph), MRR@5 (over the sources, each
 //! paragraph counted once), and the share answered (`resolved`) at the default threshold. The API never
@@ -77,7 +84,11 @@ async fn measure(client: &reqwest::Client, url_q: &str, site: &str, questions: &
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((id, q)) = questions.get(i) else { break };
-                let resp = client.post(&url_q).header("X-Site-Id", &site).json(&json!({"question": q, "topK": 5})).send().await?;
+                let mut body = json!({"question": q, "topK": 5});
+                if let Some(t) = arg("--threshold") {
+                    body["scoreThreshold"] = json!(t.parse::<f64>()?);
+                }
+                let resp = client.post(&url_q).header("X-Site-Id", &site).json(&body).send().await?;
                 anyhow::ensure!(resp.status() == 200, "status {}", resp.status());
                 let a: Value = resp.json().await?;
                 answered += (a["resolved"] == true) as u8 as f64;
@@ -116,17 +127,28 @@ fn main() -> anyhow::Result<()> {
         let site = import(&bin, &dir, lang, lang, &paragraphs, data.path())?;
         sets.push((lang, site, questions, paragraphs));
     }
-    if std::env::args().any(|a| a == "--fit") {
-        return fit_cross_lingual(&bin, &dir, data.path(), &sets);
+    // `--more DIR`: XQuAD-R's other languages (google-research-datasets/lareqa, `xquad-r/`), asked of the
+    // English knowledge; paragraphs come in the same order in every language, so ids match.
+    let mut more = Vec::new();
+    if let Some(dir) = arg("--more") {
+        let langs = arg("--langs").unwrap_or_else(|| "ar,el,hi,ru,th,tr,vi,zh".into());
+        for lang in langs.split(',') {
+            let (paragraphs, questions) = load(Path::new(&dir), lang)?;
+            anyhow::ensure!(paragraphs.len() == sets[0].3.len(), "{lang}: {} paragraphs, English has {}", paragraphs.len(), sets[0].3.len());
+            more.push((lang.to_owned(), questions));
+        }
     }
-    tokio::runtime::Runtime::new()?.block_on(through_route(&bin, data.path(), &sets))
+    if std::env::args().any(|a| a == "--fit") {
+        return fit_cross_lingual(&bin, &dir, data.path(), &sets, &more);
+    }
+    tokio::runtime::Runtime::new()?.block_on(through_route(&bin, data.path(), &sets, &more))
 }
 
 /// Each language's site id, questions and paragraphs.
 type Sites = [(&'static str, String, Vec<(usize, String)>, Vec<(usize, String, String)>)];
 
 /// `--fit` (see `fit`): also imports a one-article English site, then fits and reports in-process.
-fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites) -> anyhow::Result<()> {
+fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(String, Vec<(usize, String)>)]) -> anyhow::Result<()> {
     let paragraphs = &sets[0].3;
     // Article index of each paragraph (paragraphs of an article are consecutive, under its title).
     let mut article_of = Vec::with_capacity(paragraphs.len());
@@ -137,12 +159,20 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites) -> anyhow:
     let tiny_paragraphs: Vec<_> = paragraphs.iter().filter(|(id, _, _)| article_of[*id] == 0).cloned().collect();
     let tiny = import(bin, dir, "en", "tiny", &tiny_paragraphs, data)?;
     let (store, knowledge) = fit::open(data)?;
-    let sites: Vec<fit::Site> =
-        sets.iter().map(|(lang, id, _, _)| fit::open_site(&store, &knowledge, id, lang)).chain([fit::open_site(&store, &knowledge, &tiny, "en")]).collect::<Result<_, _>>()?;
+    let sites: Vec<fit::Site> = sets
+        .iter()
+        .map(|(lang, id, _, _)| fit::open_site(&store, &knowledge, id, lang))
+        .chain([fit::open_site(&store, &knowledge, &tiny, "en")])
+        .collect::<Result<_, _>>()?;
     let questions = |i: usize| -> anyhow::Result<Vec<fit::Question>> {
         let texts: Vec<String> = sets[i].2.iter().map(|(_, q)| q.clone()).collect();
         let vectors = fit::embed(&knowledge, &texts)?;
-        Ok(sets[i].2.iter().zip(vectors).map(|((p, text), vector)| fit::Question { paragraph: Some(*p), article: article_of[*p], text: text.clone(), vector }).collect())
+        Ok(sets[i]
+            .2
+            .iter()
+            .zip(vectors)
+            .map(|((p, text), vector)| fit::Question { paragraph: Some(*p), article: article_of[*p], text: text.clone(), vector })
+            .collect())
     };
     let (en, de, es) = (questions(0)?, questions(1)?, questions(2)?);
     let off_texts: Vec<String> = fit::OFF_TOPIC.iter().map(|q| q.to_string()).collect();
@@ -159,7 +189,7 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites) -> anyhow:
             .collect()
     };
     let (s, k) = (&store, &*knowledge);
-    let pairs = [
+    let mut pairs = vec![
         fit::pair(s, k, "de on en", true, true, &sites[0], &de, &article_of)?,
         fit::pair(s, k, "es on en", true, true, &sites[0], &es, &article_of)?,
         fit::pair(s, k, "en on de", true, true, &sites[1], &en, &article_of)?,
@@ -169,11 +199,25 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites) -> anyhow:
         fit::pair(s, k, "es on one article", false, false, &sites[3], &on_tiny(&es), &article_of)?,
         fit::pair(s, k, "off-topic on one art.", true, false, &sites[3], &off, &article_of)?,
     ];
+    // XQuAD-R's other languages on the English knowledge (`--more`): those in `--fit-langs` join the fit
+    // (on their even articles, as de and es), the others are only reported, as languages it never saw.
+    let fit_langs = arg("--fit-langs").unwrap_or_default();
+    for (lang, asked) in more {
+        let texts: Vec<String> = asked.iter().map(|(_, q)| q.clone()).collect();
+        let qs: Vec<fit::Question> = asked
+            .iter()
+            .zip(fit::embed(k, &texts)?)
+            .map(|((p, text), vector)| fit::Question { paragraph: Some(*p), article: article_of[*p], text: text.clone(), vector })
+            .collect();
+        let train = fit_langs.split(',').any(|l| l == lang);
+        let name: &'static str = Box::leak(format!("{lang} on en{}", if train { "" } else { " (unseen)" }).into_boxed_str());
+        pairs.push(fit::pair(s, k, name, train, true, &sites[0], &qs, &article_of)?);
+    }
     fit::run(&pairs, arg("--unanswerable-weight").map_or(Ok(fit::UNANSWERABLE_WEIGHT), |w| w.parse())?)
 }
 
 /// Serves the data directory and asks every question through `POST /v1/query`.
-async fn through_route(bin: &str, data: &Path, sets: &Sites) -> anyhow::Result<()> {
+async fn through_route(bin: &str, data: &Path, sets: &Sites, more: &[(String, Vec<(usize, String)>)]) -> anyhow::Result<()> {
     let (mut server, client, base) = common::serve(bin, data)?;
     let url_q = format!("{base}/v1/query");
     println!("{:<14} {:>6} {:>7} {:>9}", "questions", "R@1", "MRR@5", "answered");
@@ -184,6 +228,17 @@ async fn through_route(bin: &str, data: &Path, sets: &Sites) -> anyhow::Result<(
         let (r1, mrr, answered) = measure(&client, &url_q, site, &sets[q].2).await?;
         println!("{name:<14} {r1:>6.3} {mrr:>7.3} {answered:>9.3}");
     }
+    for (lang, questions) in more {
+        let (r1, mrr, answered) = measure(&client, &url_q, &en_site, questions).await?;
+        println!("{:<14} {r1:>6.3} {mrr:>7.3} {answered:>9.3}", format!("{lang} on en"));
+    }
+    // Questions no paragraph answers: the share answered should stay near zero.
+    let mut off = 0;
+    for q in fit::OFF_TOPIC {
+        let a: Value = client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": q})).send().await?.json().await?;
+        off += (a["resolved"] == true) as usize;
+    }
+    println!("off-topic on en: {off} of {} answered", fit::OFF_TOPIC.len());
     server.kill()?;
     server.wait()?;
     Ok(())
