@@ -1036,7 +1036,7 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
     let file = File {
         noun: "conversations",
         action: "conversations_exported",
-        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion"],
+        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion", "personMessages"],
         csv: |r: &crate::store::conversations::ConversationRow| {
             vec![
                 r.id.clone(),
@@ -1046,11 +1046,12 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
                 r.unanswered.to_string(),
                 r.has_lead.to_string(),
                 crate::domain::spreadsheet_safe(&r.first_question),
+                r.person_messages.to_string(),
             ]
         },
         json: |r| {
             json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
-                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question})
+                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question, "personMessages": r.person_messages})
             .to_string()
         },
     };
