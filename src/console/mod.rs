@@ -10,6 +10,7 @@
 //! - [`views`]: the handlers: authorise, ask the store, render.
 //! - [`inbox`]: live hand-off for the staff: the inbox's event stream (which makes its owners and
 //!   editors "online") and take over, reply, hand back, close.
+//! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -22,6 +23,7 @@ mod lane;
 pub mod inbox;
 pub mod pages;
 pub mod session;
+pub mod settings;
 pub mod texts;
 pub mod views;
 
@@ -97,6 +99,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/inbox/:conversation/reply", post(inbox::reply))
         .at("/sites/:site/inbox/:conversation/hand-back", post(inbox::hand_back))
         .at("/sites/:site/inbox/:conversation/close", post(inbox::close))
+        .at("/sites/:site/settings", get(settings::settings_page).post(settings::save_settings))
         .at("/sites/:site/review/:group", get(views::group_view))
         .at("/sites/:site/review/:group/answer", post(views::answer_group))
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))

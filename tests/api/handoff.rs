@@ -12,7 +12,7 @@ use sitebot::domain::{ClosedDates, SiteId, SiteRole, Tier, TimeZone, WeeklyHours
 use sitebot::store::SiteUpdate;
 use sitebot::store::users::Grant;
 
-use crate::console::{PASSWORD, add_user, csrf_of, post_form, session_cookie};
+use crate::console::{PASSWORD, add_user, audit_actions, csrf_of, post_form, session_cookie};
 use crate::helpers::{TestApp, new_site, problem, spawn_app, spawn_app_with, test_config, with_webhook};
 use crate::knowledge::{ask, clinic, import_files};
 use crate::receiver::Receiver;
@@ -576,6 +576,51 @@ async fn an_open_inbox_keeps_the_staff_session_from_idling_out() {
     assert_eq!((took.status(), location(&took)), (StatusCode::SEE_OTHER, format!("/console/sites/{site}/inbox#{cid}")), "Ada is still signed in and took it");
     let refused = bob.act(&app, site, &cid, "take", &[("over", "1")]).await;
     assert_eq!((refused.status(), location(&refused)), (StatusCode::SEE_OTHER, "/console/login".to_owned()), "Bob's session idled out");
+}
+
+#[tokio::test]
+async fn owners_set_hand_off_in_the_console_and_editors_cannot() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let site = site.id;
+    let owner = staff(&app, "owner@example.com", site, SiteRole::Owner, "Olga").await;
+    let editor = staff(&app, "ed@example.com", site, SiteRole::Editor, "Ed").await;
+    let path = format!("/console/sites/{site}/settings");
+    let page = crate::console::get(&app, &path, Some(&owner.cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("name=\"hours\"") && html.contains("value=\"UTC\"") && html.contains("value=\"120\""), "the site's values: {html}");
+    assert_eq!(crate::console::get(&app, &path, Some(&editor.cookie)).await.status(), StatusCode::FORBIDDEN, "editors do not see the settings");
+    async fn post(app: &TestApp, path: &str, who: &Staff, csrf: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut form = vec![("csrf", csrf)];
+        form.extend_from_slice(fields);
+        post_form(app, path, Some(&who.cookie), Some(&app.base), &form).await
+    }
+    let good = [("enabled", "on"), ("hours", "Mon-Fri 09:00-17:00; Sat 10:00-14:00"), ("closed", "2026-12-24,2026-12-25"), ("timezone", "Europe/Berlin"), ("wait", "90")];
+    assert_eq!(post(&app, &path, &owner, "not-the-token", &good[..]).await.status(), StatusCode::FORBIDDEN, "a post without the session's CSRF token");
+    assert_eq!(post(&app, &path, &editor, &editor.csrf, &good[..]).await.status(), StatusCode::FORBIDDEN, "editors may not change them");
+    let bad = post(&app, &path, &owner, &owner.csrf, &[("enabled", "on"), ("hours", "Mon-Fri 9-17"), ("closed", ""), ("timezone", "Europe/Berlin"), ("wait", "90")]).await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = bad.text().await.unwrap();
+    assert!(html.contains("Opening hours:") && html.contains("value=\"Mon-Fri 9-17\""), "says what is wrong, keeps what was typed: {html}");
+    let unchanged = app.state.store.run(move |s| s.site(site).get()).await.unwrap().unwrap();
+    assert!(!unchanged.handoff.enabled, "nothing saved");
+
+    let saved = post(&app, &path, &owner, &owner.csrf, &good[..]).await;
+    assert_eq!((saved.status(), saved.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, format!("{path}?saved=1").as_str()));
+    let s = app.state.store.run(move |s| s.site(site).get()).await.unwrap().unwrap();
+    assert!(s.handoff.enabled);
+    assert_eq!(
+        (s.handoff.hours.weekly.to_string(), s.handoff.hours.closed.to_string(), s.handoff.hours.zone.to_string(), s.handoff.wait_secs),
+        ("Mon 09:00-17:00; Tue 09:00-17:00; Wed 09:00-17:00; Thu 09:00-17:00; Fri 09:00-17:00; Sat 10:00-14:00".to_owned(), "2026-12-24,2026-12-25".to_owned(), "Europe/Berlin".to_owned(), 90)
+    );
+    assert!(audit_actions(&app).iter().any(|a| a == "handoff_settings_changed"), "audited");
+    let html = crate::console::get(&app, &format!("{path}?saved=1"), Some(&owner.cookie)).await.text().await.unwrap();
+    assert!(html.contains("Saved.") && html.contains("value=\"Europe/Berlin\"") && html.contains("checked"), "{html}");
+    // Off again: the checkbox not sent.
+    let off = post(&app, &path, &owner, &owner.csrf, &good[1..]).await;
+    assert_eq!(off.status(), StatusCode::SEE_OTHER);
+    assert!(!app.state.store.run(move |s| s.site(site).get()).await.unwrap().unwrap().handoff.enabled);
 }
 
 #[tokio::test]

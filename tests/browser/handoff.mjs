@@ -261,5 +261,28 @@ await check('nobody takes it within the wait: the contact form opens by itself, 
   await inbox.close();
 });
 
+await check('the owner\'s hand-off settings page: accessible, a wrong value refused with the reason, then saved', async () => {
+  const settings = await staffCtx.newPage();
+  watch(settings, staffErrors);
+  await settings.goto(`${SITEBOT}/console/sites/${MISSED_SITE_ID}/settings`);
+  assert(await settings.locator('#enabled').isChecked(), 'hand-off is on');
+  await axe(settings, 'settings');
+  await settings.fill('#hours', 'Mon-Fri 9-17');
+  await settings.click('form[action$="/settings"] button[type=submit]');
+  await settings.locator('.error[role=alert]', { hasText: 'Opening hours' }).waitFor();
+  await axe(settings, 'settings with an error');
+  await settings.fill('#hours', 'Mon-Sun 00:00-24:00');
+  await settings.fill('#timezone', 'Europe/Berlin');
+  await settings.click('form[action$="/settings"] button[type=submit]');
+  await settings.locator('[role=status]', { hasText: 'Saved.' }).waitFor();
+  assert((await settings.inputValue('#timezone')) === 'Europe/Berlin', 'the new time zone is shown');
+  await shot(settings, 'staff-settings');
+  await settings.setViewportSize({ width: 375, height: 667 });
+  await shot(settings, 'phone-staff-settings');
+  assert(await settings.evaluate(() => document.documentElement.scrollWidth) <= 375, 'the settings fit a phone');
+  assert(staffErrors.length === 0, staffErrors.join(' | '));
+  await settings.close();
+});
+
 await browser.close();
 done();
