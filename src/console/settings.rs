@@ -17,7 +17,7 @@ use serde_json::json;
 use super::pages;
 use super::session::Me;
 use super::texts::{self, Texts};
-use super::views::{self, checked_post, field, role_refused, see_other, site_for};
+use super::views::{self, checked_post, field, managed_site, see_other};
 use crate::app::AppState;
 use crate::domain::{ClosedDates, TimeZone, WeeklyHours};
 use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
@@ -44,13 +44,10 @@ fn page(t: &'static Texts, me: &Me, site: Site, form: pages::HandoffForm, error:
 #[handler]
 pub async fn settings_page(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, role) = match site_for(state, req, &raw).await {
+    let (me, site) = match managed_site(state, req, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
-    if !role.may_manage() {
-        return role_refused(t, &me);
-    }
     let saved = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "saved=1"));
     let form = form_of(&site);
     page(t, &me, site, form, None, saved)
@@ -81,13 +78,10 @@ pub async fn save_settings(req: &Request, body: Body, Path(raw): Path<String>, D
         Ok(ok) => ok,
         Err(page) => return page,
     };
-    let (_, site, role) = match site_for(state, req, &raw).await {
+    let (_, site) = match managed_site(state, req, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
-    if !role.may_manage() {
-        return role_refused(t, &me);
-    }
     let up = match parse(t, &fields) {
         Ok(up) => up,
         Err(error) => {
