@@ -38,7 +38,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 const OWNER: &str = "owner@bench.example";
 const PASSWORD: &str = "a long enough bench passphrase";
-const QUESTIONS: &[&str] = &["When are you open?", "Do you take new patients?", "How much is a cleaning?", "What do I do in an emergency?", "Do you accept insurance?"];
+const QUESTIONS: &[&str] =
+    &["When are you open?", "Do you take new patients?", "How much is a cleaning?", "What do I do in an emergency?", "Do you accept insurance?"];
 /// Streams one source address opens: the server's per-client cap.
 const PER_ADDRESS: usize = 8;
 
@@ -83,9 +84,11 @@ async fn prepare(dir: &std::path::Path) -> (SiteId, String) {
     let site = state.store.run(move |s| s.sites().create(new)).await.unwrap().0.id;
     state.store.run(move |s| s.site(site).update(SiteUpdate { handoff: Some(true), handoff_wait_secs: Some(3600), ..Default::default() })).await.unwrap();
     let (store, engine) = (state.store.clone(), state.knowledge.clone());
-    tokio::task::spawn_blocking(move || sitebot::cli::knowledge::import_inputs(&store, &engine, &site, &sitebot::knowledge::import::demo::inputs(), false, false).unwrap())
-        .await
-        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        sitebot::cli::knowledge::import_inputs(&store, &engine, &site, &sitebot::knowledge::import::demo::inputs(), false, false).unwrap()
+    })
+    .await
+    .unwrap();
     let token = new_url_token();
     let (hash, expires) = (token_hash(&token), Timestamp::from_millis(Timestamp::now().as_millis() + 86_400_000));
     let email = Email::parse(OWNER).unwrap();
@@ -245,7 +248,8 @@ async fn query_window(client: &reqwest::Client, base: &str, site: SiteId, window
         tasks.push(tokio::spawn(async move {
             let mut i = w;
             while !stop.load(Ordering::Relaxed) {
-                let sent = client.post(&url).header("X-Site-Id", site.to_string()).json(&serde_json::json!({"question": QUESTIONS[i % QUESTIONS.len()]})).send().await;
+                let sent =
+                    client.post(&url).header("X-Site-Id", site.to_string()).json(&serde_json::json!({"question": QUESTIONS[i % QUESTIONS.len()]})).send().await;
                 i += 1;
                 let ok = match sent {
                     Ok(resp) => resp.status() == 200 && resp.bytes().await.is_ok(),
@@ -271,7 +275,8 @@ async fn query_window(client: &reqwest::Client, base: &str, site: SiteId, window
 /// inbox, the visitor (the first conversation, whose idle stream is one of the others) asks for a
 /// person, the owner takes over and replies; each reply is timed from the POST to its event.
 async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, (cid, token): &(String, String)) {
-    let resp = http.post(format!("{base}/console/setup/{setup}")).header("Origin", base).form(&[("password", PASSWORD), ("repeat", PASSWORD)]).send().await.unwrap();
+    let resp =
+        http.post(format!("{base}/console/setup/{setup}")).header("Origin", base).form(&[("password", PASSWORD), ("repeat", PASSWORD)]).send().await.unwrap();
     assert_eq!(resp.status(), 303, "setup");
     let cookie = resp
         .headers()
@@ -286,10 +291,14 @@ async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, 
     let csrf = page[at..].split('"').next().unwrap().to_owned();
     let inbox = http.get(format!("{base}/console/sites/{site}/inbox/events")).header("Cookie", &cookie).send().await.unwrap();
     assert_eq!(inbox.status(), 200);
-    let visitor = |what: &str| http.post(format!("{base}/v1/conversations/{cid}/{what}")).header("X-Site-Id", site.to_string()).header("X-Conversation-Token", token);
+    let visitor =
+        |what: &str| http.post(format!("{base}/v1/conversations/{cid}/{what}")).header("X-Site-Id", site.to_string()).header("X-Conversation-Token", token);
     assert_eq!(visitor("handoff").send().await.unwrap().status(), 202);
     let staff = |what: &str, text: &str| {
-        http.post(format!("{base}/console/sites/{site}/inbox/{cid}/{what}")).header("Cookie", &cookie).header("Origin", base).form(&[("csrf", csrf.as_str()), ("text", text)])
+        http.post(format!("{base}/console/sites/{site}/inbox/{cid}/{what}"))
+            .header("Cookie", &cookie)
+            .header("Origin", base)
+            .form(&[("csrf", csrf.as_str()), ("text", text)])
     };
     assert_eq!(staff("take", "").send().await.unwrap().status(), 303);
     let mut stream = http
@@ -318,6 +327,11 @@ async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, 
     }
     took.sort();
     let ms = |p: f64| took[((took.len() as f64 * p).ceil() as usize).clamp(1, took.len()) - 1].as_secs_f64() * 1000.0;
-    println!("  staff reply -> visitor's stream ({replies} replies, console POST included): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms", ms(0.5), ms(0.99), ms(1.0));
+    println!(
+        "  staff reply -> visitor's stream ({replies} replies, console POST included): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        ms(0.5),
+        ms(0.99),
+        ms(1.0)
+    );
     drop(inbox);
 }

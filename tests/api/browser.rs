@@ -128,7 +128,8 @@ async fn the_widget_works_in_a_real_browser_under_a_strict_csp() {
 /// A setup link for a new console user, made as `sitebot user add` makes it.
 async fn setup_link(app: &crate::helpers::TestApp, email: &str, grant: Option<sitebot::store::users::Grant>) -> String {
     let token = sitebot::secrets::new_url_token();
-    let (hash, expires) = (sitebot::secrets::token_hash(&token), sitebot::domain::Timestamp::from_millis(sitebot::domain::Timestamp::now().as_millis() + 86_400_000));
+    let (hash, expires) =
+        (sitebot::secrets::token_hash(&token), sitebot::domain::Timestamp::from_millis(sitebot::domain::Timestamp::now().as_millis() + 86_400_000));
     let email = sitebot::domain::Email::parse(email).unwrap();
     let admin = grant.is_none();
     app.state.store.run(move |s| s.users().add(&email, admin, grant, &hash, expires)).await.unwrap();
@@ -180,7 +181,8 @@ async fn the_console_works_in_a_real_browser() {
         ("SCREENSHOT_DIR", shots.display().to_string()),
     ];
     run_browser_script("console.mjs", &env, 4).await;
-    for page in ["setup", "sites", "review-queue", "group", "dashboard", "conversations", "conversation", "leads", "lead", "audit", "login", "group-viewer-de"] {
+    for page in ["setup", "sites", "review-queue", "group", "dashboard", "conversations", "conversation", "leads", "lead", "audit", "login", "group-viewer-de"]
+    {
         for size in ["desktop", "phone"] {
             assert!(shots.join(format!("{size}-{page}.png")).is_file(), "{size}-{page}.png kept");
         }
@@ -247,7 +249,18 @@ async fn hand_off_works_in_two_real_browsers() {
         ("SCREENSHOT_DIR", shots.display().to_string()),
     ];
     run_browser_script("handoff.mjs", &env, 5).await;
-    for shot in ["visitor-waiting", "visitor-held", "visitor-handed-back", "visitor-missed-form", "phone-visitor-held", "staff-inbox-waiting", "staff-inbox-held", "phone-staff-inbox-held", "staff-settings", "phone-staff-settings"] {
+    for shot in [
+        "visitor-waiting",
+        "visitor-held",
+        "visitor-handed-back",
+        "visitor-missed-form",
+        "phone-visitor-held",
+        "staff-inbox-waiting",
+        "staff-inbox-held",
+        "phone-staff-inbox-held",
+        "staff-settings",
+        "phone-staff-settings",
+    ] {
         assert!(shots.join(format!("{shot}.png")).is_file(), "{shot}.png kept");
     }
 

@@ -596,10 +596,18 @@ async fn owners_set_hand_off_in_the_console_and_editors_cannot() {
         form.extend_from_slice(fields);
         post_form(app, path, Some(&who.cookie), Some(&app.base), &form).await
     }
-    let good = [("enabled", "on"), ("hours", "Mon-Fri 09:00-17:00; Sat 10:00-14:00"), ("closed", "2026-12-24,2026-12-25"), ("timezone", "Europe/Berlin"), ("wait", "90")];
+    let good = [
+        ("enabled", "on"),
+        ("hours", "Mon-Fri 09:00-17:00; Sat 10:00-14:00"),
+        ("closed", "2026-12-24,2026-12-25"),
+        ("timezone", "Europe/Berlin"),
+        ("wait", "90"),
+    ];
     assert_eq!(post(&app, &path, &owner, "not-the-token", &good[..]).await.status(), StatusCode::FORBIDDEN, "a post without the session's CSRF token");
     assert_eq!(post(&app, &path, &editor, &editor.csrf, &good[..]).await.status(), StatusCode::FORBIDDEN, "editors may not change them");
-    let bad = post(&app, &path, &owner, &owner.csrf, &[("enabled", "on"), ("hours", "Mon-Fri 9-17"), ("closed", ""), ("timezone", "Europe/Berlin"), ("wait", "90")]).await;
+    let bad =
+        post(&app, &path, &owner, &owner.csrf, &[("enabled", "on"), ("hours", "Mon-Fri 9-17"), ("closed", ""), ("timezone", "Europe/Berlin"), ("wait", "90")])
+            .await;
     assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let html = bad.text().await.unwrap();
     assert!(html.contains("Opening hours:") && html.contains("value=\"Mon-Fri 9-17\""), "says what is wrong, keeps what was typed: {html}");
@@ -612,7 +620,12 @@ async fn owners_set_hand_off_in_the_console_and_editors_cannot() {
     assert!(s.handoff.enabled);
     assert_eq!(
         (s.handoff.hours.weekly.to_string(), s.handoff.hours.closed.to_string(), s.handoff.hours.zone.to_string(), s.handoff.wait_secs),
-        ("Mon 09:00-17:00; Tue 09:00-17:00; Wed 09:00-17:00; Thu 09:00-17:00; Fri 09:00-17:00; Sat 10:00-14:00".to_owned(), "2026-12-24,2026-12-25".to_owned(), "Europe/Berlin".to_owned(), 90)
+        (
+            "Mon 09:00-17:00; Tue 09:00-17:00; Wed 09:00-17:00; Thu 09:00-17:00; Fri 09:00-17:00; Sat 10:00-14:00".to_owned(),
+            "2026-12-24,2026-12-25".to_owned(),
+            "Europe/Berlin".to_owned(),
+            90
+        )
     );
     assert!(audit_actions(&app).iter().any(|a| a == "handoff_settings_changed"), "audited");
     let html = crate::console::get(&app, &format!("{path}?saved=1"), Some(&owner.cookie)).await.text().await.unwrap();
