@@ -204,9 +204,10 @@ async fn the_console_works_in_a_real_browser() {
 /// staff member in the console's inbox. The visitor asks for a person, Ada takes over and replies (a
 /// hostile reply shown as text), the visitor's next message reaches the console and not the assistant,
 /// a reload and a dropped connection show nothing twice, and after "hand back" the assistant answers
-/// again. On a second site nobody is online at first (the contact form opens at once), then nobody takes
-/// the conversation within its 3 s wait: the contact form opens by itself, and its lead (checked here,
-/// signed, from the CRM receiver) carries the whole transcript with the visitor's message to the person.
+/// again. On a second site nobody is online at first (the contact form opens at once), the visitor
+/// cancels a wait, then nobody takes the conversation within its 3 s wait: the contact form opens by
+/// itself, and its lead (checked here, signed, from the CRM receiver) carries the whole transcript with
+/// the visitor's message to the person. The owner's settings page is checked too (a wrong value, a save).
 /// axe-core runs on the inbox and on each widget state; screenshots go to `target/handoff-screenshots/`.
 #[tokio::test]
 async fn hand_off_works_in_two_real_browsers() {

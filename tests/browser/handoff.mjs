@@ -240,10 +240,22 @@ await check('nobody online: an unanswered question offers a person, and the cont
   await late.locator('.lead button.sec').first().click();
 });
 
-await check('nobody takes it within the wait: the contact form opens by itself, and its lead is sent', async () => {
-  const inbox = await staffCtx.newPage();
+let inbox;
+await check('the visitor can cancel the wait: back to the assistant, said once', async () => {
+  inbox = await staffCtx.newPage();
   await inbox.goto(inboxUrl(MISSED_SITE_ID));
   await until(async () => /\b1$/.test((await inbox.textContent('#inbox-online')).trim()), 'Ada online for the second site');
+  await late.locator('.foot [part~="lead-open"]').click();
+  await bar(late).waitFor({ state: 'visible', timeout: 10000 });
+  await late.locator('[part~="handoff-cancel"]').click();
+  await bar(late).waitFor({ state: 'hidden', timeout: 10000 });
+  await late.locator('[part~="note"]', { hasText: 'The chat with a person has ended.' }).waitFor();
+  await sleep(300);
+  assert((await late.locator('[part~="note"]', { hasText: 'The chat with a person has ended.' }).count()) === 1, 'said once');
+  assert(await late.locator('.foot [part~="lead-open"]').isVisible(), 'the offer is back');
+});
+
+await check('nobody takes it within the wait: the contact form opens by itself, and its lead is sent', async () => {
   await late.locator('.foot [part~="lead-open"]').click();
   await bar(late).waitFor({ state: 'visible', timeout: 10000 });
   await late.locator('[part~="input"]').fill('Please call me back, my tooth hurts');
