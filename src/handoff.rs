@@ -142,6 +142,21 @@ pub async fn visitor_message(
     }
 }
 
+/// The visitor cancels a wait or ends the chat with the person: `closed`, back to the assistant.
+pub async fn visitor_cancel(
+    state: &Arc<AppState>,
+    site: SiteId,
+    id: ConversationId,
+    token_hash: [u8; 32],
+) -> Result<crate::store::handoff::Event, VisitorError> {
+    let cid = id.clone();
+    let done = state.store.run(move |s| s.site(site).handoff().visitor_cancel(&cid, &token_hash, Timestamp::now())).await?;
+    let event = done.ok_or(VisitorError::NoPerson)?;
+    rang(state, &site, &id);
+    tracing::info!(site = %site, conversation = %id, "hand-off cancelled by the visitor");
+    Ok(event)
+}
+
 /// What a staff member does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StaffAction {

@@ -1,9 +1,13 @@
 /*! sitebot widget: one tag, `<script src="https://HOST/v1/widget.js" data-site-id="GUID" async></script>`.
  * Plain JavaScript, no framework, no build step. Adds one <sitebot-widget> element with an open shadow root;
  * styles live in constructable stylesheets (works under a strict CSP: no inline styles, no eval, no innerHTML).
- * Answer text and source titles are untrusted: they only ever become text nodes and attribute values.
- * Theming: `sitebot-widget::part(launcher|panel|input|send|message|citation|source|feedback-up|feedback-down|
- * lead-open|lead-name|lead-email|lead-message|lead-submit|status)` and the custom properties --sitebot-primary,
+ * Answer text, source titles and what the visitor and the staff write are untrusted: they only ever become text
+ * nodes and attribute values.
+ * Live hand-off: "Talk to a person" asks for one when the site has it on (the contact form when none can come);
+ * while a person is awaited or present, messages go to `/conversations/{id}/messages` and the conversation's event
+ * stream (resumed with Last-Event-ID after a reload or a drop) shows theirs.
+ * Theming: `sitebot-widget::part(launcher|panel|input|send|message|staff-message|note|citation|source|feedback-up|
+ * feedback-down|lead-open|lead-name|lead-email|lead-message|lead-submit|handoff|handoff-cancel|status)` and the custom properties --sitebot-primary,
  * --sitebot-on-primary, --sitebot-link, --sitebot-bg, --sitebot-text, --sitebot-font, --sitebot-radius. */
 (() => {
   'use strict';
@@ -29,11 +33,27 @@
     ar: { open: 'فتح المحادثة', close: 'إغلاق المحادثة', title: 'المساعد', hello: 'مرحبًا! كيف يمكنني مساعدتك؟', ph: 'اطرح سؤالًا…', q: 'سؤالك', send: 'إرسال', log: 'المحادثة', src: 'المصادر', src1: 'المصدر', up: 'مفيد', down: 'غير مفيد', thx: 'شكرًا على ملاحظاتك.', talk: 'التحدث إلى موظف', intro: 'اترك بياناتك وسنتواصل معك.', name: 'الاسم', email: 'البريد الإلكتروني', msg: 'الرسالة', opt: 'اختياري', submit: 'إرسال', back: 'رجوع', bad: 'يُرجى إدخال بريد إلكتروني صالح.', sent: 'شكرًا لك! سنتواصل معك قريبًا.', rate: 'طلبات كثيرة جدًا. يُرجى المحاولة مرة أخرى بعد {n}.', rate0: 'طلبات كثيرة جدًا. يُرجى المحاولة مرة أخرى بعد قليل.', net: 'لا يوجد اتصال. يُرجى التحقق من الاتصال والمحاولة مرة أخرى.', cut: 'انقطع الاتصال. قد تكون الإجابة غير مكتملة.', err: 'عذرًا، حدث خطأ. يُرجى المحاولة مرة أخرى.', inv: 'يُرجى التحقق من البيانات المدخلة.', retry: 'إعادة المحاولة', wait: 'لحظة من فضلك…' },
     ru: { open: 'Открыть чат', close: 'Закрыть чат', title: 'Ассистент', hello: 'Здравствуйте! Чем могу помочь?', ph: 'Задайте вопрос…', q: 'Ваш вопрос', send: 'Отправить', log: 'Диалог', src: 'Источники', src1: 'Источник', up: 'Полезно', down: 'Бесполезно', thx: 'Спасибо за отзыв.', talk: 'Связаться с сотрудником', intro: 'Оставьте свои контакты, и мы с вами свяжемся.', name: 'Имя', email: 'Электронная почта', msg: 'Сообщение', opt: 'необязательно', submit: 'Отправить', back: 'Назад', bad: 'Введите действительный адрес электронной почты.', sent: 'Спасибо! Мы скоро с вами свяжемся.', rate: 'Слишком много запросов. Повторите попытку через {n}.', rate0: 'Слишком много запросов. Повторите попытку чуть позже.', net: 'Нет соединения. Проверьте подключение и повторите попытку.', cut: 'Соединение прервано. Ответ может быть неполным.', err: 'Произошла ошибка. Повторите попытку.', inv: 'Проверьте введённые данные.', retry: 'Повторить', wait: 'Минутку…' },
   };
+  // Live hand-off ({n}: the person's display name).
+  const TH = {
+    en: { hwait: 'Waiting for a person to join… You can keep writing here.', hcancel: 'Cancel', hend: 'End chat', hwith: 'You are chatting with {n}.', hjoined: '{n} joined the conversation.', hback: 'The assistant is answering again.', hclosed: 'The chat with a person has ended.', hmissed: 'Nobody could join right now. Leave your details and we will get back to you.' },
+    de: { hwait: 'Wir warten auf eine Person… Sie können hier weiterschreiben.', hcancel: 'Abbrechen', hend: 'Chat beenden', hwith: 'Sie chatten mit {n}.', hjoined: '{n} ist der Unterhaltung beigetreten.', hback: 'Der Assistent antwortet wieder.', hclosed: 'Der Chat mit einer Person ist beendet.', hmissed: 'Gerade ist niemand verfügbar. Hinterlassen Sie Ihre Kontaktdaten, wir melden uns bei Ihnen.' },
+    fr: { hwait: 'En attente d’une personne… Vous pouvez continuer à écrire ici.', hcancel: 'Annuler', hend: 'Terminer le chat', hwith: 'Vous discutez avec {n}.', hjoined: '{n} a rejoint la conversation.', hback: 'L’assistant répond à nouveau.', hclosed: 'Le chat avec une personne est terminé.', hmissed: 'Personne n’est disponible pour le moment. Laissez vos coordonnées et nous vous recontacterons.' },
+    es: { hwait: 'Esperando a una persona… Puede seguir escribiendo aquí.', hcancel: 'Cancelar', hend: 'Terminar chat', hwith: 'Está chateando con {n}.', hjoined: '{n} se ha unido a la conversación.', hback: 'El asistente vuelve a responder.', hclosed: 'El chat con una persona ha terminado.', hmissed: 'Ahora mismo no hay nadie disponible. Déjenos sus datos y nos pondremos en contacto con usted.' },
+    it: { hwait: 'In attesa di una persona… Puoi continuare a scrivere qui.', hcancel: 'Annulla', hend: 'Termina la chat', hwith: 'Stai chattando con {n}.', hjoined: '{n} si è unito alla conversazione.', hback: 'L’assistente risponde di nuovo.', hclosed: 'La chat con una persona è terminata.', hmissed: 'Al momento non è disponibile nessuno. Lascia i tuoi dati e ti ricontatteremo.' },
+    pt: { hwait: 'Aguardando uma pessoa… Você pode continuar escrevendo aqui.', hcancel: 'Cancelar', hend: 'Encerrar chat', hwith: 'Você está conversando com {n}.', hjoined: '{n} entrou na conversa.', hback: 'O assistente voltou a responder.', hclosed: 'O chat com uma pessoa foi encerrado.', hmissed: 'Ninguém está disponível agora. Deixe seus dados e entraremos em contato.' },
+    nl: { hwait: 'Wachten op een medewerker… U kunt hier verder schrijven.', hcancel: 'Annuleren', hend: 'Chat beëindigen', hwith: 'U chat met {n}.', hjoined: '{n} neemt deel aan het gesprek.', hback: 'De assistent antwoordt weer.', hclosed: 'De chat met een medewerker is beëindigd.', hmissed: 'Er is nu niemand beschikbaar. Laat uw gegevens achter, dan nemen wij contact met u op.' },
+    pl: { hwait: 'Czekamy na konsultanta… Możesz dalej pisać tutaj.', hcancel: 'Anuluj', hend: 'Zakończ czat', hwith: 'Rozmawiasz z: {n}.', hjoined: '{n} dołącza do rozmowy.', hback: 'Asystent znów odpowiada.', hclosed: 'Czat z konsultantem został zakończony.', hmissed: 'Nikt nie jest teraz dostępny. Zostaw swoje dane, a skontaktujemy się z Tobą.' },
+    sv: { hwait: 'Väntar på en person… Du kan fortsätta skriva här.', hcancel: 'Avbryt', hend: 'Avsluta chatten', hwith: 'Du chattar med {n}.', hjoined: '{n} anslöt till konversationen.', hback: 'Assistenten svarar igen.', hclosed: 'Chatten med en person har avslutats.', hmissed: 'Ingen kan ansluta just nu. Lämna dina uppgifter så hör vi av oss.' },
+    ja: { hwait: '担当者を待っています… このまま入力を続けられます。', hcancel: 'キャンセル', hend: 'チャットを終了', hwith: '{n}とチャット中です。', hjoined: '{n}が会話に参加しました。', hback: 'アシスタントが再び回答します。', hclosed: '担当者とのチャットは終了しました。', hmissed: '現在対応できる担当者がいません。連絡先をご記入いただければ、折り返しご連絡いたします。' },
+    zh: { hwait: '正在等待人工客服… 您可以继续在此输入。', hcancel: '取消', hend: '结束聊天', hwith: '您正在与{n}聊天。', hjoined: '{n}加入了对话。', hback: '助手将继续为您解答。', hclosed: '与人工客服的聊天已结束。', hmissed: '目前没有人工客服。请留下您的联系方式，我们会尽快与您联系。' },
+    ar: { hwait: 'في انتظار موظف… يمكنك متابعة الكتابة هنا.', hcancel: 'إلغاء', hend: 'إنهاء المحادثة', hwith: 'أنت تتحدث مع {n}.', hjoined: 'انضم {n} إلى المحادثة.', hback: 'المساعد يجيب مرة أخرى.', hclosed: 'انتهت المحادثة مع الموظف.', hmissed: 'لا يوجد أحد متاح الآن. اترك بياناتك وسنتواصل معك.' },
+    ru: { hwait: 'Ожидаем сотрудника… Вы можете продолжать писать здесь.', hcancel: 'Отмена', hend: 'Завершить чат', hwith: 'Вы общаетесь с: {n}.', hjoined: '{n} присоединяется к разговору.', hback: 'Снова отвечает ассистент.', hclosed: 'Чат с сотрудником завершён.', hmissed: 'Сейчас никто не может подключиться. Оставьте свои контакты, и мы с вами свяжемся.' },
+  };
   const explicitLang = (script.dataset.lang || '').trim();
   const pageLang = (explicitLang || document.documentElement.lang || 'en').toLowerCase();
   const primaryTag = pageLang.split(/[-_]/)[0];
   const L = T[primaryTag] ? primaryTag : 'en';
-  const t = Object.assign({}, T.en, T[L]);
+  const t = Object.assign({}, T.en, TH.en, T[L], TH[L]);
   const seconds = (n) => {
     try { return new Intl.NumberFormat(L, { style: 'unit', unit: 'second', unitDisplay: 'long' }).format(n); } catch { return n + ' s'; }
   };
@@ -103,6 +123,14 @@ textarea{min-height:90px;resize:vertical}
 .pri{padding:9px 16px;border:0;border-radius:10px;background:var(--sitebot-primary);color:var(--sitebot-on-primary);font-weight:600}
 .lead .sec{margin:0;padding:8px 14px;font-size:15px}
 .ok{font-weight:600}
+.msg[data-role=staff]{align-self:flex-start;background:#e6f4ea;color:#1b1b1f;border-end-start-radius:4px;white-space:pre-wrap}
+.who{display:block;font-size:13px;font-weight:600;margin-bottom:2px}
+.note{align-self:center;max-width:92%;margin:0;color:#4a4f57;font-size:13px;font-style:italic;text-align:center}
+.ho{display:flex;align-items:center;gap:8px;flex-wrap:wrap;padding:8px 12px;border-top:1px solid #dde1e7;background:#f7f8fa;font-size:14px}
+.ho p{flex:1;min-width:12em;margin:0}
+.ho .sec{margin:0}
+.ho[data-state=waiting] p::before{content:"";display:inline-block;width:8px;height:8px;margin-inline-end:6px;border-radius:50%;background:#b26b00;vertical-align:middle}
+.ho[data-state=held] p::before{content:"";display:inline-block;width:8px;height:8px;margin-inline-end:6px;border-radius:50%;background:#137333;vertical-align:middle}
 .vh{position:absolute!important;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 @media (max-width:480px){
 .panel{position:fixed;left:0;right:0;top:var(--sb-vvt,0px);bottom:auto;width:100%;height:100vh;height:var(--sb-vvh,100dvh);border-radius:0}
@@ -190,12 +218,17 @@ textarea{min-height:90px;resize:vertical}
   const KEY = 'sitebot:' + siteId;
   const saved = store.get(KEY) || {};
   let conversationId = typeof saved.cid === 'string' ? saved.cid : null;
+  // The conversation's secret (its first answer gives it) and where its hand-off is: s (null, 'waiting',
+  // 'held'), n (the person's name), last (the id of the last stream event shown: a resumed stream starts
+  // after it, so nothing is shown twice).
+  let convToken = typeof saved.tok === 'string' ? saved.tok : null;
+  const ho = Object.assign({ s: null, n: '', last: 0 }, saved.ho && typeof saved.ho === 'object' ? saved.ho : {});
   let msgs = Array.isArray(saved.msgs) ? saved.msgs.filter((m) => m && typeof m.t === 'string') : [];
   let isOpen = saved.open === true;
-  const save = () => { msgs = msgs.slice(-40); store.set(KEY, { cid: conversationId, open: isOpen, msgs }); };
+  const save = () => { msgs = msgs.slice(-60); store.set(KEY, { cid: conversationId, tok: convToken, ho, open: isOpen, msgs }); };
   let sessionId = store.get('sitebot:session');
   if (typeof sessionId !== 'string') { sessionId = rid(); store.set('sitebot:session', sessionId); }
-  let cfg = { name: '', greeting: null, leadForm: true };
+  let cfg = { name: '', greeting: null, leadForm: true, handoff: false };
 
   // ---- network ---------------------------------------------------------------------------------------------
   const HEADERS = { 'Content-Type': 'application/json', 'X-Site-Id': siteId };
@@ -234,10 +267,10 @@ textarea{min-height:90px;resize:vertical}
   addEventListener('pagehide', () => flush(true));
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flush(true); });
 
-  // Server-Sent Events over fetch: calls on(event, data) per event; resolves when the body ends.
+  // Server-Sent Events over fetch: calls on(event, data, id) per event; resolves when the body ends.
   const readSSE = async (res, on) => {
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = '', ev = '', data = [];
+    let buf = '', ev = '', data = [], id = '';
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
@@ -248,7 +281,7 @@ textarea{min-height:90px;resize:vertical}
         const line = buf.slice(0, i);
         buf = buf.slice(i + (buf[i] === '\r' && buf[i + 1] === '\n' ? 2 : 1));
         if (line === '') {
-          if (data.length) on(ev || 'message', data.join('\n'));
+          if (data.length) on(ev || 'message', data.join('\n'), id);
           ev = '';
           data = [];
         } else if (line[0] !== ':') {
@@ -258,6 +291,7 @@ textarea{min-height:90px;resize:vertical}
           if (v[0] === ' ') v = v.slice(1);
           if (field === 'event') ev = v;
           else if (field === 'data') data.push(v);
+          else if (field === 'id') id = v;
         }
       }
     }
@@ -284,10 +318,19 @@ textarea{min-height:90px;resize:vertical}
   const log = h('div', { class: 'log', role: 'region', 'aria-label': t.log, tabindex: '0' }, greeting);
   const input = h('input', { part: 'input', type: 'text', name: 'question', autocomplete: 'off', maxlength: '2000', placeholder: t.ph, 'aria-label': t.q, enterkeyhint: 'send' });
   const sendBtn = h('button', { part: 'send', class: 'send', type: 'submit', 'aria-label': t.send }, icon('send'));
-  const leadLink = () => h('button', { part: 'lead-open', type: 'button', class: 'link', onclick: openLead }, t.talk);
+  const leadLink = () => h('button', { part: 'lead-open', type: 'button', class: 'link', onclick: talk }, t.talk);
   const footLead = leadLink();
-  const form = h('form', { class: 'row', onsubmit: (e) => { e.preventDefault(); const q = input.value.trim(); if (q && !busy) { input.value = ''; ask(q); } } }, input, sendBtn);
+  const form = h('form', { class: 'row', onsubmit: (e) => {
+    e.preventDefault();
+    const q = input.value.trim();
+    if (!q) return;
+    if (ho.s) { input.value = ''; toPerson(q); } else if (!busy) { input.value = ''; ask(q); }
+  } }, input, sendBtn);
   const foot = h('div', { class: 'foot' }, form, footLead);
+  // While a person is awaited or holds the conversation: what is going on, and a way out.
+  const hoText = h('p', { dir: 'auto' });
+  const hoBtn = h('button', { part: 'handoff-cancel', type: 'button', class: 'sec', onclick: () => cancelPerson() });
+  const hoBar = h('div', { part: 'handoff', class: 'ho', hidden: true }, hoText, hoBtn);
 
   // Contact form ("talk to a person").
   const field = (part, tag, label, attrs) => {
@@ -302,14 +345,15 @@ textarea{min-height:90px;resize:vertical}
   const leadErr = h('p', { class: 'err', id: emailErrId, hidden: true });
   const leadSubmit = h('button', { part: 'lead-submit', type: 'submit', class: 'pri' }, t.submit);
   const leadBack = h('button', { type: 'button', class: 'sec', onclick: () => closeLead(true) }, t.back);
+  const leadWhy = h('p', { class: 'ok', hidden: true }, t.hmissed.split(/(?<=[.。])\s*/)[0]); // why the form opened, not a person
   const leadForm = h('form', { novalidate: true, onsubmit: submitLead },
-    h('p', null, t.intro), nameLabel, leadName, emailLabel, leadEmail, leadErr, msgLabel, leadMsg, h('div', { class: 'btns' }, leadSubmit, leadBack));
+    leadWhy, h('p', null, t.intro), nameLabel, leadName, emailLabel, leadEmail, leadErr, msgLabel, leadMsg, h('div', { class: 'btns' }, leadSubmit, leadBack));
   const leadOk = h('p', { class: 'ok', tabindex: '-1', hidden: true }, t.sent);
   const leadOkBack = h('button', { type: 'button', class: 'sec', hidden: true, onclick: () => closeLead(true) }, t.back);
   const lead = h('div', { class: 'lead', hidden: true }, leadForm, leadOk, leadOkBack);
 
   const panel = h('div', { part: 'panel', class: 'panel', role: 'dialog', 'aria-labelledby': titleId, hidden: true, lang: L, dir: L === 'ar' ? 'rtl' : 'ltr' },
-    h('div', { class: 'head' }, title, closeBtn), log, lead, foot);
+    h('div', { class: 'head' }, title, closeBtn), log, lead, hoBar, foot);
   const panelId = uid('panel');
   panel.id = panelId;
   const launcher = h('button', { part: 'launcher', class: 'launcher', type: 'button', 'aria-expanded': 'false', 'aria-controls': panelId, 'aria-label': t.open, onclick: () => (isOpen ? close(true) : open(true)) }, icon('chat'));
@@ -353,9 +397,10 @@ textarea{min-height:90px;resize:vertical}
 
   // ---- contact form ----------------------------------------------------------------------------------------
   let lastLead = {};
-  function openLead() {
+  function openLead(why) {
+    leadWhy.hidden = why !== true;
     lead.hidden = false;
-    log.hidden = foot.hidden = true;
+    log.hidden = foot.hidden = hoBar.hidden = true;
     leadForm.hidden = false;
     leadOk.hidden = leadOkBack.hidden = true;
     leadName.focus();
@@ -364,6 +409,7 @@ textarea{min-height:90px;resize:vertical}
   function closeLead(focus) {
     lead.hidden = true;
     log.hidden = foot.hidden = false;
+    hoBar.hidden = !ho.s;
     toBottom();
     if (focus) input.focus();
   }
@@ -414,8 +460,13 @@ textarea{min-height:90px;resize:vertical}
   // ---- messages --------------------------------------------------------------------------------------------
   // m = {d: the saved record, el, txt, pend, cites}; d = {r:'user'|'assistant', t, q, id, s, res, lang, rt, e}
   const userMsg = (d) => {
-    log.append(h('div', { part: 'message', class: 'msg', 'data-role': 'user', dir: 'auto' }, d.t));
+    const el = h('div', { part: 'message', class: 'msg', 'data-role': 'user', dir: 'auto' }, d.t);
+    log.append(el);
+    return el;
   };
+  // A person's message: their name, then their text (both only ever text).
+  const staffMsg = (d) => log.append(h('div', { part: 'message staff-message', class: 'msg', 'data-role': 'staff', dir: 'auto' }, h('span', { class: 'who' }, d.n || ''), d.t));
+  const noteMsg = (d) => log.append(h('p', { part: 'note', class: 'note', dir: 'auto' }, d.t));
   const botMsg = (d) => {
     const txt = h('div', { class: 'txt', dir: 'auto' });
     const el = h('div', { part: 'message', class: 'msg', 'data-role': 'assistant' }, txt);
@@ -507,7 +558,7 @@ textarea{min-height:90px;resize:vertical}
       show();
       m.el.append(h('div', { class: 'fb' }, up, down));
     }
-    if (d.res === false && cfg.leadForm !== false) m.el.append(leadLink());
+    if (d.res === false && (cfg.leadForm !== false || cfg.handoff)) m.el.append(leadLink());
   };
   const fail = (m, e) => {
     m.d.e = e;
@@ -525,7 +576,9 @@ textarea{min-height:90px;resize:vertical}
   };
   // Re-renders a saved conversation (after a reload).
   for (const d of msgs) {
-    if (d.r === 'user') userMsg(d);
+    if (d.r === 'user') { const el = userMsg(d); if (d.e) el.after(h('p', { class: 'err note' }, errText(d.e))); }
+    else if (d.r === 'staff') staffMsg(d);
+    else if (d.r === 'note') noteMsg(d);
     else {
       const m = botMsg(d);
       addText(m, d.t, true);
@@ -569,10 +622,22 @@ textarea{min-height:90px;resize:vertical}
         const p = await res.json().catch(() => null);
         if (res.status === 404 && p && p.code === 'conversation_not_found' && conversationId) {
           // The conversation expired or belongs elsewhere: start a new one with the same question.
-          conversationId = null;
+          conversationId = convToken = null;
           m.el.remove();
           msgs.splice(msgs.indexOf(d), 1);
           return await ask(q, true);
+        }
+        if (res.status === 409 && p && p.code === 'handoff_active' && conversationId && convToken) {
+          // A person is in this conversation (another tab asked): the question goes to them.
+          m.el.remove();
+          msgs.splice(msgs.indexOf(d), 1);
+          const u = msgs[msgs.length - 1];
+          if (u && u.r === 'user' && u.t === q) { msgs.pop(); log.lastElementChild && log.lastElementChild.remove(); }
+          ended = true;
+          wait.remove();
+          setPerson('waiting');
+          listen();
+          return toPerson(q);
         }
         return end(problemOf(res.status, res.headers.get('Retry-After'), p));
       }
@@ -589,6 +654,7 @@ textarea{min-height:90px;resize:vertical}
           Object.assign(d, { id: typeof x.id === 'string' ? x.id : undefined, res: x.resolved, lang: x.lang,
             s: (Array.isArray(x.sources) ? x.sources : []).map((s) => ({ title: s && s.title, url: s && s.url })) });
           if (typeof x.conversationId === 'string') conversationId = x.conversationId;
+          if (typeof x.conversationToken === 'string') convToken = x.conversationToken;
           finish(m);
           end();
           say(d.t.replace(/\s?\[\d{1,3}\]/g, ''));
@@ -608,6 +674,148 @@ textarea{min-height:90px;resize:vertical}
     }
   }
 
+  // ---- a person takes over -----------------------------------------------------------------------------------
+  // The conversation's event stream is the truth: every state change and message comes with an id, and
+  // `ho.last` is the last one shown, so a reload or a dropped connection resumes after it (Last-Event-ID)
+  // and shows nothing twice. The visitor's own messages appear at once and are matched to their event.
+  const convHeaders = () => ({ 'X-Conversation-Token': convToken || '' });
+  const convPath = (what) => `/conversations/${encodeURIComponent(conversationId)}/${what}`;
+  const note = (text) => { const d = { r: 'note', t: text }; msgs.push(d); noteMsg(d); };
+  function setPerson(s, name) {
+    ho.s = s;
+    if (name !== undefined) ho.n = name;
+    hoBar.hidden = !s || !lead.hidden;
+    hoBar.setAttribute('data-state', s || '');
+    footLead.hidden = !!s || (!cfg.leadForm && !cfg.handoff);
+    hoText.textContent = s === 'held' ? t.hwith.replace('{n}', ho.n) : t.hwait;
+    hoBtn.textContent = s === 'held' ? t.hend : t.hcancel;
+    input.placeholder = s ? t.msg : t.ph;
+    // Back to the assistant: the stream closes once what it still had to say has come (a backlog comes at once).
+    clearTimeout(idleStop);
+    if (!s) idleStop = setTimeout(() => { if (!ho.s) stopListening(); }, 1500);
+    save();
+  }
+  let streamAbort = null, backoff = 0, retryTimer = 0, idleStop = 0;
+  function stopListening() {
+    clearTimeout(retryTimer);
+    if (streamAbort) { streamAbort.abort(); streamAbort = null; }
+  }
+  function onEvent(ev, data, id) {
+    const n = parseInt(id, 10);
+    if (!(n > ho.last)) return; // shown before this reload or reconnection
+    let x;
+    try { x = JSON.parse(data); } catch { return; }
+    const stick = nearBottom();
+    if (ev === 'state') {
+      const name = typeof x.displayName === 'string' ? x.displayName.slice(0, 120) : '';
+      if (x.state === 'waiting') setPerson('waiting');
+      else if (x.state === 'joined') { setPerson('held', name); note(t.hjoined.replace('{n}', name)); say(t.hjoined.replace('{n}', name)); }
+      else if (x.state === 'handed_back' || x.state === 'closed' || x.state === 'missed') {
+        setPerson(null);
+        const text = x.state === 'handed_back' ? t.hback : x.state === 'closed' ? t.hclosed : t.hmissed;
+        note(text);
+        say(text);
+        if (x.state === 'missed' && cfg.leadForm !== false) { ho.last = n; save(); openLead(true); }
+      }
+    } else if (ev === 'message' && typeof x.text === 'string') {
+      if (x.role === 'staff') {
+        const d = { r: 'staff', t: x.text, n: typeof x.displayName === 'string' ? x.displayName.slice(0, 120) : ho.n, eid: n };
+        msgs.push(d);
+        staffMsg(d);
+        say(`${d.n}: ${d.t}`);
+      } else if (!msgs.some((d) => d.eid === n)) {
+        const mine = msgs.find((d) => d.r === 'user' && d.p && !d.eid && d.t === x.text);
+        if (mine) mine.eid = n;
+        else { const d = { r: 'user', t: x.text, p: 1, eid: n }; msgs.push(d); userMsg(d); }
+      }
+    }
+    ho.last = n;
+    save();
+    if (stick) toBottom();
+  }
+  // Keeps the stream open while a person is awaited or holds the conversation; reconnects after a drop.
+  async function listen() {
+    clearTimeout(idleStop);
+    if (streamAbort || !ho.s || !conversationId || !convToken) return;
+    const ctl = new AbortController();
+    streamAbort = ctl;
+    let ok = false;
+    try {
+      const res = await fetch(API + convPath('events'), { headers: Object.assign({ 'X-Site-Id': siteId, Accept: 'text/event-stream', 'Last-Event-ID': String(ho.last) }, convHeaders()),
+        credentials: 'omit', mode: 'cors', cache: 'no-store', signal: ctl.signal });
+      if (res.status === 404) { setPerson(null); return; } // the conversation is gone (erased, or expired)
+      if (res.ok) { ok = true; backoff = 0; await readSSE(res, onEvent); }
+    } catch { /* dropped: resumed below */ } finally {
+      if (streamAbort === ctl) streamAbort = null;
+    }
+    if (ctl.signal.aborted || !ho.s) return;
+    backoff = ok ? 0 : Math.min(backoff ? backoff * 2 : 1000, 15000);
+    retryTimer = setTimeout(listen, backoff);
+  }
+  addEventListener('online', () => { if (ho.s && !streamAbort) { clearTimeout(retryTimer); listen(); } });
+  // "Talk to a person": a person when one can come, the contact form otherwise (as before hand-off).
+  async function talk() {
+    if (ho.s) { input.focus(); return; }
+    if (!cfg.handoff || !conversationId || !convToken) return openLead();
+    try {
+      const res = await api(convPath('handoff'), '{}', convHeaders());
+      const x = res.ok ? await res.json().catch(() => ({})) : null;
+      if (!x) return openLead(res.status === 409);
+      setPerson(x.state === 'held' ? 'held' : 'waiting');
+      say(ho.s === 'held' ? t.hwith.replace('{n}', ho.n) : t.hwait);
+      listen();
+      input.focus();
+    } catch {
+      openLead();
+    }
+  }
+  async function cancelPerson() {
+    if (!ho.s) return;
+    hoBtn.disabled = true;
+    try {
+      const res = await api(convPath('handoff/cancel'), '{}', convHeaders());
+      // Done: the stream's `closed` event tells it (once, in order with everything else).
+      if (res.status === 409) { setPerson(null); note(t.hclosed); say(t.hclosed); input.focus(); }
+      else if (!res.ok) say(t.err);
+    } catch {
+      say(t.net);
+    } finally {
+      hoBtn.disabled = false;
+    }
+  }
+  // The visitor's message to the person (awaited or present): shown at once, matched to its event later.
+  async function toPerson(text) {
+    const d = { r: 'user', t: text, p: 1 };
+    msgs.push(d);
+    const el = userMsg(d);
+    toBottom();
+    save();
+    try {
+      const res = await api(convPath('messages'), { text: text.slice(0, 2000) }, convHeaders());
+      if (res.ok) {
+        const x = await res.json().catch(() => ({}));
+        const n = parseInt(x.id, 10);
+        if (n > 0 && !msgs.some((m) => m !== d && m.eid === n)) d.eid = n;
+      } else if (res.status === 409) {
+        // The person handed back or closed meanwhile: the assistant answers this one.
+        msgs.splice(msgs.indexOf(d), 1);
+        el.remove();
+        ask(text);
+      } else {
+        const p = await res.json().catch(() => null);
+        d.e = problemOf(res.status, res.headers.get('Retry-After'), p);
+        el.after(h('p', { class: 'err note' }, errText(d.e)));
+        say(errText(d.e));
+      }
+    } catch {
+      d.e = { k: 'net' };
+      el.after(h('p', { class: 'err note' }, t.net));
+      say(t.net);
+    }
+    save();
+  }
+  if (ho.s) { setPerson(ho.s); listen(); }
+
   // ---- config ----------------------------------------------------------------------------------------------
   const applyConfig = (c) => {
     if (!c || typeof c !== 'object') return;
@@ -617,7 +825,8 @@ textarea{min-height:90px;resize:vertical}
     applyColour(c.primaryColor);
     if (c.position === 'bottom-left' || c.position === 'bottom-right') host.setAttribute('data-position', c.position);
     cfg.leadForm = c.leadForm !== false;
-    for (const b of root.querySelectorAll('[part~="lead-open"]')) b.hidden = !cfg.leadForm;
+    cfg.handoff = c.handoff === true;
+    for (const b of root.querySelectorAll('[part~="lead-open"]')) b.hidden = (!cfg.leadForm && !cfg.handoff) || (b === footLead && !!ho.s);
   };
   api('/widget/config').then((r) => (r.ok ? r.json() : null)).then(applyConfig).catch(() => {});
 

@@ -2,6 +2,8 @@
 //!
 //! - `POST /v1/conversations/{conversationId}/handoff`: ask for a person (202 `waiting`, or 409
 //!   `handoff_unavailable` with its `reason`, so the widget offers the contact form);
+//! - `POST /v1/conversations/{conversationId}/handoff/cancel`: the visitor cancels the wait or ends the
+//!   chat with the person (202, `closed`), 409 `handoff_inactive` when no person is involved;
 //! - `POST /v1/conversations/{conversationId}/messages`: a message to the person (202), 409
 //!   `handoff_inactive` when no person is involved;
 //! - `GET /v1/conversations/{conversationId}/events`: the conversation's events as Server-Sent Events,
@@ -91,6 +93,15 @@ pub async fn ask_person(req: &Request, Path(raw): Path<String>, Data(state): Dat
         conversation_id: status.id,
         events,
     })
+}
+
+/// The visitor cancels the wait, or ends the chat with the person: 202 `{"state": "closed"}`; 409
+/// `handoff_inactive` when no person was involved.
+#[handler]
+pub async fn cancel(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>) -> poem::Result<Response> {
+    let (id, hash) = conversation(req, &raw)?;
+    let event = handoff::visitor_cancel(state, tenant.site.id, id.clone(), hash).await.map_err(ApiError::from)?;
+    accepted(&serde_json::json!({"conversationId": id, "state": "closed", "eventId": event.id.to_string()}))
 }
 
 #[derive(Debug, Deserialize)]

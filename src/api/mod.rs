@@ -49,6 +49,7 @@ pub fn table() -> Route {
         .at("/v1/query", only(POST, post(query::ask.with(TenantScope))))
         .at("/v1/query/stream", only(POST, post(stream::ask.with(TenantScope))))
         .at("/v1/conversations/:conversationId/handoff", only(POST, post(handoff::ask_person.with(TenantScope))))
+        .at("/v1/conversations/:conversationId/handoff/cancel", only(POST, post(handoff::cancel.with(TenantScope))))
         .at("/v1/conversations/:conversationId/messages", only(POST, post(handoff::send_message.with(TenantScope))))
         .at("/v1/conversations/:conversationId/events", only(GET, get(handoff::event_stream.with(TenantScope))))
         .at("/v1/feedback", only(POST, post(feedback::create.with(TenantScope))))

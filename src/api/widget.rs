@@ -42,6 +42,8 @@ pub struct WidgetConfig {
     primary_color: String,
     position: &'static str,
     lead_form: bool,
+    /// Whether the site has live hand-off on (a person may come when asked; the answer says if one can).
+    handoff: bool,
     /// The site's language first, then every language it has a greeting in.
     languages: Vec<String>,
 }
@@ -58,6 +60,7 @@ pub async fn config(Data(_state): Data<&Arc<AppState>>, Data(tenant): Data<&Tena
         primary_color: site.widget.primary_color.as_str().to_owned(),
         position: site.widget.position.as_str(),
         lead_form: site.widget.lead_form,
+        handoff: site.handoff.enabled,
         languages,
     })
 }

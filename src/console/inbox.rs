@@ -45,8 +45,9 @@ fn summary(items: &[InboxItem], online: usize) -> serde_json::Value {
 struct Watcher {
     state: Arc<AppState>,
     site: SiteId,
-    /// The session behind the stream, checked at every event: signed out, removed or no longer on the
-    /// site (or no longer an editor, for a present one) ends the stream and with it the presence.
+    /// The session behind the stream, checked at every event (at least every 30 s): signed out, expired,
+    /// removed or no longer on the site (or no longer an editor, for a present one) ends the stream and
+    /// with it the presence. While the stream is open it keeps the session's idle clock going.
     session: [u8; 32],
     bell: crate::live::Bell,
     first: bool,
@@ -69,6 +70,14 @@ impl Watcher {
             .store
             .run(move |s| {
                 let Some(session) = s.users().session(&hash)? else { return Ok(None) };
+                let now = crate::domain::Timestamp::now();
+                if super::session::lapsed(&session, now) {
+                    return Ok(None);
+                }
+                // The open inbox is the staff's activity: it keeps the session from idling out.
+                if super::session::touch_due(&session, now) {
+                    s.users().touch_session(&hash, now)?;
+                }
                 let role = if session.user.is_admin {
                     Some(crate::domain::SiteRole::Owner)
                 } else {

@@ -11,6 +11,7 @@
 //! - [`inbox`]: live hand-off for the staff: the inbox's event stream (which makes its owners and
 //!   editors "online") and take over, reply, hand back, close.
 //! - [`pace`]: how fast one session's pages are served, so a looping script cannot slow the API.
+//! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -24,6 +25,7 @@ pub mod inbox;
 pub mod pace;
 pub mod pages;
 pub mod session;
+pub mod settings;
 pub mod texts;
 pub mod views;
 
@@ -125,6 +127,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/inbox/:conversation/reply", post(inbox::reply))
         .at("/sites/:site/inbox/:conversation/hand-back", post(inbox::hand_back))
         .at("/sites/:site/inbox/:conversation/close", post(inbox::close))
+        .at("/sites/:site/settings", get(settings::settings_page).post(settings::save_settings))
         .at("/sites/:site/review/:group", get(views::group_view))
         .at("/sites/:site/review/:group/answer", post(views::answer_group))
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))

@@ -338,3 +338,27 @@ pub struct Inbox<'a> {
     pub waiting: Vec<InboxCard>,
     pub active: Vec<InboxCard>,
 }
+
+/// The hand-off settings form's values, as strings the way they are typed.
+pub struct HandoffForm {
+    pub enabled: bool,
+    pub hours: String,
+    pub closed: String,
+    pub timezone: String,
+    pub wait: String,
+}
+
+#[derive(Template)]
+#[template(path = "settings.html", config = "assets/console/askama.toml")]
+pub struct Settings<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub csrf: &'a str,
+    pub form: HandoffForm,
+    /// What is wrong with the sent form (nothing was saved).
+    pub error: Option<String>,
+    /// The form was just saved.
+    pub saved: bool,
+    pub max_wait: u32,
+}

@@ -3,7 +3,7 @@
 //! A session is a row in the store, found by the SHA-256 of a 256-bit random cookie value, so the
 //! database never holds what the browser holds. The cookie is `__Host-` prefixed (`Secure`, `Path=/`, no
 //! `Domain`: only this origin over HTTPS can set or read it), `HttpOnly` and `SameSite=Lax`. A session
-//! ends after [`IDLE`] without a request or [`ABSOLUTE`] after sign-in, at sign-out, when the password
+//! ends after [`IDLE`] without a request (an open inbox stream counts as one) or [`ABSOLUTE`] after sign-in, at sign-out, when the password
 //! changes and when the user is removed; a new one is made at every sign-in (never reused).
 //!
 //! Every state-changing request needs the session's CSRF token in its form (compared in constant time)
@@ -18,7 +18,7 @@ use subtle::ConstantTimeEq;
 use crate::app::AppState;
 use crate::domain::{SiteId, SiteRole, Timestamp};
 use crate::secrets::{new_url_token, token_hash};
-use crate::store::users::{Grant, User};
+use crate::store::users::{Grant, Session, User};
 
 pub const COOKIE: &str = "__Host-sitebot_session";
 /// A session unused this long ends.
@@ -76,18 +76,30 @@ pub async fn current(state: &AppState, req: &Request) -> Option<Me> {
     let hash = token_hash(&value);
     let session = super::lane::read(&state.store, move |s| s.users().session(&hash)).await.ok()??;
     let now = Timestamp::now();
-    let idle = now.as_millis() - session.last_seen_at.as_millis() > IDLE.as_millis() as i64;
-    let old = now.as_millis() - session.created_at.as_millis() > ABSOLUTE.as_millis() as i64;
-    if idle || old {
+    if lapsed(&session, now) {
         let _ = state.store.run(move |s| s.users().end_session(&hash)).await;
         return None;
     }
-    if now.as_millis() - session.last_seen_at.as_millis() > TOUCH_EVERY.as_millis() as i64 {
+    if touch_due(&session, now) {
         let _ = state.store.run(move |s| s.users().touch_session(&hash, now)).await;
     }
     let id = session.user.id.clone();
     let grants = super::lane::read(&state.store, move |s| s.users().grants(&id)).await.ok()?;
     Some(Me { email: session.user.email.clone(), user: session.user, csrf: session.csrf, grants, cookie_hash: hash })
+}
+
+/// Whether the session has ended by its clocks: [`IDLE`] without use, or [`ABSOLUTE`] after sign-in.
+pub(super) fn lapsed(session: &Session, now: Timestamp) -> bool {
+    let idle = now.as_millis() - session.last_seen_at.as_millis() > IDLE.as_millis() as i64;
+    let old = now.as_millis() - session.created_at.as_millis() > ABSOLUTE.as_millis() as i64;
+    idle || old
+}
+
+/// Whether a use of the session now should restart its idle clock (written at most every
+/// [`TOUCH_EVERY`]). Besides requests, an open inbox stream is use (`console::inbox`): staff who keep
+/// the inbox open to answer visitors are not signed out while they wait.
+pub(super) fn touch_due(session: &Session, now: Timestamp) -> bool {
+    now.as_millis() - session.last_seen_at.as_millis() > TOUCH_EVERY.as_millis() as i64
 }
 
 /// Starts a session for the user; returns the `Set-Cookie` value.

@@ -829,6 +829,16 @@ pub async fn leads_jsonl(req: &Request, Path(raw): Path<String>, Data(state): Da
     export_leads(req, &raw, state, "jsonl").await
 }
 
+/// The site named in a URL when the signed-in user may manage it (an owner, or an admin): the site; a
+/// viewer or an editor gets 403, anyone else what [`site_for`] sends.
+pub(super) async fn managed_site(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site), Response> {
+    let (me, site, role) = site_for(state, req, raw).await?;
+    if !role.may_manage() {
+        return Err(role_refused(texts::for_request(req), &me));
+    }
+    Ok((me, site))
+}
+
 /// Audit entries on a page.
 const AUDIT_PAGE: usize = 100;
 
@@ -836,13 +846,10 @@ const AUDIT_PAGE: usize = 100;
 #[handler]
 pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, role) = match site_for(state, req, &raw).await {
+    let (me, site) = match managed_site(state, req, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
-    if !role.may_manage() {
-        return role_refused(t, &me);
-    }
     let before = req.uri().query().and_then(|q| q.strip_prefix("before=")).and_then(|b| b.parse::<i64>().ok());
     let id = site.id;
     let entries = match lane::read(&state.store, move |s| s.audit().list(Some(id), before, AUDIT_PAGE + 1)).await {
@@ -853,7 +860,7 @@ pub async fn audit_log(req: &Request, Path(raw): Path<String>, Data(state): Data
     let entries: Vec<_> = entries.into_iter().take(AUDIT_PAGE).collect();
     let next = if more { entries.last().map(|e| e.id) } else { None };
     let entries = entries.into_iter().map(|e| (when(e.at), e.actor, e.action, short(&e.detail, 300))).collect();
-    render(StatusCode::OK, pages::Audit { t, me: Some(header_of(&me)), nav: site_nav(site, role, "audit"), entries, next })
+    render(StatusCode::OK, pages::Audit { t, me: Some(header_of(&me)), nav: site_nav(site, crate::domain::SiteRole::Owner, "audit"), entries, next })
 }
 
 /// The conversations page's filters, read from the query string (`days`, `unanswered`, `lead`, `rated`,
@@ -1036,7 +1043,7 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
     let file = File {
         noun: "conversations",
         action: "conversations_exported",
-        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion"],
+        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion", "personMessages"],
         csv: |r: &crate::store::conversations::ConversationRow| {
             vec![
                 r.id.clone(),
@@ -1046,11 +1053,12 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
                 r.unanswered.to_string(),
                 r.has_lead.to_string(),
                 crate::domain::spreadsheet_safe(&r.first_question),
+                r.person_messages.to_string(),
             ]
         },
         json: |r| {
             json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
-                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question})
+                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question, "personMessages": r.person_messages})
             .to_string()
         },
     };

@@ -174,6 +174,8 @@ pub struct ConversationRow {
     pub first_question: String,
     pub unanswered: u64,
     pub has_lead: bool,
+    /// Messages between the visitor and a person of the staff (live hand-off), beside `turns`.
+    pub person_messages: u64,
 }
 
 /// One exchange of a transcript: the question, the answer, and what the answer cited and got.
@@ -220,7 +222,8 @@ impl<'s> Conversations<'s> {
                         (SELECT count(*) FROM conversation_turns t WHERE t.conversation_id = c.id),
                         coalesce((SELECT t.text FROM conversation_turns t WHERE t.conversation_id = c.id AND t.role = 'user' ORDER BY t.seq LIMIT 1), ''),
                         (SELECT count(*) FROM query_log q WHERE q.conversation_id = c.id AND q.site_id = c.site_id AND q.resolved = 0),
-                        EXISTS (SELECT 1 FROM leads l WHERE l.conversation_id = c.id AND l.site_id = c.site_id)
+                        EXISTS (SELECT 1 FROM leads l WHERE l.conversation_id = c.id AND l.site_id = c.site_id),
+                        (SELECT count(*) FROM conversation_events e WHERE e.conversation_id = c.id AND e.kind = 'message')
                  FROM (SELECT id, site_id, created_at, updated_at FROM conversations
                        WHERE site_id = ?1 AND (?2 IS NULL OR updated_at >= ?2) AND (?3 IS NULL OR (updated_at, id) < (?3, ?4))
                        ORDER BY updated_at DESC, id DESC LIMIT ?11) c
@@ -247,6 +250,7 @@ impl<'s> Conversations<'s> {
                         first_question: r.get(4)?,
                         unanswered: r.get::<_, i64>(5)? as u64,
                         has_lead: r.get(6)?,
+                        person_messages: r.get::<_, i64>(7)? as u64,
                     })
                 },
             )?;

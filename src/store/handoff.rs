@@ -310,6 +310,20 @@ impl<'s> Handoffs<'s> {
         })
     }
 
+    /// The visitor no longer wants a person (while waiting, or ends the chat with the one who holds it):
+    /// back to the assistant with a `closed` event. `None` when no person was involved.
+    pub fn visitor_cancel(&self, id: &ConversationId, token_hash: &[u8; 32], now: Timestamp) -> Result<Option<Event>> {
+        let site = self.site.id();
+        self.site.store().write(|tx| {
+            let s = by_token(tx, &site, id, token_hash)?;
+            if s.holding == Holding::None {
+                return Ok(None);
+            }
+            tx.execute("UPDATE conversations SET handoff = 'none', holder = NULL, handoff_deadline = NULL WHERE id = ?1", [id])?;
+            Ok(Some(push(tx, &site, id, &EventKind::State { state: StateChange::Closed, name: None }, None, now)?))
+        })
+    }
+
     /// The conversation's events after `after`, at most [`EVENTS_PER_READ`], oldest first. The caller
     /// checked the token first ([`check`](Self::check)).
     pub fn events_after(&self, id: &ConversationId, after: i64) -> Result<Vec<Event>> {

@@ -65,7 +65,7 @@ pub async fn csrf_of(app: &TestApp, cookie: &str) -> String {
     page[at..].split('"').next().unwrap().to_owned()
 }
 
-fn audit_actions(app: &TestApp) -> Vec<String> {
+pub fn audit_actions(app: &TestApp) -> Vec<String> {
     let db = app.db();
     let mut stmt = db.prepare("SELECT action FROM audit_log ORDER BY id").unwrap();
     stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()

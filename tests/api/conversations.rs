@@ -176,19 +176,21 @@ async fn the_widget_script_and_config_are_served() {
     assert_eq!(
         c,
         json!({"siteId": site.id.to_string(), "name": "Test Site", "greeting": {}, "primaryColor": "#0b5fff",
-                         "position": "bottom-right", "leadForm": true, "languages": ["en"]})
+                         "position": "bottom-right", "leadForm": true, "handoff": false, "languages": ["en"]})
     );
     let up = sitebot::store::SiteUpdate {
         widget_color: Some(sitebot::domain::HexColor::parse("#FFCC00").unwrap()),
         widget_position: Some(sitebot::domain::WidgetPosition::BottomLeft),
         widget_greetings: Some(vec![(sitebot::domain::Lang::parse("de").unwrap(), "Hallo!".into())]),
         lead_form: Some(false),
+        handoff: Some(true),
         ..Default::default()
     };
     let id = site.id;
     app.state.store.run(move |s| s.site(id).update(up)).await.unwrap();
     let c: Value = config(&app).await.unwrap().json().await.unwrap();
     assert_eq!((c["primaryColor"].as_str(), c["position"].as_str(), c["leadForm"].as_bool()), (Some("#ffcc00"), Some("bottom-left"), Some(false)));
+    assert_eq!(c["handoff"], true, "the widget asks for a person when the site has hand-off on");
     assert_eq!(c["greeting"], json!({"de": "Hallo!"}));
     assert_eq!(c["languages"], json!(["en", "de"]));
     problem(app.client.get(app.url("/v1/widget/config")).send().await.unwrap(), 400, "site_id_required").await;

@@ -1,7 +1,8 @@
 //! Live hand-off over the real server: the conversation token, the 409 reasons, the visitor's event
 //! stream (resumed with Last-Event-ID), the staff's console routes (one holder at a time), the wait
-//! that runs out, the webhook, the lead's transcript with the human turns, and a server killed with
-//! SIGKILL mid-conversation.
+//! that runs out, the visitor's cancel, the webhook, the lead's transcript with the human turns (and the
+//! console's transcript page and exports), an open inbox keeping the staff signed in, and a server killed
+//! with SIGKILL mid-conversation.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use sitebot::domain::{ClosedDates, SiteId, SiteRole, Tier, TimeZone, WeeklyHours
 use sitebot::store::SiteUpdate;
 use sitebot::store::users::Grant;
 
-use crate::console::{PASSWORD, add_user, csrf_of, post_form, session_cookie};
+use crate::console::{PASSWORD, add_user, audit_actions, csrf_of, post_form, session_cookie};
 use crate::helpers::{TestApp, new_site, problem, spawn_app, spawn_app_with, test_config, with_webhook};
 use crate::knowledge::{ask, clinic, import_files};
 use crate::receiver::Receiver;
@@ -482,6 +483,157 @@ async fn nobody_joining_within_the_wait_is_missed_and_the_lead_carries_what_was_
     let texts: Vec<String> = lead.lead.transcript.unwrap().into_iter().map(|t| t.text).collect();
     assert_eq!(texts.first().map(String::as_str), Some("When is the clinic open?"));
     assert!(texts.contains(&"My tooth hurts, please call me".to_owned()), "{texts:?}");
+}
+
+#[tokio::test]
+async fn the_visitor_cancels_the_wait_and_the_assistant_answers_again() {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
+    let _online = ada.online(&app, site).await;
+    let (cid, token) = converse(&app, site).await;
+    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    problem(visitor_post(&app, site, &cid, Some(&token), "handoff/cancel", None).await, 409, "handoff_inactive").await;
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+    assert_eq!(visitor.expect("state").await.1["state"], "waiting");
+    problem(visitor_post(&app, site, &cid, None, "handoff/cancel", None).await, 404, "conversation_not_found").await;
+    problem(visitor_post(&app, site, &cid, Some("cvt_not-the-token"), "handoff/cancel", None).await, 404, "conversation_not_found").await;
+    let cancelled = visitor_post(&app, site, &cid, Some(&token), "handoff/cancel", None).await;
+    assert_eq!(cancelled.status(), StatusCode::ACCEPTED);
+    let body: Value = cancelled.json().await.unwrap();
+    assert_eq!(body["state"], "closed");
+    let (id, closed) = visitor.expect("state").await;
+    assert_eq!((closed["state"].as_str(), id.as_str()), (Some("closed"), body["eventId"].as_str().unwrap()));
+    assert!(app.state.store.run(move |s| s.site(site).handoff().inbox()).await.unwrap().is_empty(), "no longer in the inbox");
+    assert_eq!(ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.status(), 200, "the assistant answers again");
+    assert_eq!(ada.act(&app, site, &cid, "take", &[]).await.status(), StatusCode::CONFLICT, "nothing to take");
+}
+
+#[tokio::test]
+async fn what_a_person_said_is_in_the_transcript_page_and_the_exports() {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Owner, "Ada").await;
+    let _online = ada.online(&app, site).await;
+    let (cid, token) = converse(&app, site).await;
+    let (quiet, _) = converse(&app, site).await;
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+    assert_eq!(ada.act(&app, site, &cid, "take", &[]).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(ada.act(&app, site, &cid, "reply", &[("text", "Ada here: <b>we open at 8</b>")]).await.status(), StatusCode::SEE_OTHER);
+    let sent = visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "Thank you, Ada"}))).await;
+    assert_eq!(sent.status(), StatusCode::ACCEPTED);
+    assert_eq!(ada.act(&app, site, &cid, "close", &[]).await.status(), StatusCode::SEE_OTHER);
+
+    let page = crate::console::get(&app, &format!("/console/sites/{site}/conversations/{cid}"), Some(&ada.cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("When is the clinic open?"), "the question");
+    let shown = html.contains("Ada here: &#60;b&#62;we open at 8&#60;/b&#62;") || html.contains("Ada here: &lt;b&gt;we open at 8&lt;/b&gt;");
+    assert!(shown && !html.contains("<b>we open"), "the person's reply, as text: {html}");
+    assert!(html.contains("Thank you, Ada"), "the visitor's message to the person");
+
+    let csv = crate::console::get(&app, &format!("/console/sites/{site}/conversations.csv"), Some(&ada.cookie)).await.text().await.unwrap();
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = header.iter().position(|h| h == "personMessages").expect("a personMessages column");
+    let count = |id: &str| {
+        csv::Reader::from_reader(csv.as_bytes()).records().map(Result::unwrap).find(|r| &r[0] == id).map(|r| r[col].to_owned()).expect("the conversation's row")
+    };
+    assert_eq!((count(&cid).as_str(), count(&quiet).as_str()), ("2", "0"), "{csv}");
+    let jsonl = crate::console::get(&app, &format!("/console/sites/{site}/conversations.jsonl"), Some(&ada.cookie)).await.text().await.unwrap();
+    let row: Value = jsonl.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|r| r["conversationId"] == cid.as_str()).unwrap();
+    assert_eq!(row["personMessages"], 2, "{row}");
+}
+
+#[tokio::test]
+async fn an_open_inbox_keeps_the_staff_session_from_idling_out() {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
+    let bob = staff(&app, "bob@example.com", site, SiteRole::Editor, "Bob").await;
+    let mut online = ada.online(&app, site).await;
+    online.expect("inbox").await;
+    // Both have been idle for 29½ minutes (the idle limit is 30); only Ada has the inbox open.
+    let idle_since = sitebot::domain::Timestamp::now().as_millis() - 29 * 60_000 - 30_000;
+    app.db().execute("UPDATE console_sessions SET last_seen_at = ?1", [idle_since]).unwrap();
+    // Something happens in the inbox: Ada's stream reads it, and that is her activity.
+    let (cid, token) = converse(&app, site).await;
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+    let (_, inbox) = online.expect("inbox").await;
+    assert_eq!(inbox["conversations"][0]["conversationId"], cid.as_str());
+    let seen: Vec<i64> = {
+        let db = app.db();
+        let mut stmt = db.prepare("SELECT s.last_seen_at FROM console_sessions s JOIN console_users u ON u.id = s.user_id ORDER BY u.email").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let now = sitebot::domain::Timestamp::now().as_millis();
+    assert!(now - seen[0] < 60_000, "Ada's idle clock started again: {}", now - seen[0]);
+    assert_eq!(seen[1], idle_since, "Bob's did not: he has no inbox open");
+    // A minute later, past the idle limit for Bob, Ada can still act; Bob has to sign in again.
+    app.db().execute("UPDATE console_sessions SET last_seen_at = last_seen_at - 60000", []).unwrap();
+    let location = |r: &reqwest::Response| r.headers().get("location").map(|l| l.to_str().unwrap().to_owned()).unwrap_or_default();
+    let took = ada.act(&app, site, &cid, "take", &[]).await;
+    assert_eq!((took.status(), location(&took)), (StatusCode::SEE_OTHER, format!("/console/sites/{site}/inbox#{cid}")), "Ada is still signed in and took it");
+    let refused = bob.act(&app, site, &cid, "take", &[("over", "1")]).await;
+    assert_eq!((refused.status(), location(&refused)), (StatusCode::SEE_OTHER, "/console/login".to_owned()), "Bob's session idled out");
+}
+
+#[tokio::test]
+async fn owners_set_hand_off_in_the_console_and_editors_cannot() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let site = site.id;
+    let owner = staff(&app, "owner@example.com", site, SiteRole::Owner, "Olga").await;
+    let editor = staff(&app, "ed@example.com", site, SiteRole::Editor, "Ed").await;
+    let path = format!("/console/sites/{site}/settings");
+    let page = crate::console::get(&app, &path, Some(&owner.cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("name=\"hours\"") && html.contains("value=\"UTC\"") && html.contains("value=\"120\""), "the site's values: {html}");
+    assert_eq!(crate::console::get(&app, &path, Some(&editor.cookie)).await.status(), StatusCode::FORBIDDEN, "editors do not see the settings");
+    async fn post(app: &TestApp, path: &str, who: &Staff, csrf: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut form = vec![("csrf", csrf)];
+        form.extend_from_slice(fields);
+        post_form(app, path, Some(&who.cookie), Some(&app.base), &form).await
+    }
+    let good = [
+        ("enabled", "on"),
+        ("hours", "Mon-Fri 09:00-17:00; Sat 10:00-14:00"),
+        ("closed", "2026-12-24,2026-12-25"),
+        ("timezone", "Europe/Berlin"),
+        ("wait", "90"),
+    ];
+    assert_eq!(post(&app, &path, &owner, "not-the-token", &good[..]).await.status(), StatusCode::FORBIDDEN, "a post without the session's CSRF token");
+    assert_eq!(post(&app, &path, &editor, &editor.csrf, &good[..]).await.status(), StatusCode::FORBIDDEN, "editors may not change them");
+    let bad =
+        post(&app, &path, &owner, &owner.csrf, &[("enabled", "on"), ("hours", "Mon-Fri 9-17"), ("closed", ""), ("timezone", "Europe/Berlin"), ("wait", "90")])
+            .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = bad.text().await.unwrap();
+    assert!(html.contains("Opening hours:") && html.contains("value=\"Mon-Fri 9-17\""), "says what is wrong, keeps what was typed: {html}");
+    let unchanged = app.state.store.run(move |s| s.site(site).get()).await.unwrap().unwrap();
+    assert!(!unchanged.handoff.enabled, "nothing saved");
+
+    let saved = post(&app, &path, &owner, &owner.csrf, &good[..]).await;
+    assert_eq!((saved.status(), saved.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, format!("{path}?saved=1").as_str()));
+    let s = app.state.store.run(move |s| s.site(site).get()).await.unwrap().unwrap();
+    assert!(s.handoff.enabled);
+    assert_eq!(
+        (s.handoff.hours.weekly.to_string(), s.handoff.hours.closed.to_string(), s.handoff.hours.zone.to_string(), s.handoff.wait_secs),
+        (
+            "Mon 09:00-17:00; Tue 09:00-17:00; Wed 09:00-17:00; Thu 09:00-17:00; Fri 09:00-17:00; Sat 10:00-14:00".to_owned(),
+            "2026-12-24,2026-12-25".to_owned(),
+            "Europe/Berlin".to_owned(),
+            90
+        )
+    );
+    assert!(audit_actions(&app).iter().any(|a| a == "handoff_settings_changed"), "audited");
+    let html = crate::console::get(&app, &format!("{path}?saved=1"), Some(&owner.cookie)).await.text().await.unwrap();
+    assert!(html.contains("Saved.") && html.contains("value=\"Europe/Berlin\"") && html.contains("checked"), "{html}");
+    // Off again: the checkbox not sent.
+    let off = post(&app, &path, &owner, &owner.csrf, &good[1..]).await;
+    assert_eq!(off.status(), StatusCode::SEE_OTHER);
+    assert!(!app.state.store.run(move |s| s.site(site).get()).await.unwrap().unwrap().handoff.enabled);
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 // What the browser tests share: the environment they read, where screenshots go, axe-core's source and
-// the browser launch.
+// the browser launch, and the small check runner the scripts without a test framework use.
 import { chromium } from 'playwright-core';
 import { readFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,3 +31,38 @@ export const launch = () => chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', '--ignore-certificate-errors'],
 });
+
+export const assert = (cond, msg) => { if (!cond) throw new Error(msg); };
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/// Polls `fn` until it returns something truthy (returned), or fails after `ms` with the last result.
+export const until = async (fn, what, ms = 15000) => {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    try { last = await fn(); if (last) return last; } catch (e) { last = e.message; }
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+};
+
+/// The check runner of a script without a test framework: `check(name, fn)` prints one line a check and
+/// stops at the first failure (closing the browser `closing()` returns, exit 1); `done()` prints the
+/// `N passed, 0 failed` line the Rust test looks for.
+export const checker = (closing) => {
+  let passed = 0;
+  const check = async (name, fn) => {
+    try {
+      await fn();
+      passed++;
+      console.log(`ok   ${name}`);
+    } catch (e) {
+      console.log(`FAIL ${name}: ${e && e.stack ? e.stack.split('\n').slice(0, 4).join(' | ') : e}`);
+      console.log(`${passed} passed, 1 failed`);
+      const b = closing();
+      if (b) await b.close().catch(() => {});
+      process.exit(1);
+    }
+  };
+  return { check, done: () => console.log(`${passed} passed, 0 failed`) };
+};

@@ -14,7 +14,7 @@
 //   SCREENSHOT_DIR where the PNGs go (default: a new temporary directory, printed)
 //   CHROMIUM       browser executable (default /usr/bin/chromium); nothing is ever downloaded
 import { join } from 'node:path';
-import { AXE, launch, need, screenshotDir } from './common.mjs';
+import { AXE, assert, checker, launch, need, screenshotDir } from './common.mjs';
 
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
@@ -27,20 +27,9 @@ const SHOTS = screenshotDir('sitebot-console-shots-');
 const PASSWORD = 'a long enough passphrase for the console';
 const HOSTILE = '<img src=x onerror=window.__xss=1>';
 
-let passed = 0, browser;
-const check = async (name, fn) => {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    console.log(`FAIL ${name}: ${e && e.stack || e}`);
-    console.log(`${passed} passed, 1 failed`);
-    if (browser) await browser.close();
-    process.exit(1);
-  }
-};
-const assert = (cond, msg) => { if (!cond) throw new Error(msg); };
+let browser;
+const { check, done } = checker(() => browser);
+
 
 /// axe-core on the page as it is: no serious or critical violation of WCAG 2 A/AA.
 const axe = async (page, label) => {
@@ -229,4 +218,4 @@ await check('no script error on any page', async () => {
 
 await browser.close();
 console.log(`screenshots in ${SHOTS}`);
-console.log(`${passed} passed, 0 failed`);
+done();

@@ -34,6 +34,16 @@ pub(super) fn paths(p: &mut Map<String, Value>) {
             json!({"security": security, "parameters": parameters()}))}),
     );
     p.insert(
+        "/v1/conversations/{conversationId}/handoff/cancel".into(),
+        json!({"post": operation("handoff", "cancelHandoff", "No longer wait, or end the chat with the person",
+            "The visitor cancels the wait for a person, or ends the chat with the person who holds the conversation: back to \
+             the assistant, with a `closed` state event on the stream. 409 `handoff_inactive` when no person was involved. No \
+             body is read.",
+            json!({"202": ok("Back to the assistant", "application/json", schema_ref("HandoffCancelled"))}),
+            &[400, 401, 403, 404, 409, 503],
+            json!({"security": security, "parameters": parameters()}))}),
+    );
+    p.insert(
         "/v1/conversations/{conversationId}/messages".into(),
         json!({"post": operation("handoff", "sendMessage", "Write to the person",
             &format!("The visitor's message while a person holds the conversation or is awaited: stored, then on the event stream \
@@ -103,6 +113,14 @@ pub(super) fn components(mut c: Value) -> Value {
             "events": {"type": "string", "description": "The path of the conversation's event stream"}
         }
     });
+    schemas["HandoffCancelled"] = json!({
+        "type": "object", "required": ["conversationId", "state", "eventId"],
+        "properties": {
+            "conversationId": {"type": "string", "pattern": prefixed_ulid_pattern("cnv_")},
+            "state": {"type": "string", "const": "closed"},
+            "eventId": {"type": "string", "pattern": "^[0-9]+$", "description": "The id of the `closed` event on the stream"}
+        }
+    });
     schemas["MessageRequest"] = json!({
         "type": "object", "required": ["text"],
         "properties": {"text": {"type": "string", "pattern": "^\\s*\\S([\\s\\S]{0,1998}\\S)?\\s*$", "description": "1 to 2000 characters after trimming whitespace"}}
@@ -119,7 +137,7 @@ pub(super) fn components(mut c: Value) -> Value {
         "type": "object", "required": ["state", "at"],
         "properties": {
             "state": {"type": "string", "enum": ["waiting", "joined", "handed_back", "closed", "missed"],
-                "description": "`waiting` for a person; `joined`: a person holds it (another joining takes it over); `handed_back` to the assistant; `closed` by the person; `missed`: nobody joined within the wait (offer the contact form)"},
+                "description": "`waiting` for a person; `joined`: a person holds it (another joining takes it over); `handed_back` to the assistant; `closed` by the person, or by the visitor (`/handoff/cancel`); `missed`: nobody joined within the wait (offer the contact form)"},
             "displayName": {"type": "string", "description": "`joined`: the person's name as the site shows it to visitors"},
             "at": {"type": "string", "format": "date-time"}
         }

@@ -170,7 +170,7 @@ pub(super) fn components() -> Value {
                 }
             },
             "WidgetConfig": {
-                "type": "object", "required": ["siteId", "name", "greeting", "primaryColor", "position", "leadForm", "languages"],
+                "type": "object", "required": ["siteId", "name", "greeting", "primaryColor", "position", "leadForm", "handoff", "languages"],
                 "properties": {
                     "siteId": {"type": "string", "format": "uuid"},
                     "name": {"type": "string"},
@@ -178,6 +178,7 @@ pub(super) fn components() -> Value {
                     "primaryColor": {"type": "string", "pattern": "^#[0-9a-f]{6}$"},
                     "position": {"type": "string", "enum": ["bottom-right", "bottom-left"]},
                     "leadForm": {"type": "boolean", "description": "Whether the widget offers the contact form"},
+                    "handoff": {"type": "boolean", "description": "Whether the site has live hand-off on: \"Talk to a person\" then asks for one (`POST /v1/conversations/{conversationId}/handoff`), and the contact form when none can come"},
                     "languages": {"type": "array", "items": {"type": "string"}, "description": "The site's language, then every language it has a greeting in"}
                 }
             },

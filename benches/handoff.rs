@@ -1,0 +1,337 @@
+//! Live hand-off at the scale #26 names: 10,000 idle conversation event streams open on one server, what
+//! they cost in memory and in `/v1/query` throughput, and how long a staff reply takes to reach a visitor.
+//!
+//! The server is the built binary (`sitebot serve`, a child process) so its memory is measured alone
+//! (`VmRSS` of the child); the data directory is prepared in-process first (a site with the demo
+//! knowledge and hand-off on, and an owner with a setup link), then closed.
+//!
+//! 1. `SITEBOT_BENCH_STREAMS` (10,000) conversations are made through `/v1/query` (each first answer
+//!    carries its token).
+//! 2. Rounds (`SITEBOT_BENCH_ROUNDS`, 2), in the same minutes: A, `/v1/query` at concurrency 32 for
+//!    `SITEBOT_BENCH_WINDOW_SECS` (30: at least one of the streams' 30 s store polls falls in each
+//!    window) without streams; then every conversation's `GET /v1/conversations/{id}/events` is opened
+//!    over its own HTTP/1.1 TLS connection, 8 per source address (the per-client cap) from 127.1.x.y, and
+//!    the server's RSS is read once all answered 200; B, the same load beside them; then they are closed.
+//!    Prints the RSS added and the throughput of each window, the totals and B/A.
+//! 3. With the streams open: an owner has the inbox open, a visitor asks for a person, the owner takes
+//!    over and sends `SITEBOT_BENCH_REPLIES` (200) replies one after the other; each is timed from the
+//!    console POST to its `message` event on the visitor's stream. Prints p50, p99 and max.
+//!
+//! Bounded and stops by itself: every connection is closed and the child killed at the end. Nothing is
+//! asserted about time. Run: `cargo bench --locked --bench handoff` (`SITEBOT_BENCH_STREAMS=1000` for a
+//! quick run).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use sitebot::config::Config;
+use sitebot::domain::{Currency, Email, Lang, SiteId, SiteRole, Slug, Tier, Timestamp};
+use sitebot::http::tls;
+use sitebot::ratelimit::SystemClock;
+use sitebot::secrets::{new_url_token, token_hash};
+use sitebot::server::Server;
+use sitebot::store::users::Grant;
+use sitebot::store::{NewSite, SiteUpdate};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const OWNER: &str = "owner@bench.example";
+const PASSWORD: &str = "a long enough bench passphrase";
+const QUESTIONS: &[&str] =
+    &["When are you open?", "Do you take new patients?", "How much is a cleaning?", "What do I do in an emergency?", "Do you accept insurance?"];
+/// Streams one source address opens: the server's per-client cap.
+const PER_ADDRESS: usize = 8;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn main() {
+    if std::env::args().skip(1).any(|a| !a.starts_with('-') && !"handoff".contains(a.as_str())) {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    rt.block_on(bench());
+}
+
+/// The child's resident memory, in MiB.
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: f64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).unwrap().trim().trim_end_matches("kB").trim().parse().unwrap();
+    kb / 1024.0
+}
+
+fn client(pem: &[u8], from: Option<IpAddr>) -> reqwest::Client {
+    let mut b = reqwest::Client::builder()
+        .use_rustls_tls()
+        .http1_only()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(pem).unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(64);
+    if let Some(ip) = from {
+        b = b.local_address(ip);
+    }
+    b.build().unwrap()
+}
+
+/// A site with the demo knowledge and hand-off on at every hour, and an owner's setup token.
+async fn prepare(dir: &std::path::Path) -> (SiteId, String) {
+    let bound = Server::bind(Config::default(), dir.to_owned(), Arc::new(SystemClock::default())).await.unwrap();
+    let state = bound.state().clone();
+    let new = NewSite::new("Hand-off bench", Slug::vertical("dental").unwrap(), Tier::Enterprise, Currency::parse("EUR").unwrap(), Lang::parse("en").unwrap());
+    let site = state.store.run(move |s| s.sites().create(new)).await.unwrap().0.id;
+    state.store.run(move |s| s.site(site).update(SiteUpdate { handoff: Some(true), handoff_wait_secs: Some(3600), ..Default::default() })).await.unwrap();
+    let (store, engine) = (state.store.clone(), state.knowledge.clone());
+    tokio::task::spawn_blocking(move || {
+        sitebot::cli::knowledge::import_inputs(&store, &engine, &site, &sitebot::knowledge::import::demo::inputs(), false, false).unwrap()
+    })
+    .await
+    .unwrap();
+    let token = new_url_token();
+    let (hash, expires) = (token_hash(&token), Timestamp::from_millis(Timestamp::now().as_millis() + 86_400_000));
+    let email = Email::parse(OWNER).unwrap();
+    state.store.run(move |s| s.users().add(&email, false, Some(Grant { site_id: site, role: SiteRole::Owner }), &hash, expires)).await.unwrap();
+    state.store.run(move |s| s.users().set_display_name(&s.users().by_email(OWNER)?.unwrap().id, "Ada")).await.unwrap();
+    drop(bound);
+    drop(state);
+    (site, token)
+}
+
+async fn bench() {
+    let streams = env_usize("SITEBOT_BENCH_STREAMS", 10_000);
+    let window = Duration::from_secs(env_usize("SITEBOT_BENCH_WINDOW_SECS", 30) as u64);
+    let rounds = env_usize("SITEBOT_BENCH_ROUNDS", 2);
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().to_owned();
+    let (site, setup) = prepare(&dir).await;
+
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot"))
+        .arg("--data-dir")
+        .arg(&dir)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        // One address drives the query load: no limit is what is measured.
+        .env("SITEBOT_LIMITS__IP_PER_MINUTE", "1000000000")
+        .env("SITEBOT_LIMITS__VISITOR_SHARE", "1.0")
+        .env("SITEBOT_LIMITS__BURST_MULTIPLIER", "100000")
+        .env("SITEBOT_LOG__LEVEL", "warn")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next_line().await.unwrap().expect("sitebot serve printed its address");
+        if let Some(addr) = line.strip_prefix("listening on https://") {
+            break format!("https://{}", addr.trim());
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let pem = std::fs::read(tls::self_signed_paths(&dir).0).unwrap();
+    let http = client(&pem, None);
+
+    // 1. The conversations, through the question route.
+    let started = Instant::now();
+    let made = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(streams)));
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..32 {
+        let (http, base, made, next) = (http.clone(), base.clone(), made.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            while next.fetch_add(1, Ordering::Relaxed) < streams {
+                let i = next.load(Ordering::Relaxed);
+                let a: serde_json::Value = http
+                    .post(format!("{base}/v1/query"))
+                    .header("X-Site-Id", site.to_string())
+                    .json(&serde_json::json!({"question": QUESTIONS[i % QUESTIONS.len()]}))
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                let pair = (a["conversationId"].as_str().unwrap().to_owned(), a["conversationToken"].as_str().unwrap().to_owned());
+                made.lock().await.push(pair);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let conversations = Arc::new(std::mem::take(&mut *made.lock().await));
+    println!("hand-off bench: {} conversations made through /v1/query in {:.1} s", conversations.len(), started.elapsed().as_secs_f64());
+
+    // Warm-up.
+    query_window(&http, &base, site, Duration::from_secs(3)).await;
+    let addresses: Vec<reqwest::Client> = (0..conversations.len().div_ceil(PER_ADDRESS))
+        .map(|i| client(&pem, Some(IpAddr::V4(Ipv4Addr::new(127, 1 + (i / 62_500) as u8, ((i / 250) % 250) as u8, (i % 250) as u8 + 1)))))
+        .collect();
+    println!("/v1/query at concurrency 32, {} s windows: A without streams, B beside {} idle event streams", window.as_secs(), conversations.len());
+    let (mut a, mut b, mut rss_added) = (0usize, 0usize, Vec::new());
+    let mut latency_done = false;
+    for round in 1..=rounds {
+        let (n, failed) = query_window(&http, &base, site, window).await;
+        println!("  round {round} A: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
+        a += n;
+        let before = rss_mib(pid);
+        let opened = Instant::now();
+        let open = open_streams(&addresses, &base, site, &conversations).await;
+        let after = rss_mib(pid);
+        println!(
+            "  round {round}: {} streams open in {:.1} s; server RSS {before:.1} MiB -> {after:.1} MiB: {:.1} MiB added ({:.1} KiB a stream)",
+            open.len(),
+            opened.elapsed().as_secs_f64(),
+            after - before,
+            (after - before) * 1024.0 / open.len() as f64
+        );
+        rss_added.push(after - before);
+        let (n, failed) = query_window(&http, &base, site, window).await;
+        println!("  round {round} B: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
+        b += n;
+        if !latency_done {
+            latency(&http, &base, site, &setup, &conversations[0]).await;
+            latency_done = true;
+        }
+        drop(open);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let secs = window.as_secs_f64() * rounds as f64;
+    println!(
+        "  total A {:.1} req/s, B {:.1} req/s, B/A = {:.3}; RSS added by the streams: {}",
+        a as f64 / secs,
+        b as f64 / secs,
+        b as f64 / a as f64,
+        rss_added.iter().map(|m| format!("{m:.1} MiB")).collect::<Vec<_>>().join(", ")
+    );
+    child.kill().await.unwrap();
+    drop(temp);
+}
+
+/// Opens every conversation's event stream, `PER_ADDRESS` to a source address; returns the open
+/// responses (dropping them closes the connections).
+async fn open_streams(addresses: &[reqwest::Client], base: &str, site: SiteId, conversations: &Arc<Vec<(String, String)>>) -> Vec<reqwest::Response> {
+    let mut tasks = Vec::new();
+    let gate = Arc::new(tokio::sync::Semaphore::new(64));
+    for (i, c) in addresses.iter().enumerate() {
+        for j in 0..PER_ADDRESS {
+            let Some((cid, token)) = conversations.get(i * PER_ADDRESS + j).cloned() else { break };
+            let (c, base, gate) = (c.clone(), base.to_owned(), gate.clone());
+            tasks.push(tokio::spawn(async move {
+                let _permit = gate.acquire().await.unwrap();
+                let resp = c
+                    .get(format!("{base}/v1/conversations/{cid}/events"))
+                    .header("X-Site-Id", site.to_string())
+                    .header("X-Conversation-Token", token)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status(), 200, "an event stream");
+                resp
+            }));
+        }
+    }
+    let mut open = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        open.push(t.await.unwrap());
+    }
+    open
+}
+
+/// `/v1/query` at concurrency 32 for a window: (answered 200, others).
+async fn query_window(client: &reqwest::Client, base: &str, site: SiteId, window: Duration) -> (usize, usize) {
+    let (done, failed, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let mut tasks = Vec::new();
+    for w in 0..32 {
+        let (client, url, done, failed, stop) = (client.clone(), format!("{base}/v1/query"), done.clone(), failed.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut i = w;
+            while !stop.load(Ordering::Relaxed) {
+                let sent =
+                    client.post(&url).header("X-Site-Id", site.to_string()).json(&serde_json::json!({"question": QUESTIONS[i % QUESTIONS.len()]})).send().await;
+                i += 1;
+                let ok = match sent {
+                    Ok(resp) => resp.status() == 200 && resp.bytes().await.is_ok(),
+                    Err(_) => false,
+                };
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if ok { &done } else { &failed }.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    tokio::time::sleep(window).await;
+    stop.store(true, Ordering::Relaxed);
+    let counted = (done.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
+    for t in tasks {
+        t.await.unwrap();
+    }
+    counted
+}
+
+/// Staff reply to visitor over loopback, beside the idle streams: the owner signs in and opens the
+/// inbox, the visitor (the first conversation, whose idle stream is one of the others) asks for a
+/// person, the owner takes over and replies; each reply is timed from the POST to its event.
+async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, (cid, token): &(String, String)) {
+    let resp =
+        http.post(format!("{base}/console/setup/{setup}")).header("Origin", base).form(&[("password", PASSWORD), ("repeat", PASSWORD)]).send().await.unwrap();
+    assert_eq!(resp.status(), 303, "setup");
+    let cookie = resp
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("__Host-sitebot_session="))
+        .map(|v| v.split(';').next().unwrap().to_owned())
+        .unwrap();
+    let page = http.get(format!("{base}/console/sites")).header("Cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    let at = page.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = page[at..].split('"').next().unwrap().to_owned();
+    let inbox = http.get(format!("{base}/console/sites/{site}/inbox/events")).header("Cookie", &cookie).send().await.unwrap();
+    assert_eq!(inbox.status(), 200);
+    let visitor =
+        |what: &str| http.post(format!("{base}/v1/conversations/{cid}/{what}")).header("X-Site-Id", site.to_string()).header("X-Conversation-Token", token);
+    assert_eq!(visitor("handoff").send().await.unwrap().status(), 202);
+    let staff = |what: &str, text: &str| {
+        http.post(format!("{base}/console/sites/{site}/inbox/{cid}/{what}"))
+            .header("Cookie", &cookie)
+            .header("Origin", base)
+            .form(&[("csrf", csrf.as_str()), ("text", text)])
+    };
+    assert_eq!(staff("take", "").send().await.unwrap().status(), 303);
+    let mut stream = http
+        .get(format!("{base}/v1/conversations/{cid}/events"))
+        .header("X-Site-Id", site.to_string())
+        .header("X-Conversation-Token", token)
+        .send()
+        .await
+        .unwrap();
+    let mut buf = String::new();
+    // Read up to the `joined` event: what came before is not timed.
+    while !buf.contains("\"joined\"") {
+        buf.push_str(&String::from_utf8_lossy(&stream.chunk().await.unwrap().unwrap()));
+    }
+    let replies = env_usize("SITEBOT_BENCH_REPLIES", 200);
+    let mut took = Vec::with_capacity(replies);
+    for i in 0..replies {
+        let text = format!("reply number {i}.");
+        let sent = Instant::now();
+        assert_eq!(staff("reply", &text).send().await.unwrap().status(), 303);
+        while !buf.contains(&text) {
+            buf.push_str(&String::from_utf8_lossy(&stream.chunk().await.unwrap().unwrap()));
+        }
+        took.push(sent.elapsed());
+        buf.clear();
+    }
+    took.sort();
+    let ms = |p: f64| took[((took.len() as f64 * p).ceil() as usize).clamp(1, took.len()) - 1].as_secs_f64() * 1000.0;
+    println!(
+        "  staff reply -> visitor's stream ({replies} replies, console POST included): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        ms(0.5),
+        ms(0.99),
+        ms(1.0)
+    );
+    drop(inbox);
+}
