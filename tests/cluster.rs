@@ -231,10 +231,13 @@ enum Outcome {
     Failed(String),
 }
 
+/// Every request's outcome by site, in the order answered (`true`: a question).
+type Outcomes = BTreeMap<String, Vec<(bool, Outcome)>>;
+
 /// Leads (and, when `questions`, a question every fifth tick) for each site at `per_second` through the
 /// balancer until `stop`; every outcome by site, in the order sent.
-async fn flow(c: reqwest::Client, base: String, sites: Vec<String>, per_second: u32, questions: bool, stop: Arc<tokio::sync::Notify>) -> BTreeMap<String, Vec<(bool, Outcome)>> {
-    let outcomes: Arc<Mutex<BTreeMap<String, Vec<(bool, Outcome)>>>> = Arc::default();
+async fn flow(c: reqwest::Client, base: String, sites: Vec<String>, per_second: u32, questions: bool, stop: Arc<tokio::sync::Notify>) -> Outcomes {
+    let outcomes: Arc<Mutex<Outcomes>> = Arc::default();
     let sent = outcomes.clone();
     nodes::at_rate(per_second, stop, Duration::from_secs(60), move |i| {
         let (c, base, sites, outcomes) = (c.clone(), base.clone(), sites.clone(), sent.clone());

@@ -125,15 +125,18 @@ fn columns(conn: &Connection, schema: &str, table: &str) -> Result<Vec<String>> 
     Ok(names)
 }
 
+/// The tables of an export (attached as `schema`), by name, without its manifest.
+fn tables_of_export(conn: &Connection, schema: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT name FROM {schema}.sqlite_schema WHERE type = 'table' AND name <> ?1 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+    ))?;
+    Ok(stmt.query_map([MANIFEST], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 /// SHA-256 over every table of the export but the manifest: its name, its columns, then each row in
 /// stored order, each value tagged with its type and length.
 fn digest(conn: &Connection, schema: &str) -> Result<String> {
-    let mut tables: Vec<String> = {
-        let mut stmt = conn.prepare(&format!("SELECT name FROM {schema}.sqlite_schema WHERE type = 'table' AND name <> ?1 ORDER BY name"))?;
-        let names = stmt.query_map([MANIFEST], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
-        names
-    };
-    tables.retain(|t| !t.starts_with("sqlite_"));
+    let tables = tables_of_export(conn, schema)?;
     let mut h = Sha256::new();
     for t in &tables {
         let cols = columns(conn, schema, t)?;
@@ -241,8 +244,7 @@ impl<'s> Transfer<'s> {
         let node = self.store.keyring();
         let sealed: Vec<(Vec<u8>, Option<Vec<u8>>)> = {
             let mut stmt = conn.prepare("SELECT secret_sealed, prev_secret_sealed FROM x.sites")?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
-            rows
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?
         };
         let [(secret, prev)] = <[_; 1]>::try_from(sealed).map_err(|_| StoreError::NotFound)?;
         let secret = reseal(node, key, Some(secret))?;
@@ -311,11 +313,7 @@ impl<'s> Transfer<'s> {
         }
         // Parents and children in any order: foreign keys are checked at the commit.
         tx.pragma_update(None, "defer_foreign_keys", "ON")?;
-        let tables: Vec<String> = {
-            let mut stmt = tx.prepare("SELECT name FROM x.sqlite_schema WHERE type = 'table' AND name <> ?1 ORDER BY name")?;
-            let names = stmt.query_map([MANIFEST], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
-            names
-        };
+        let tables = tables_of_export(&tx, "x")?;
         let ours = exported_tables(&tx)?;
         // review_groups ids are shifted past this node's, and the questions that name them with them.
         let shift: i64 = tx.query_row(
