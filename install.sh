@@ -545,7 +545,8 @@ install_openapi_validator() {
 
 # What the test suite drives besides cargo (--deps-only): Debian's curl (the HTTP/2 client the edge tests
 # use, as PHP and server-to-server clients do), Debian's chromium for the widget's browser test, Debian's
-# haproxy (the load balancer in front of several nodes, README "Scale out and recover"), and the test's
+# haproxy (the load balancer in front of several nodes, README "Scale out and recover"; tests/cluster.rs
+# makes its test CA with the openssl CLI), and the test's
 # own npm packages (playwright-core drives that chromium; nothing downloads a browser). Root installs
 # what is missing with apt-get; otherwise the command to run is printed and install.sh stops.
 TEST_TOOLS_STATUS=""
@@ -555,11 +556,12 @@ haproxy_version() {
   printf 'haproxy %s' "$("$bin" -v 2>/dev/null | sed -n 's/^HAProxy version \([^ ]*\).*/\1/p')"
 }
 install_test_tools() {
-  step "Test tools: curl, chromium, haproxy, Node.js packages of tests/browser"
+  step "Test tools: curl, chromium, haproxy, openssl, Node.js packages of tests/browser"
   local need=()
   command -v curl >/dev/null 2>&1 || need+=(curl)
   # /usr/sbin is not on every user's PATH.
   command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
+  command -v openssl >/dev/null 2>&1 || need+=(openssl)
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v node >/dev/null 2>&1 || need+=(nodejs)
   command -v npm >/dev/null 2>&1 || need+=(npm)

@@ -213,6 +213,10 @@ async fn record(state: &AppState, asker: &Asker, question: &str, answer: &Answer
             state.metrics.not_stored(Unstored::Question, Because::DailyCap);
             false
         }
+        Err(StoreError::Moving) => {
+            state.metrics.not_stored(Unstored::Question, Because::Moving);
+            false
+        }
         Err(e) => {
             tracing::error!(site = %site.id, query = %answer.id, error = %e, "a question was answered but could not be logged");
             state.metrics.not_stored(Unstored::Question, Because::Failed);

@@ -105,6 +105,8 @@ pub enum Because {
     LowDisk,
     /// The write failed (a full disk, a busy or broken database); the answer was given anyway.
     Failed,
+    /// The site is being moved to another node (`site export`).
+    Moving,
 }
 
 /// Every series the server exposes, and the registry that encodes them.
@@ -328,6 +330,7 @@ impl Metrics {
             Because::DailyCap => "daily_cap",
             Because::LowDisk => "low_disk",
             Because::Failed => "failed",
+            Because::Moving => "moving",
         };
         self.not_stored.get_or_create(&vec![("what", what.to_owned()), ("reason", why.to_owned())]).inc();
     }

@@ -47,6 +47,11 @@ pub fn new_webhook_secret() -> String {
     format!("{SECRET_PREFIX}{}", STANDARD.encode(random_bytes::<32>()))
 }
 
+/// A new key for a site export (`sitebot site export`): base64 of 32 random bytes, a [`Keyring`] key.
+pub fn new_export_key() -> String {
+    STANDARD.encode(random_bytes::<32>())
+}
+
 /// The stored form of a bearer token.
 pub fn token_hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()

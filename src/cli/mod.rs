@@ -13,6 +13,7 @@ mod replica;
 mod restore;
 mod serve;
 mod site;
+mod transfer;
 mod user;
 pub mod webhooks;
 
@@ -112,6 +113,11 @@ pub enum Command {
     Site {
         #[command(subcommand)]
         command: site::SiteCommand,
+    },
+    /// Nodes behind HAProxy: the map of the sites this node serves
+    Cluster {
+        #[command(subcommand)]
+        command: transfer::ClusterCommand,
     },
     /// Inspect, replay, purge and test webhook deliveries
     Webhooks {
@@ -220,6 +226,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(_) => runtime()?.block_on(serve::demo(config, data_dir)),
         Command::Site { command } => site::run(command, &config, &data_dir),
         Command::Knowledge { command } => knowledge::run(command, &config, &data_dir),
+        Command::Cluster { command } => transfer::run_cluster(command, &config, &data_dir),
         Command::Doctor => doctor::run(&config, &data_dir),
         Command::Webhooks { command } => webhooks::run(command, &config, &data_dir),
         Command::Leads { command } => leads::run(command, &config, &data_dir),

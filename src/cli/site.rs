@@ -1,4 +1,5 @@
-//! `sitebot site ...`: create, list, show, update, disable, enable, rotate credentials and delete.
+//! `sitebot site ...`: create, list, show, update, disable, enable, rotate credentials and delete (export,
+//! import and unfreeze are in `transfer`).
 
 use std::path::Path;
 
@@ -59,6 +60,17 @@ pub enum SiteCommand {
         yes: bool,
         #[command(flatten)]
         out: JsonFlag,
+    },
+    /// Move the site away: mark it as moving (from now on its leads and other writes answer 503 with
+    /// Retry-After here), then write it with everything it owns to a file, its secrets sealed with an
+    /// export key
+    Export(super::transfer::ExportArgs),
+    /// Add a site exported from another node, verified by its checksum
+    Import(super::transfer::ImportArgs),
+    /// Serve a site marked as moving here again (a move abandoned)
+    Unfreeze {
+        /// The site's id
+        id: SiteId,
     },
 }
 
@@ -325,6 +337,9 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
             Ok(())
         }
         SiteCommand::Delete { id, yes, out } => delete(&store, data_dir, id, yes, out.json),
+        SiteCommand::Export(a) => super::transfer::export(a, &store),
+        SiteCommand::Import(a) => super::transfer::import(a, &store, config, data_dir),
+        SiteCommand::Unfreeze { id } => super::transfer::unfreeze(id, &store),
         SiteCommand::Disable { id } => set_enabled(&store, id, false),
         SiteCommand::Enable { id } => set_enabled(&store, id, true),
         SiteCommand::RotateToken { id, out } => {

@@ -108,7 +108,7 @@ impl<E> Edge<E> {
 pub fn render(err: &ApiError, request_id: &str) -> Response {
     let problem = err.problem(request_id);
     let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    if status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED && !matches!(err, ApiError::Starting) {
+    if status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED && !matches!(err, ApiError::Starting | ApiError::SiteMoving) {
         tracing::error!(request_id, error = %err, "request failed");
     }
     let body = serde_json::to_vec(&problem).unwrap_or_default();

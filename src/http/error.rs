@@ -91,6 +91,11 @@ pub enum ApiError {
     /// asks every second or two for as long as the build takes.
     #[error("starting: vector indexes are being built")]
     Starting,
+    /// A write to a site being moved to another node (`site export`): answered as `unavailable`, with
+    /// `Retry-After`; by then the balancer sends the client to the new node. Expected, so not logged as
+    /// a failure.
+    #[error("the site is moving to another node")]
+    SiteMoving,
 }
 
 /// The problem document as sent.
@@ -146,6 +151,7 @@ impl ApiError {
             ApiError::Unavailable(String::new()),
             ApiError::StorageLow { retry_after_secs: 0 },
             ApiError::Starting,
+            ApiError::SiteMoving,
         ];
         for e in &all {
             match e {
@@ -176,7 +182,8 @@ impl ApiError {
                 | ApiError::Internal(_)
                 | ApiError::Unavailable(_)
                 | ApiError::StorageLow { .. }
-                | ApiError::Starting => {}
+                | ApiError::Starting
+                | ApiError::SiteMoving => {}
             }
         }
         all
@@ -211,7 +218,7 @@ impl ApiError {
                 Some(*retry_after_secs)
             }
             // A full line in front of shared work (or a busy database) drains within a second or so.
-            ApiError::Unavailable(_) | ApiError::Starting => Some(UNAVAILABLE_RETRY_AFTER_SECS),
+            ApiError::Unavailable(_) | ApiError::Starting | ApiError::SiteMoving => Some(UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         }
     }
@@ -310,6 +317,12 @@ impl ApiError {
                 "Service unavailable",
                 "The server is starting: its indexes are being built. Retry shortly.".into(),
             ),
+            SiteMoving => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "Service unavailable",
+                "This site is moving to another server; nothing was kept. Retry shortly.".into(),
+            ),
             StorageLow { retry_after_secs } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
@@ -360,6 +373,7 @@ impl From<crate::store::StoreError> for ApiError {
             StoreError::NotFound => ApiError::NotFound,
             StoreError::Invalid(msg) => ApiError::validation("body", msg),
             StoreError::Busy => ApiError::Unavailable("database busy".into()),
+            StoreError::Moving => ApiError::SiteMoving,
             e @ (StoreError::Conflict(_)
             | StoreError::Corrupt(_)
             | StoreError::Database(_)

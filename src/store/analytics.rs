@@ -115,13 +115,13 @@ impl<'s> Analytics<'s> {
     /// query is not the site's.
     pub fn rate(&self, query_id: &QueryId, rating: Rating, comment: Option<&str>) -> Result<()> {
         let site = self.site.id();
-        self.site.store().write(|tx| rate(tx, site, query_id, rating, comment, Timestamp::now()))
+        self.site.write(|tx| rate(tx, site, query_id, rating, comment, Timestamp::now()))
     }
 
     /// Stores a batch of widget events and counts them per day and type, in one transaction.
     pub fn record(&self, events: &[NewEvent]) -> Result<usize> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let mut raw = tx.prepare_cached("INSERT INTO widget_events (site_id, type, session_id, at, query_id, url) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
             let mut count = tx.prepare_cached(
                 "INSERT INTO widget_event_counts (site_id, day, type, count) VALUES (?1, ?2, ?3, 1)

@@ -119,7 +119,7 @@ impl<'s> Crawl<'s> {
         let site = self.site.id();
         let options = serde_json::to_string(options).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let now = Timestamp::now();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             tx.execute(
                 "INSERT INTO crawl_sources (site_id, url, options, every_ms, next_sync_at, created_at) VALUES (?1, ?2, ?3, ?4, CASE WHEN ?4 IS NULL THEN NULL ELSE ?5 END, ?5)
                  ON CONFLICT (site_id, url) DO UPDATE SET options = excluded.options,
@@ -148,7 +148,7 @@ impl<'s> Crawl<'s> {
     /// Stops a source: it is no longer synced and its page records go; its documents stay.
     pub fn remove(&self, url: &str) -> Result<()> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             tx.execute("DELETE FROM crawl_pages WHERE site_id = ?1 AND source_url = ?2", params![site, url])?;
             match tx.execute("DELETE FROM crawl_sources WHERE site_id = ?1 AND url = ?2", params![site, url])? {
                 0 => Err(StoreError::NotFound),
@@ -162,7 +162,7 @@ impl<'s> Crawl<'s> {
     pub fn claim(&self, url: &str, owner: &str, until: Timestamp, dead_owner: Option<&str>) -> Result<Claim> {
         let site = self.site.id();
         let now = Timestamp::now();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let n = tx.execute(
                 "UPDATE crawl_sources SET lease_until = ?3, lease_owner = ?4
                  WHERE site_id = ?1 AND url = ?2 AND (lease_until IS NULL OR lease_until <= ?5 OR lease_owner = ?4 OR lease_owner = ?6)",
@@ -200,7 +200,7 @@ impl<'s> Crawl<'s> {
     /// Extends `owner`'s lease; false when it is no longer theirs.
     pub fn renew(&self, url: &str, owner: &str, until: Timestamp) -> Result<bool> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             Ok(tx
                 .execute("UPDATE crawl_sources SET lease_until = ?3 WHERE site_id = ?1 AND url = ?2 AND lease_owner = ?4", params![site, url, until, owner])?
                 == 1)
@@ -211,7 +211,7 @@ impl<'s> Crawl<'s> {
     pub fn finish(&self, url: &str, owner: &str, summary: &serde_json::Value, error: Option<&str>) -> Result<()> {
         let site = self.site.id();
         let now = Timestamp::now();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             tx.execute(
                 "UPDATE crawl_sources SET last_sync_at = ?3, last_summary = ?4, last_error = ?5,
                      next_sync_at = CASE WHEN every_ms IS NULL THEN NULL ELSE ?3 + every_ms END,
@@ -247,7 +247,7 @@ impl<'s> Crawl<'s> {
     pub fn save_pages(&self, source_url: &str, pages: &[PageRecord]) -> Result<()> {
         let site = self.site.id();
         let now = Timestamp::now();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO crawl_pages (site_id, source_url, url, document, etag, last_modified, links, fetched_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  ON CONFLICT (site_id, url) DO UPDATE SET source_url = excluded.source_url, document = excluded.document, etag = excluded.etag,
@@ -264,7 +264,7 @@ impl<'s> Crawl<'s> {
     /// Forgets page records (the pages are gone, or no longer reached).
     pub fn forget_pages(&self, urls: &[String]) -> Result<()> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let mut stmt = tx.prepare_cached("DELETE FROM crawl_pages WHERE site_id = ?1 AND url = ?2")?;
             for u in urls {
                 stmt.execute(params![site, u])?;

@@ -55,7 +55,7 @@ impl<'s> Curated<'s> {
             url: new.url.clone(),
             created_at: Timestamp::now(),
         };
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             tx.execute(
                 "INSERT INTO curated_answers (id, site_id, question, answer, url, embedding, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![answer.id, site, answer.question, answer.answer, answer.url, vector_to_blob(&new.embedding), new.model, answer.created_at],
@@ -77,7 +77,7 @@ impl<'s> Curated<'s> {
     /// Deletes one of the site's curated answers; `NotFound` for any other id.
     pub fn delete(&self, id: &str) -> Result<()> {
         let site = self.site.id();
-        self.site.store().write(|tx| match tx.execute("DELETE FROM curated_answers WHERE id = ?1 AND site_id = ?2", params![id, site])? {
+        self.site.write(|tx| match tx.execute("DELETE FROM curated_answers WHERE id = ?1 AND site_id = ?2", params![id, site])? {
             0 => Err(StoreError::NotFound),
             _ => Ok(()),
         })
@@ -108,7 +108,7 @@ impl<'s> Curated<'s> {
     /// Replaces the embedding of a curated answer's question (after a model change).
     pub fn set_embedding(&self, id: &str, model: &str, embedding: &[f32]) -> Result<()> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             tx.execute(
                 "UPDATE curated_answers SET embedding = ?3, model = ?4 WHERE id = ?1 AND site_id = ?2",
                 params![id, site, vector_to_blob(embedding), model],

@@ -9,7 +9,7 @@
 //! site id and is never touched. The site's vector index files are the caller's to remove after the
 //! commit (`knowledge::index::remove_files`): the store does not know where they live.
 
-use rusqlite::{Transaction, params};
+use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
 use super::{Result, Store, StoreError};
@@ -59,41 +59,7 @@ impl<'s> Erasure<'s> {
 
     /// Removes the site and everything keyed by it; `NotFound` when there is no such site.
     pub fn site(&self, id: SiteId) -> Result<SiteRemoval> {
-        self.store.write(|tx| {
-            let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM sites WHERE id = ?1)", [id], |r| r.get(0))?;
-            if !exists {
-                return Err(StoreError::NotFound);
-            }
-            let fts = super::knowledge::fts_table(&id);
-            let tables = ordinary_tables(tx)?;
-            let mut keyed = Vec::new();
-            for t in &tables {
-                if has_column(tx, t, "site_id")? {
-                    keyed.push(t);
-                }
-            }
-            let mut before = Vec::with_capacity(tables.len());
-            for t in &tables {
-                before.push(count(tx, t)?);
-            }
-            // Children first by hand (each statement says what it removes); cascades take the rest.
-            for t in keyed {
-                tx.execute(&format!("DELETE FROM \"{t}\" WHERE site_id = ?1"), [id])?;
-            }
-            tx.execute("DELETE FROM sites WHERE id = ?1", [id])?;
-            let mut rows = Vec::new();
-            for (t, b) in tables.iter().zip(before) {
-                let gone = b - count(tx, t)?;
-                if gone > 0 {
-                    rows.push((t.clone(), gone));
-                }
-            }
-            let fts_exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)", [&fts], |r| r.get(0))?;
-            if fts_exists {
-                tx.execute_batch(&format!("DROP TABLE {fts}"))?;
-            }
-            Ok(SiteRemoval { site_id: id, rows, fts_table_dropped: fts_exists })
-        })
+        self.store.write(|tx| remove_site(tx, id))
     }
 
     /// Removes a visitor's leads (the e-mail address compared without regard to ASCII case), in one site
@@ -123,8 +89,46 @@ impl<'s> Erasure<'s> {
     }
 }
 
+/// Removes the site and everything keyed by it, in the caller's transaction; `NotFound` when there is
+/// no such site (`site delete`, and `site import --replace`).
+pub(super) fn remove_site(tx: &Transaction<'_>, id: SiteId) -> Result<SiteRemoval> {
+    let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM sites WHERE id = ?1)", [id], |r| r.get(0))?;
+    if !exists {
+        return Err(StoreError::NotFound);
+    }
+    let fts = super::knowledge::fts_table(&id);
+    let tables = ordinary_tables(tx)?;
+    let mut keyed = Vec::new();
+    for t in &tables {
+        if has_column(tx, t, "site_id")? {
+            keyed.push(t);
+        }
+    }
+    let mut before = Vec::with_capacity(tables.len());
+    for t in &tables {
+        before.push(count(tx, t)?);
+    }
+    // Children first by hand (each statement says what it removes); cascades take the rest.
+    for t in keyed {
+        tx.execute(&format!("DELETE FROM \"{t}\" WHERE site_id = ?1"), [id])?;
+    }
+    tx.execute("DELETE FROM sites WHERE id = ?1", [id])?;
+    let mut rows = Vec::new();
+    for (t, b) in tables.iter().zip(before) {
+        let gone = b - count(tx, t)?;
+        if gone > 0 {
+            rows.push((t.clone(), gone));
+        }
+    }
+    let fts_exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)", [&fts], |r| r.get(0))?;
+    if fts_exists {
+        tx.execute_batch(&format!("DROP TABLE {fts}"))?;
+    }
+    Ok(SiteRemoval { site_id: id, rows, fts_table_dropped: fts_exists })
+}
+
 /// Every ordinary table, without SQLite's own, the FTS5 tables and their shadow tables.
-fn ordinary_tables(tx: &Transaction<'_>) -> Result<Vec<String>> {
+pub(super) fn ordinary_tables(tx: &Connection) -> Result<Vec<String>> {
     let mut stmt = tx.prepare(
         "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
          AND name NOT LIKE 'kb\\_fts\\_%' ESCAPE '\\' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name",
@@ -133,10 +137,10 @@ fn ordinary_tables(tx: &Transaction<'_>) -> Result<Vec<String>> {
     Ok(names)
 }
 
-fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> Result<bool> {
+pub(super) fn has_column(tx: &Connection, table: &str, column: &str) -> Result<bool> {
     Ok(tx.query_row("SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)", [table, column], |r| r.get(0))?)
 }
 
-fn count(tx: &Transaction<'_>, table: &str) -> Result<u64> {
+fn count(tx: &Connection, table: &str) -> Result<u64> {
     Ok(tx.query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| r.get::<_, i64>(0))? as u64)
 }

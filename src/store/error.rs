@@ -20,6 +20,10 @@ pub enum StoreError {
     /// Another connection holds the write lock for longer than the busy timeout.
     #[error("database busy")]
     Busy,
+    /// The site is being moved to another node (`site export`): its writes are refused until the move
+    /// ends; the client should try again (by then the balancer sends it to the new node).
+    #[error("the site is being moved to another node")]
+    Moving,
     #[error("database error: {0}")]
     Database(#[source] rusqlite::Error),
     #[error("the database was written by a newer sitebot (schema {found}, this build knows {known}); upgrade sitebot")]

@@ -266,7 +266,7 @@ impl<'s> Handoffs<'s> {
     /// one transaction. Whether a person can come is the caller's decision, made just before.
     pub fn request(&self, id: &ConversationId, token_hash: &[u8; 32], wait: Duration, now: Timestamp) -> Result<Requested> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let before = by_token(tx, &site, id, token_hash)?;
             if before.holding != Holding::None {
                 return Ok(Requested::Already(before));
@@ -288,7 +288,7 @@ impl<'s> Handoffs<'s> {
     /// A visitor's message to the person who holds the conversation or is awaited.
     pub fn visitor_message(&self, id: &ConversationId, token_hash: &[u8; 32], text: &str, now: Timestamp) -> Result<Posted> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let s = by_token(tx, &site, id, token_hash)?;
             if s.holding == Holding::None {
                 return Ok(Posted::NoPerson);
@@ -340,7 +340,7 @@ impl<'s> Handoffs<'s> {
     /// A staff member takes the conversation: a waiting one, or, with `over`, one someone else holds.
     pub fn take(&self, id: &ConversationId, user: &UserId, over: bool, now: Timestamp) -> Result<Acted> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let s = status(tx, &site, id)?.ok_or(StoreError::NotFound)?;
             match (s.holding, &s.holder) {
                 (Holding::None, _) => return Ok(Acted::NotActive),
@@ -360,7 +360,7 @@ impl<'s> Handoffs<'s> {
     /// The holder writes to the visitor.
     pub fn reply(&self, id: &ConversationId, user: &UserId, text: &str, now: Timestamp) -> Result<Acted> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let s = status(tx, &site, id)?.ok_or(StoreError::NotFound)?;
             if let Some(refused) = holder_only(tx, &site, &s, user)? {
                 return Ok(refused);
@@ -379,7 +379,7 @@ impl<'s> Handoffs<'s> {
     /// of it (`closed`); a waiting conversation may be closed by anyone who could take it.
     pub fn release(&self, id: &ConversationId, user: &UserId, change: StateChange, now: Timestamp) -> Result<Acted> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let s = status(tx, &site, id)?.ok_or(StoreError::NotFound)?;
             let waiting_close = change == StateChange::Closed && s.holding == Holding::Waiting;
             if !waiting_close && let Some(refused) = holder_only(tx, &site, &s, user)? {

@@ -37,7 +37,7 @@ impl<'s> History<'s> {
     /// Writes `events` (each at its time, in the order given) in one transaction.
     pub fn write(&self, events: Vec<(Timestamp, Event)>) -> Result<()> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             for (at, event) in events {
                 match event {
                     Event::Question(q) => {

@@ -127,7 +127,7 @@ impl<'s> Knowledge<'s> {
 
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>, &SiteId) -> Result<T>) -> Result<T> {
         let site = self.site.id();
-        self.site.store().write(|tx| f(tx, &site))
+        self.site.write(|tx| f(tx, &site))
     }
 
     /// Bumped by every change to the site's chunks.

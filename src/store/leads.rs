@@ -84,7 +84,7 @@ impl<'s> Leads<'s> {
     /// gets `OverDailyCap` and nothing is written; a replay is answered whatever the count.
     pub fn capture(&self, new: NewLead, idempotency: Option<Idempotency<'_>>, cap: DailyCap, respond: impl FnOnce(&Lead) -> StoredResponse) -> Result<Capture> {
         let site_id = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let now = Timestamp::now();
             if let Some(i) = idempotency {
                 let seen: Option<(i64, String, Option<String>)> = tx

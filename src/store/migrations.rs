@@ -28,6 +28,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0018_conversation_lookups.sql"),
     include_str!("migrations/0019_console_scale.sql"),
     include_str!("migrations/0020_handoff.sql"),
+    include_str!("migrations/0021_moving.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

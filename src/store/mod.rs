@@ -38,6 +38,7 @@ pub mod review;
 pub mod sites;
 pub mod stats;
 mod tenant;
+pub mod transfer;
 pub mod usage;
 pub mod users;
 
@@ -278,6 +279,11 @@ impl Store {
     /// What visitors leave behind and delivered events, deleted past their time (the housekeeping task).
     pub fn retention(&self) -> retention::Retention<'_> {
         retention::Retention::new(self)
+    }
+
+    /// Whole sites exported to another node and imported from one.
+    pub fn transfer(&self) -> transfer::Transfer<'_> {
+        transfer::Transfer::new(self)
     }
 
     /// The webhook outbox as the delivery worker and the admin CLI see it.

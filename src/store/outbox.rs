@@ -318,7 +318,9 @@ impl<'s> Outbox<'s> {
                             ROW_NUMBER() OVER (PARTITION BY o.site_id ORDER BY o.next_attempt_at, o.id) AS turn
                      FROM outbox o JOIN free f ON f.site_id = o.site_id
                      WHERE o.status = 'pending' AND o.next_attempt_at <= ?1 AND f.retry_at <= ?1
-                       AND (o.lease_until IS NULL OR o.lease_until <= ?1))
+                       AND (o.lease_until IS NULL OR o.lease_until <= ?1)
+                       -- A site moving away leaves its events to the node it moves to.
+                       AND NOT EXISTS (SELECT 1 FROM sites m WHERE m.id = o.site_id AND m.moving_since IS NOT NULL))
                  UPDATE outbox SET lease_until = ?2, lease_token = lower(hex(randomblob(16)))
                  WHERE id IN (SELECT id FROM ranked WHERE turn <= free ORDER BY turn, next_attempt_at LIMIT ?3)
                  RETURNING id, site_id, event_type, payload, attempts,

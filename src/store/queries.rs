@@ -118,7 +118,7 @@ impl<'s> QueryLog<'s> {
     /// row, no conversation turn, no `query.completed`).
     pub fn record(&self, q: &QueryRecord, cap: DailyCap) -> Result<Logged> {
         let site = self.site.id();
-        self.site.store().write(|tx| log(tx, site, q, cap, Timestamp::now()))
+        self.site.write(|tx| log(tx, site, q, cap, Timestamp::now()))
     }
 }
 

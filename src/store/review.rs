@@ -188,7 +188,7 @@ impl<'s> Review<'s> {
     /// group, `Conflict` when it was handled already.
     pub fn handle(&self, group: i64, how: &str, by: &str) -> Result<ReviewGroup> {
         let site = self.site.id();
-        self.site.store().write(|tx| {
+        self.site.write(|tx| {
             let n = tx.execute(
                 "UPDATE review_groups SET handled_at = ?3, handled_how = ?4, handled_by = ?5 WHERE id = ?1 AND site_id = ?2 AND handled_at IS NULL",
                 params![group, site, Timestamp::now(), how, by],

@@ -29,6 +29,49 @@ impl<'s> SiteStore<'s> {
         self.store
     }
 
+    /// One transaction on the writer over this site's data, refused with `StoreError::Moving` while the
+    /// site is being moved. The check runs inside the transaction: once `freeze` has committed, no write
+    /// of the site commits here, so an export taken after it holds every write that was acknowledged.
+    pub(super) fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
+        let id = self.id;
+        self.store.write(|tx| {
+            let moving: Option<Option<Timestamp>> = tx.query_row("SELECT moving_since FROM sites WHERE id = ?1", [id], |r| r.get(0)).optional_row()?;
+            if matches!(moving, Some(Some(_))) {
+                return Err(StoreError::Moving);
+            }
+            f(tx)
+        })
+    }
+
+    /// Marks the site as moving to another node (`site export`): from the commit on, its writes are
+    /// refused and its webhook events are left for the node it moves to. Returns when it started moving
+    /// (the earlier instant when it already was); `NotFound` without such a site.
+    pub fn freeze(&self) -> Result<Timestamp> {
+        let id = &self.id;
+        self.store.write(|tx| {
+            let n = tx.execute("UPDATE sites SET moving_since = coalesce(moving_since, ?2) WHERE id = ?1", params![id, Timestamp::now()])?;
+            if n == 0 {
+                return Err(StoreError::NotFound);
+            }
+            Ok(tx.query_row("SELECT moving_since FROM sites WHERE id = ?1", [id], |r| r.get(0))?)
+        })
+    }
+
+    /// Serves the site here again (a move abandoned, or finished by `site import`).
+    pub fn thaw(&self) -> Result<()> {
+        let id = &self.id;
+        self.store.write(|tx| match tx.execute("UPDATE sites SET moving_since = NULL WHERE id = ?1", [id])? {
+            0 => Err(StoreError::NotFound),
+            _ => Ok(()),
+        })
+    }
+
+    /// When the site started moving away, if it is.
+    pub fn moving_since(&self) -> Result<Option<Timestamp>> {
+        let id = &self.id;
+        self.store.read(|c| c.query_row("SELECT moving_since FROM sites WHERE id = ?1", [id], |r| r.get(0)).optional_row()).map(Option::flatten)
+    }
+
     pub fn get(&self) -> Result<Option<Site>> {
         self.store.read(|conn| get(conn, &self.id))
     }
@@ -36,7 +79,7 @@ impl<'s> SiteStore<'s> {
     /// Applies an update. Returns new credentials when a tier change created a bearer token.
     pub fn update(&self, up: SiteUpdate) -> Result<(Site, Option<SiteCredentials>)> {
         let id = &self.id;
-        self.store.write(|tx| {
+        self.write(|tx| {
             let before = get(tx, id)?.ok_or(StoreError::NotFound)?;
             if let Some(name) = &up.name {
                 tx.execute("UPDATE sites SET name = ?2 WHERE id = ?1", params![id, validate_name(name)?])?;
@@ -133,7 +176,7 @@ impl<'s> SiteStore<'s> {
     /// Replaces the bearer token; the old one stops working at once.
     pub fn rotate_token(&self) -> Result<String> {
         let id = &self.id;
-        self.store.write(|tx| {
+        self.write(|tx| {
             let site = get(tx, id)?.ok_or(StoreError::NotFound)?;
             if !site.tier.has_bearer_token() {
                 return Err(StoreError::Conflict(format!("site {id} is on the starter tier, which has no bearer token")));
@@ -148,7 +191,7 @@ impl<'s> SiteStore<'s> {
     pub fn rotate_secret(&self) -> Result<String> {
         let keyring: &Keyring = self.store.keyring();
         let secret = secrets::new_webhook_secret();
-        self.store.write(|tx| {
+        self.write(|tx| {
             let now = Timestamp::now();
             let n = tx.execute(
                 "UPDATE sites SET prev_secret_sealed = secret_sealed, prev_secret_until = ?2, secret_sealed = ?3, updated_at = ?4 WHERE id = ?1",

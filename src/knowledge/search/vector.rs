@@ -23,6 +23,9 @@
 //! Concurrency: the current index is shared (`Arc`), searched by any number of threads; a site's syncs
 //! take turns on its `building` lock. usearch needs a search context per concurrent thread;
 //! `SEARCH_THREADS` are reserved and the caller bounds concurrent searches below that (see `Knowledge`).
+//! A build (the index being synced, not the one searched) adds its vectors from one thread per core,
+//! each in a context of its own: a large build (after a restore or a site import) takes all cores for its
+//! duration, one sync per site at a time; the questions of a running server share them meanwhile.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -60,6 +63,9 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 /// Concurrent searches one index supports; `Knowledge` admits no more than this many at once.
 pub const SEARCH_THREADS: usize = 16;
+
+/// Vectors a thread adds at least when a build is split over cores (fewer are added by one thread).
+const MIN_ADDS_PER_THREAD: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -139,12 +145,24 @@ impl SiteIndex {
         if needed > self.index.capacity() {
             self.index.reserve_capacity_and_threads((needed * 3 / 2).max(64), SEARCH_THREADS).map_err(usearch_err)?;
         }
-        for (key, v) in vectors {
-            if v.len() == DIMENSIONS && self.keys.insert(key) {
-                self.index.add(key, &v).map_err(usearch_err)?;
-            }
+        // usearch inserts into its graph from several threads at once (each takes one of the reserved
+        // thread contexts): a build uses every core, as at start-up after a restore or a site import.
+        self.add_on(vectors, std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// `add`, split over at most `cores` threads.
+    fn add_on(&mut self, vectors: Vec<(u64, Vec<f32>)>, cores: usize) -> Result<(), IndexError> {
+        let fresh: Vec<(u64, Vec<f32>)> = vectors.into_iter().filter(|(key, v)| v.len() == DIMENSIONS && self.keys.insert(*key)).collect();
+        let threads = cores.min(SEARCH_THREADS).min(fresh.len() / MIN_ADDS_PER_THREAD).max(1);
+        let index = &self.index;
+        let add_all = |part: &[(u64, Vec<f32>)]| part.iter().try_for_each(|(key, v)| index.add(*key, v));
+        if threads == 1 {
+            return add_all(&fresh).map_err(usearch_err);
         }
-        Ok(())
+        std::thread::scope(|s| {
+            let parts: Vec<_> = fresh.chunks(fresh.len().div_ceil(threads)).map(|part| s.spawn(move || add_all(part))).collect();
+            parts.into_iter().try_for_each(|p| p.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).map_err(usearch_err))
+        })
     }
 
     /// The nearest chunks: (key, cosine similarity), best first.
@@ -530,6 +548,28 @@ mod tests {
             lang: None,
             chunks: vec![chunk],
         }
+    }
+
+    /// Vectors added from four threads at once are all in the graph and each is found as its own nearest.
+    #[test]
+    fn a_build_split_over_threads_finds_every_vector() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as f32 / (1u64 << 31) as f32 - 0.5
+        };
+        let vectors: Vec<(u64, Vec<f32>)> = (1..=2000u64)
+            .map(|k| {
+                let v: Vec<f32> = (0..DIMENSIONS).map(|_| next()).collect();
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                (k, v.into_iter().map(|x| x / norm).collect())
+            })
+            .collect();
+        let mut idx = SiteIndex::empty(vectors.len()).unwrap();
+        idx.add_on(vectors.clone(), 4).unwrap();
+        assert_eq!((idx.len(), idx.index.size()), (2000, 2000));
+        let found = vectors.iter().step_by(10).filter(|(k, v)| idx.search(v, 1).unwrap().first().is_some_and(|(got, sim)| got == k && *sim > 0.99)).count();
+        assert!(found >= 198, "{found} of 200 vectors found themselves");
     }
 
     #[test]
