@@ -541,7 +541,7 @@ impl Loader {
         use std::io::Write;
         let mut script = tempfile::NamedTempFile::new().unwrap();
         let list: Vec<String> = paths.iter().map(|p| format!("{p:?}")).collect();
-        let pause = if per_sec > 0 { format!("function delay() return {} end\n", 1000 / per_sec) } else { String::new() };
+        let pause = 1000usize.checked_div(per_sec).map(|ms| format!("function delay() return {ms} end\n")).unwrap_or_default();
         write!(
             script,
             "local paths = {{{}}}\nlocal i = 0\nfunction request()\n  i = i % #paths + 1\n  return wrk.format(\"GET\", paths[i])\nend\n{pause}",

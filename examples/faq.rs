@@ -117,8 +117,7 @@ async fn measure(
         tasks.push(tokio::spawn(async move {
             let mut scores = [Score::default(); 2];
             let mut misses = Vec::new();
-            loop {
-                let Some((id, q)) = asked.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+            while let Some((id, q)) = asked.get(next.fetch_add(1, Ordering::Relaxed)) {
                 let resp = client.post(&url_q).header("X-Site-Id", &site).json(&json!({"question": q, "topK": 5})).send().await?;
                 anyhow::ensure!(resp.status() == 200, "status {}", resp.status());
                 let a: Value = resp.json().await?;
