@@ -31,8 +31,11 @@
 //! `SITEBOT_BENCH_LOADER_PER_SEC=10` paces that client (10 a second is what the server's default
 //! `limits.ip_per_minute`, 600, lets one address load sustained; the bench lifts that limit).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
@@ -457,43 +460,12 @@ const QUESTIONS: &[&str] = &[
     "Which languages do you speak?",
 ];
 
-/// `/v1/query` at concurrency 32 for a window: requests answered 200, and the others (a pooled
-/// connection the server closed while idle, or a status other than 200), which are not counted.
-async fn query_window(client: &reqwest::Client, base: &str, site: SiteId, window: Duration) -> (usize, usize) {
-    let (done, failed, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
-    let mut tasks = Vec::new();
-    for w in 0..32 {
-        let (client, url, done, failed, stop) = (client.clone(), format!("{base}/v1/query"), done.clone(), failed.clone(), stop.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut i = w;
-            while !stop.load(Ordering::Relaxed) {
-                let sent = client.post(&url).header("X-Site-Id", site.to_string()).json(&serde_json::json!({"question": QUESTIONS[i % QUESTIONS.len()]})).send().await;
-                i += 1;
-                let ok = match sent {
-                    Ok(resp) => resp.status() == 200 && resp.bytes().await.is_ok(),
-                    Err(_) => false,
-                };
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                if ok { &done } else { &failed }.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
-    }
-    tokio::time::sleep(window).await;
-    stop.store(true, Ordering::Relaxed);
-    let counted = (done.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
-    for t in tasks {
-        t.await.unwrap();
-    }
-    counted
-}
 
 async fn throughput(client: &reqwest::Client, base: &str, query_site: SiteId, console: &Console, site: SiteId, pages_per_minute: u32) {
     let window = Duration::from_secs(env_usize("SITEBOT_BENCH_WINDOW_SECS", 20) as u64);
     let rounds = env_usize("SITEBOT_BENCH_ROUNDS", 3);
     // Warm-up: the index loaded, the sessions busy.
-    query_window(client, base, query_site, Duration::from_secs(3)).await;
+    support::query_window(client, base, query_site, Duration::from_secs(3), QUESTIONS).await;
     println!(
         "/v1/query at concurrency 32, {} s windows: A without console load, B with a console client loading dashboards in a loop ({}; the server paces a session at {} pages a minute)",
         window.as_secs(),
@@ -502,7 +474,7 @@ async fn throughput(client: &reqwest::Client, base: &str, query_site: SiteId, co
     );
     let (mut a, mut b) = (0usize, 0usize);
     for round in 1..=rounds {
-        let (n, failed) = query_window(client, base, query_site, window).await;
+        let (n, failed) = support::query_window(client, base, query_site, window, QUESTIONS).await;
         println!("  round {round} A: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
         a += n;
         let paths = match std::env::var("SITEBOT_BENCH_LOADER_PATH") {
@@ -520,7 +492,7 @@ async fn throughput(client: &reqwest::Client, base: &str, query_site: SiteId, co
         } else {
             Loader::wrk(console, &paths, per_sec, window)
         };
-        let (n, failed) = query_window(client, base, query_site, window).await;
+        let (n, failed) = support::query_window(client, base, query_site, window, QUESTIONS).await;
         let pages = loader.finish(window).await;
         println!("  round {round} B: {n} answered ({failed} failed), {:.1} req/s; console pages meanwhile: {pages}", n as f64 / window.as_secs_f64());
         b += n;

@@ -21,9 +21,12 @@
 //! asserted about time. Run: `cargo bench --locked --bench handoff` (`SITEBOT_BENCH_STREAMS=1000` for a
 //! quick run).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use sitebot::config::Config;
@@ -164,7 +167,7 @@ async fn bench() {
     println!("hand-off bench: {} conversations made through /v1/query in {:.1} s", conversations.len(), started.elapsed().as_secs_f64());
 
     // Warm-up.
-    query_window(&http, &base, site, Duration::from_secs(3)).await;
+    support::query_window(&http, &base, site, Duration::from_secs(3), QUESTIONS).await;
     let addresses: Vec<reqwest::Client> = (0..conversations.len().div_ceil(PER_ADDRESS))
         .map(|i| client(&pem, Some(IpAddr::V4(Ipv4Addr::new(127, 1 + (i / 62_500) as u8, ((i / 250) % 250) as u8, (i % 250) as u8 + 1)))))
         .collect();
@@ -172,7 +175,7 @@ async fn bench() {
     let (mut a, mut b, mut rss_added) = (0usize, 0usize, Vec::new());
     let mut latency_done = false;
     for round in 1..=rounds {
-        let (n, failed) = query_window(&http, &base, site, window).await;
+        let (n, failed) = support::query_window(&http, &base, site, window, QUESTIONS).await;
         println!("  round {round} A: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
         a += n;
         let before = rss_mib(pid);
@@ -187,7 +190,7 @@ async fn bench() {
             (after - before) * 1024.0 / open.len() as f64
         );
         rss_added.push(after - before);
-        let (n, failed) = query_window(&http, &base, site, window).await;
+        let (n, failed) = support::query_window(&http, &base, site, window, QUESTIONS).await;
         println!("  round {round} B: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
         b += n;
         if !latency_done {
@@ -239,37 +242,6 @@ async fn open_streams(addresses: &[reqwest::Client], base: &str, site: SiteId, c
     open
 }
 
-/// `/v1/query` at concurrency 32 for a window: (answered 200, others).
-async fn query_window(client: &reqwest::Client, base: &str, site: SiteId, window: Duration) -> (usize, usize) {
-    let (done, failed, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
-    let mut tasks = Vec::new();
-    for w in 0..32 {
-        let (client, url, done, failed, stop) = (client.clone(), format!("{base}/v1/query"), done.clone(), failed.clone(), stop.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut i = w;
-            while !stop.load(Ordering::Relaxed) {
-                let sent =
-                    client.post(&url).header("X-Site-Id", site.to_string()).json(&serde_json::json!({"question": QUESTIONS[i % QUESTIONS.len()]})).send().await;
-                i += 1;
-                let ok = match sent {
-                    Ok(resp) => resp.status() == 200 && resp.bytes().await.is_ok(),
-                    Err(_) => false,
-                };
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                if ok { &done } else { &failed }.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
-    }
-    tokio::time::sleep(window).await;
-    stop.store(true, Ordering::Relaxed);
-    let counted = (done.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
-    for t in tasks {
-        t.await.unwrap();
-    }
-    counted
-}
 
 /// Staff reply to visitor over loopback, beside the idle streams: the owner signs in and opens the
 /// inbox, the visitor (the first conversation, whose idle stream is one of the others) asks for a
