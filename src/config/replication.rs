@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
 
-/// Continuous replication of the database by Litestream (README, "Scale out and recover"). sitebot runs
+/// Continuous replication of the database by Litestream (docs/scale-out.md). sitebot runs
 /// correctly under Litestream whether or not this says so (it never issues a blocking checkpoint nor
 /// changes the journal mode); saying so hands checkpoints to Litestream and lets `doctor` watch it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
