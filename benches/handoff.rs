@@ -110,7 +110,17 @@ async fn bench() {
     let dir = temp.path().to_owned();
     let (site, setup) = prepare(&dir).await;
 
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot"))
+    // `SITEBOT_BENCH_HEAPTRACK=FILE` runs the server under heaptrack (Debian's), to see what a stream
+    // allocates: `heaptrack_print -f FILE.zst --print-peaks 1`. Its RSS figures are then heaptrack's.
+    let mut cmd = match std::env::var("SITEBOT_BENCH_HEAPTRACK") {
+        Ok(out) => {
+            let mut c = tokio::process::Command::new("heaptrack");
+            c.args(["-o", &out, env!("CARGO_BIN_EXE_sitebot")]);
+            c
+        }
+        Err(_) => tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot")),
+    };
+    let mut child = cmd
         .arg("--data-dir")
         .arg(&dir)
         .args(["serve", "--listen", "127.0.0.1:0"])
@@ -208,6 +218,11 @@ async fn bench() {
         b as f64 / a as f64,
         rss_added.iter().map(|m| format!("{m:.1} MiB")).collect::<Vec<_>>().join(", ")
     );
+    if std::env::var_os("SITEBOT_BENCH_HEAPTRACK").is_some() {
+        // A clean stop, so heaptrack's file is complete (the child is heaptrack's script, not sitebot).
+        let _ = std::process::Command::new("pkill").args(["-TERM", "-f", &format!("data-dir {}", dir.display())]).status();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
     child.kill().await.unwrap();
     drop(temp);
 }

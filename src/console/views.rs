@@ -21,6 +21,7 @@ use crate::http::edge::client_ip;
 use crate::metrics::SignIn;
 use crate::secrets::token_hash;
 use crate::store::users::User;
+use crate::store::conversations::{ConversationRow, Turn};
 use crate::domain::Timestamp;
 
 /// A console form's body is read no further than this.
@@ -1036,15 +1037,28 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
     };
     let q = conversation_query(req);
     let (id, filter) = (site.id, q.filter.clone());
-    let rows = match lane::read(&state.store, move |s| s.site(id).conversations().page(&filter, None, EXPORT_MAX, None)).await {
-        Ok(r) => r.rows,
+    // Each conversation with its whole transcript: the assistant's turns and what the visitor and the
+    // staff said during a hand-off, in order.
+    let rows = match lane::read(&state.store, move |s| {
+        let store = s.site(id).conversations();
+        let rows = store.page(&filter, None, EXPORT_MAX, None)?.rows;
+        rows.into_iter()
+            .map(|r| {
+                let cid = crate::domain::ConversationId::parse(&r.id).map_err(|_| crate::store::StoreError::NotFound)?;
+                Ok((store.transcript_turns(&cid)?, r))
+            })
+            .collect::<crate::store::Result<Vec<_>>>()
+    })
+    .await
+    {
+        Ok(r) => r,
         Err(e) => return failed(t, Some(&me), e),
     };
     let file = File {
         noun: "conversations",
         action: "conversations_exported",
-        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion", "personMessages"],
-        csv: |r: &crate::store::conversations::ConversationRow| {
+        header: &["conversationId", "startedAt", "lastActiveAt", "turns", "unanswered", "lead", "firstQuestion", "personMessages", "transcript"],
+        csv: |(turns, r): &(Vec<Turn>, ConversationRow)| {
             vec![
                 r.id.clone(),
                 r.created_at.to_string(),
@@ -1054,15 +1068,32 @@ async fn export_conversations(req: &Request, raw: &str, state: &AppState, format
                 r.has_lead.to_string(),
                 crate::domain::spreadsheet_safe(&r.first_question),
                 r.person_messages.to_string(),
+                crate::domain::spreadsheet_safe(&transcript_text(turns)),
             ]
         },
-        json: |r| {
+        json: |(turns, r)| {
             json!({"conversationId": r.id, "startedAt": r.created_at, "lastActiveAt": r.updated_at, "turns": r.turns,
-                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question, "personMessages": r.person_messages})
+                   "unanswered": r.unanswered, "lead": r.has_lead, "firstQuestion": r.first_question, "personMessages": r.person_messages,
+                   "transcript": turns})
             .to_string()
         },
     };
     download(state, &me, id, format, &rows, file).await
+}
+
+/// A transcript as one spreadsheet cell: a line a turn, `who: text` (a person of the staff by name).
+fn transcript_text(turns: &[Turn]) -> String {
+    use crate::store::conversations::Role;
+    let line = |t: &Turn| {
+        let who = match (t.role, &t.author) {
+            (Role::User, _) => "visitor".to_owned(),
+            (Role::Assistant, _) => "assistant".to_owned(),
+            (Role::Staff, Some(name)) => format!("staff ({name})"),
+            (Role::Staff, None) => "staff".to_owned(),
+        };
+        format!("{who}: {}", t.text)
+    };
+    turns.iter().map(line).collect::<Vec<_>>().join("\n")
 }
 
 #[handler]

@@ -540,9 +540,18 @@ async fn what_a_person_said_is_in_the_transcript_page_and_the_exports() {
         csv::Reader::from_reader(csv.as_bytes()).records().map(Result::unwrap).find(|r| &r[0] == id).map(|r| r[col].to_owned()).expect("the conversation's row")
     };
     assert_eq!((count(&cid).as_str(), count(&quiet).as_str()), ("2", "0"), "{csv}");
+    let transcript_col = header.iter().position(|h| h == "transcript").expect("a transcript column");
+    let transcript = csv::Reader::from_reader(csv.as_bytes()).records().map(Result::unwrap).find(|r| r[0] == cid).unwrap()[transcript_col].to_owned();
+    let lines: Vec<&str> = transcript.lines().collect();
+    assert_eq!(lines.first().copied(), Some("visitor: When is the clinic open?"), "{transcript}");
+    assert!(lines.contains(&"staff (Ada): Ada here: <b>we open at 8</b>") && lines.contains(&"visitor: Thank you, Ada"), "{transcript}");
     let jsonl = crate::console::get(&app, &format!("/console/sites/{site}/conversations.jsonl"), Some(&ada.cookie)).await.text().await.unwrap();
     let row: Value = jsonl.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|r| r["conversationId"] == cid.as_str()).unwrap();
     assert_eq!(row["personMessages"], 2, "{row}");
+    let said: Vec<(&str, &str)> = row["transcript"].as_array().unwrap().iter().map(|t| (t["role"].as_str().unwrap(), t["text"].as_str().unwrap())).collect();
+    assert!(said.contains(&("staff", "Ada here: <b>we open at 8</b>")) && said.contains(&("user", "Thank you, Ada")), "{row}");
+    let ada_said = row["transcript"].as_array().unwrap().iter().find(|t| t["role"] == "staff").unwrap();
+    assert_eq!(ada_said["author"], "Ada", "{row}");
 }
 
 #[tokio::test]

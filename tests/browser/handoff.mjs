@@ -112,6 +112,12 @@ await check('the inbox shows the waiting conversation with its transcript', asyn
   const text = await card.textContent();
   assert(text.includes('When is the clinic open?'), `the question is in the card: ${text}`);
   assert(/Visitor:/.test(text), text);
+  // The notice outlives the page's reload: the tab's title counts the waiting visitors, and the live
+  // region says a visitor is waiting (for screen readers).
+  const title = await staff.title();
+  assert(/^\(1\) /.test(title), `the title tells of the waiting visitor: ${title}`);
+  const said = (await staff.textContent('#inbox-status')).trim();
+  assert(said.length > 0, 'the live region tells of the waiting visitor');
   await shot(staff, 'staff-inbox-waiting');
   await axe(staff, 'inbox with a waiting visitor');
 });
