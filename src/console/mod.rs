@@ -12,6 +12,8 @@
 //!   editors "online") and take over, reply, hand back, close.
 //! - [`pace`]: how fast one session's pages are served, so a looping script cannot slow the API.
 //! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
+//! - [`knowledge`], [`knowledge_sources`], [`knowledge_answers`]: a site's documents (upload, delete),
+//!   crawl sources (add, re-sync now with live progress, remove) and curated answers; editors and up.
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -28,6 +30,10 @@ pub mod session;
 pub mod settings;
 pub mod texts;
 pub mod views;
+// #25 knowledge
+pub mod knowledge;
+pub mod knowledge_answers;
+pub mod knowledge_sources;
 
 use std::sync::Arc;
 
@@ -41,6 +47,20 @@ const CSS: &str = include_str!("../../assets/console/console.css");
 
 /// The inbox's script (live hand-off), compiled in.
 const INBOX_JS: &str = include_str!("../../assets/console/inbox.js");
+
+// #25 knowledge: the upload form's progress and the crawl sources' live progress, compiled in.
+const UPLOAD_JS: &str = include_str!("../../assets/console/upload.js");
+const KNOWLEDGE_JS: &str = include_str!("../../assets/console/knowledge.js");
+
+#[handler]
+fn upload_script(req: &Request) -> Response {
+    asset(req, UPLOAD_JS, "text/javascript; charset=utf-8")
+}
+
+#[handler]
+fn knowledge_script(req: &Request) -> Response {
+    asset(req, KNOWLEDGE_JS, "text/javascript; charset=utf-8")
+}
 
 /// An asset's `ETag`: a hash of its bytes, so a new build's asset is fetched again.
 fn etag_of(body: &str) -> String {
@@ -133,6 +153,19 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))
         .at("/assets/console.css", get(stylesheet))
         .at("/assets/inbox.js", get(inbox_script))
+        // #25 knowledge
+        .at("/sites/:site/knowledge", get(knowledge::index))
+        .at("/sites/:site/knowledge/upload", post(knowledge::upload))
+        .at("/sites/:site/knowledge/documents/:doc/delete", get(knowledge::delete_form).post(knowledge::delete))
+        .at("/sites/:site/knowledge/sources", get(knowledge_sources::index).post(knowledge_sources::add))
+        .at("/sites/:site/knowledge/sources/progress", get(knowledge_sources::progress))
+        .at("/sites/:site/knowledge/sources/resync", post(knowledge_sources::resync))
+        .at("/sites/:site/knowledge/sources/remove", get(knowledge_sources::remove_form).post(knowledge_sources::remove))
+        .at("/sites/:site/knowledge/answers", get(knowledge_answers::index).post(knowledge_answers::add))
+        .at("/sites/:site/knowledge/answers/:answer", get(knowledge_answers::edit_form).post(knowledge_answers::save))
+        .at("/sites/:site/knowledge/answers/:answer/delete", get(knowledge_answers::delete_form).post(knowledge_answers::delete))
+        .at("/assets/upload.js", get(upload_script))
+        .at("/assets/knowledge.js", get(knowledge_script))
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)

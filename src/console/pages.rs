@@ -362,3 +362,154 @@ pub struct Settings<'a> {
     pub saved: bool,
     pub max_wait: u32,
 }
+
+// #25 knowledge: the knowledge pages (documents, crawl sources, curated answers) and their confirmation.
+
+/// A document in the knowledge list.
+#[derive(Debug)]
+pub struct DocumentItem {
+    pub id: String,
+    pub title: String,
+    /// Its URL (crawled) or file name (uploaded, imported).
+    pub source: String,
+    /// The URL as a link, only when it is http or https.
+    pub link: Option<String>,
+    /// "file" or "web page", in the page's language.
+    pub kind: &'static str,
+    pub lang: String,
+    pub chunks: i64,
+    pub changed: String,
+}
+
+#[derive(Template)]
+#[template(path = "knowledge.html", config = "assets/console/askama.toml")]
+pub struct KnowledgeDocuments<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    /// Which knowledge page this is (`knowledge_nav.html`).
+    pub sub: &'static str,
+    pub csrf: &'a str,
+    /// Editors, owners and admins change the knowledge; viewers only read it.
+    pub edit: bool,
+    pub q: String,
+    pub total: u64,
+    pub page: usize,
+    pub pages_total: usize,
+    pub prev: Option<String>,
+    pub next: Option<String>,
+    pub documents: Vec<DocumentItem>,
+    pub done: Option<String>,
+    /// What is wrong with an upload (the page is a 422 then).
+    pub errors: Vec<String>,
+    pub max_size: String,
+    pub max_files: usize,
+}
+
+/// A crawl source as the sources page shows it.
+#[derive(Debug)]
+pub struct SourceItem {
+    pub url: String,
+    pub schedule: String,
+    pub options: String,
+    pub last_sync: String,
+    pub next_sync: String,
+    pub pages: i64,
+    /// The last crawl's counts, in words.
+    pub last: Option<String>,
+    pub failed_count: usize,
+    /// The last crawl's failed URLs (the first ten) and why.
+    pub failed: Vec<(String, String)>,
+    pub error: Option<String>,
+    /// The running crawl's state in words, while one runs.
+    pub running: Option<String>,
+    pub done: usize,
+    /// The removal's confirmation page.
+    pub remove_link: String,
+}
+
+#[derive(Template)]
+#[template(path = "knowledge_sources.html", config = "assets/console/askama.toml")]
+pub struct KnowledgeSources<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub sub: &'static str,
+    pub csrf: &'a str,
+    pub edit: bool,
+    pub sources: Vec<SourceItem>,
+    pub any_running: bool,
+    pub form: super::knowledge_sources::SourceForm,
+    pub error: Option<String>,
+    pub done: Option<String>,
+    pub default_pages: usize,
+}
+
+/// A curated answer in the list.
+#[derive(Debug)]
+pub struct AnswerItem {
+    pub id: String,
+    pub question: String,
+    pub answer: String,
+    pub url: String,
+    pub at: String,
+}
+
+/// A curated answer's form values, as typed.
+#[derive(Debug, Default, Clone)]
+pub struct AnswerForm {
+    pub question: String,
+    pub answer: String,
+    pub url: String,
+}
+
+#[derive(Template)]
+#[template(path = "knowledge_answers.html", config = "assets/console/askama.toml")]
+pub struct KnowledgeAnswers<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub sub: &'static str,
+    pub csrf: &'a str,
+    pub edit: bool,
+    pub answers: Vec<AnswerItem>,
+    pub form: AnswerForm,
+    pub error: Option<&'a str>,
+    pub done: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "knowledge_answer.html", config = "assets/console/askama.toml")]
+pub struct KnowledgeAnswer<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub sub: &'static str,
+    pub csrf: &'a str,
+    pub answer_id: String,
+    pub form: AnswerForm,
+    pub error: Option<&'a str>,
+}
+
+/// What a confirmation asks about: a title, the thing (a visitor's or user's text, escaped like any),
+/// a detail, where the button posts (with hidden fields), and the way back.
+#[derive(Debug)]
+pub struct Confirm {
+    pub title: String,
+    pub what: String,
+    pub detail: String,
+    pub action: String,
+    pub fields: Vec<(String, String)>,
+    pub button: String,
+    pub back: String,
+}
+
+#[derive(Template)]
+#[template(path = "knowledge_confirm.html", config = "assets/console/askama.toml")]
+pub struct KnowledgeConfirm<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub csrf: &'a str,
+    pub c: Confirm,
+}

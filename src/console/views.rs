@@ -342,7 +342,7 @@ pub(super) async fn site_for(state: &AppState, req: &Request, raw: &str) -> Resu
     }
 }
 
-fn when(t: Timestamp) -> String {
+pub(super) fn when(t: Timestamp) -> String {
     t.rfc3339().replace('T', " ").trim_end_matches('Z').to_owned() + " UTC"
 }
 
@@ -424,7 +424,7 @@ pub async fn group_view(req: &Request, Path((raw, group)): Path<(String, i64)>, 
 
 /// A state change on a site: the session, same origin and CSRF (`checked_post`), then a role that may
 /// edit (else 403, whatever the form says).
-async fn editor_post(state: &AppState, req: &Request, body: Body, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, Vec<(String, String)>), Response> {
+pub(super) async fn editor_post(state: &AppState, req: &Request, body: Body, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, Vec<(String, String)>), Response> {
     let t = texts::for_request(req);
     let (me, fields) = checked_post(state, req, body).await?;
     let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
@@ -441,7 +441,7 @@ async fn editor_post(state: &AppState, req: &Request, body: Body, raw: &str) -> 
 }
 
 /// An absolute http(s) URL, or nothing.
-fn link(raw: &str) -> Result<Option<String>, ()> {
+pub(super) fn link(raw: &str) -> Result<Option<String>, ()> {
     let raw = raw.trim();
     if raw.is_empty() {
         return Ok(None);
@@ -604,7 +604,7 @@ pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data
 /// Leads shown on a page of the leads list.
 const LEADS_PAGE: usize = 50;
 
-fn short(s: &str, n: usize) -> String {
+pub(super) fn short(s: &str, n: usize) -> String {
     let mut out: String = s.chars().take(n).collect();
     if s.chars().count() > n {
         out.push('…');

@@ -22,7 +22,7 @@ use super::{CrawlError, Summary};
 use crate::app::AppState;
 use crate::domain::{SiteId, Timestamp};
 use crate::store::Store;
-use crate::store::crawl::Claim;
+use crate::store::crawl::{Claim, CrawlProgress, SourceOptions};
 
 /// How long a lease lasts without renewal.
 pub const LEASE: Duration = Duration::from_secs(60);
@@ -99,6 +99,75 @@ pub async fn leased(
     result
 }
 
+/// How often a crawl's progress is written for the console to show.
+const PROGRESS_EVERY: Duration = Duration::from_millis(400);
+
+/// Crawls a source whose lease `owner` holds ([`leased`]), writing its progress to the store every
+/// [`PROGRESS_EVERY`] while it runs, so the console can show it (the scheduler's crawls and "re-sync now").
+async fn crawl_leased(state: &AppState, owner: &str, site: SiteId, url: &str, options: &SourceOptions) -> Result<Summary, CrawlError> {
+    let store = &state.store;
+    let latest: std::sync::Mutex<Option<CrawlProgress>> = std::sync::Mutex::new(None);
+    let report = |p: super::Progress<'_>| {
+        if let Ok(mut l) = latest.lock() {
+            *l = Some(CrawlProgress { done: p.done, queued: p.queued, url: p.url.to_owned() });
+        }
+    };
+    let crawl = async {
+        let start = Url::parse(url).map_err(|e| CrawlError::Robots(format!("stored crawl URL {url}: {e}")))?;
+        super::crawl(store, &state.knowledge, &state.config.crawl, site, &start, options, &report).await
+    };
+    let run = leased(store, site, url, owner, crawl);
+    tokio::pin!(run);
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    let mut written: Option<CrawlProgress> = None;
+    loop {
+        tokio::select! {
+            r = &mut run => return r,
+            _ = tick.tick() => {
+                let now = latest.lock().ok().and_then(|l| l.clone()).filter(|p| written.as_ref() != Some(p));
+                if let Some(p) = now {
+                    let (s, u, o, w) = (store.clone(), url.to_owned(), owner.to_owned(), p.clone());
+                    if let Err(e) = store.run(move |_| s.site(site).crawl().set_progress(&u, &o, &w)).await {
+                        tracing::warn!(%site, url, error = %e, "cannot record the crawl's progress");
+                    }
+                    written = Some(p);
+                }
+            }
+        }
+    }
+}
+
+/// What asking for a re-sync now did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resync {
+    /// The crawl runs in the server now (a task of its own, under the source's lease).
+    Started,
+    /// A crawl of the source runs already (this process's or another's): no second one is started.
+    Running,
+}
+
+/// Crawls a source now, in a task of the server, unless a crawl of it runs already (the lease is taken
+/// only when free: [`crate::store::crawl::Crawl::claim_free`]). The console's "re-sync now": the request
+/// returns at once, the crawl records its progress and outcome as a scheduled one does.
+pub async fn resync_now(state: Arc<AppState>, site: SiteId, url: String) -> Result<Resync, CrawlError> {
+    let (store, owner) = (state.store.clone(), owner());
+    let (s, u, o) = (store.clone(), url.clone(), owner.clone());
+    match store.run(move |_| s.site(site).crawl().claim_free(&u, &o, Timestamp::now() + LEASE)).await? {
+        Claim::Held { .. } => return Ok(Resync::Running),
+        Claim::Claimed => {}
+    }
+    let (s, u) = (store.clone(), url.clone());
+    let Some(source) = store.run(move |_| s.site(site).crawl().source(&u)).await? else { return Ok(Resync::Running) };
+    tokio::spawn(async move {
+        tracing::info!(%site, url, "crawl started from the console");
+        match crawl_leased(&state, &owner, site, &url, &source.options).await {
+            Ok(s) => tracing::info!(%site, url, fetched = s.fetched, imported = s.imported, failed = s.failed.len(), "crawl from the console finished"),
+            Err(e) => tracing::warn!(%site, url, error = %e, "crawl from the console failed"),
+        }
+    });
+    Ok(Resync::Started)
+}
+
 /// Re-syncs scheduled sources while the server runs.
 #[derive(Debug, Clone)]
 pub struct Scheduler {
@@ -120,11 +189,7 @@ impl Scheduler {
         let (s, u) = (store.clone(), url.clone());
         let Some(source) = store.run(move |_| s.site(site).crawl().source(&u)).await? else { return Ok(true) };
         tracing::info!(%site, url, "scheduled crawl started");
-        let crawl = async {
-            let start = Url::parse(&url).map_err(|e| CrawlError::Robots(format!("stored crawl URL {url}: {e}")))?;
-            super::crawl(&store, &self.state.knowledge, &self.state.config.crawl, site, &start, &source.options, &|_| {}).await
-        };
-        match leased(&store, site, &url, &self.owner, crawl).await {
+        match crawl_leased(&self.state, &self.owner, site, &url, &source.options).await {
             Ok(s) => tracing::info!(%site, url, fetched = s.fetched, imported = s.imported, updated = s.updated, unchanged = s.unchanged, removed = s.removed,
                 failed = s.failed.len(), "scheduled crawl finished"),
             Err(e) => tracing::warn!(%site, url, error = %e, "scheduled crawl failed"),

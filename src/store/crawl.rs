@@ -44,6 +44,20 @@ pub struct Source {
     pub last_error: Option<String>,
     /// A crawl holds the lease until then.
     pub crawling_until: Option<Timestamp>,
+    /// Where the running crawl is, while one runs (`progress` below).
+    pub progress: Option<CrawlProgress>,
+}
+
+/// Where a running crawl of a source is, as its lease holder last wrote it (`set_progress`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrawlProgress {
+    /// Page requests answered.
+    pub done: usize,
+    /// Pages waiting or in flight.
+    pub queued: usize,
+    /// The last page answered.
+    pub url: String,
 }
 
 /// One crawled URL: what a conditional re-fetch sends, and what a 304 stands for.
@@ -71,7 +85,8 @@ pub enum Claim {
 fn source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Source, String)> {
     let every: Option<i64> = r.get(2)?;
     let summary: Option<String> = r.get(7)?;
-    let lease: Option<Timestamp> = r.get(5)?;
+    let lease: Option<Timestamp> = r.get::<_, Option<Timestamp>>(5)?.filter(|t| *t > Timestamp::now());
+    let progress: Option<String> = r.get(10)?;
     Ok((
         Source {
             url: r.get(0)?,
@@ -82,14 +97,16 @@ fn source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Source, String)> {
             pages: r.get(9)?,
             last_summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
             last_error: r.get(8)?,
-            crawling_until: lease.filter(|t| *t > Timestamp::now()),
+            crawling_until: lease,
+            // Only while the lease runs: a crashed crawl's last progress is no crawl.
+            progress: progress.filter(|_| lease.is_some()).and_then(|p| serde_json::from_str(&p).ok()),
         },
         r.get(1)?,
     ))
 }
 
 const SOURCE_COLUMNS: &str = "s.url, s.options, s.every_ms, s.next_sync_at, s.last_sync_at, s.lease_until, s.lease_owner, s.last_summary, s.last_error,
-     (SELECT count(DISTINCT p.document) FROM crawl_pages p WHERE p.site_id = s.site_id AND p.source_url = s.url)";
+     (SELECT count(DISTINCT p.document) FROM crawl_pages p WHERE p.site_id = s.site_id AND p.source_url = s.url), s.progress";
 
 fn with_options((mut source, options): (Source, String)) -> Result<Source> {
     source.options = serde_json::from_str(&options).map_err(|e| StoreError::Corrupt(format!("crawl source options: {e}")))?;
@@ -183,6 +200,42 @@ impl<'s> Crawl<'s> {
         })
     }
 
+    /// Takes the source's lease for `owner` until `until` only if no crawl holds it (free or expired),
+    /// whoever asks: the console's "re-sync now", which must never start a second crawl beside one this
+    /// same process (its scheduler, an earlier "re-sync now") is running.
+    pub fn claim_free(&self, url: &str, owner: &str, until: Timestamp) -> Result<Claim> {
+        let site = self.site.id();
+        let now = Timestamp::now();
+        self.site.write(|tx| {
+            let n = tx.execute(
+                "UPDATE crawl_sources SET lease_until = ?3, lease_owner = ?4, progress = NULL
+                 WHERE site_id = ?1 AND url = ?2 AND (lease_until IS NULL OR lease_until <= ?5)",
+                params![site, url, until, owner, now],
+            )?;
+            if n == 1 {
+                return Ok(Claim::Claimed);
+            }
+            let held: Option<(Option<String>, Option<Timestamp>)> = tx
+                .query_row("SELECT lease_owner, lease_until FROM crawl_sources WHERE site_id = ?1 AND url = ?2", params![site, url], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional_row()?;
+            match held {
+                Some((owner, until)) => Ok(Claim::Held { owner: owner.unwrap_or_default(), until: until.unwrap_or(now) }),
+                None => Err(StoreError::NotFound),
+            }
+        })
+    }
+
+    /// Records where `owner`'s crawl of the source is; false when the lease is no longer theirs.
+    pub fn set_progress(&self, url: &str, owner: &str, progress: &CrawlProgress) -> Result<bool> {
+        let site = self.site.id();
+        let json = serde_json::to_string(progress).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.site.write(|tx| {
+            Ok(tx.execute("UPDATE crawl_sources SET progress = ?3 WHERE site_id = ?1 AND url = ?2 AND lease_owner = ?4", params![site, url, json, owner])? == 1)
+        })
+    }
+
     /// The current lease holder, if the lease has not expired.
     pub fn lease_owner(&self, url: &str) -> Result<Option<String>> {
         let site = self.site.id();
@@ -215,7 +268,7 @@ impl<'s> Crawl<'s> {
             tx.execute(
                 "UPDATE crawl_sources SET last_sync_at = ?3, last_summary = ?4, last_error = ?5,
                      next_sync_at = CASE WHEN every_ms IS NULL THEN NULL ELSE ?3 + every_ms END,
-                     lease_until = NULL, lease_owner = NULL
+                     lease_until = NULL, lease_owner = NULL, progress = NULL
                  WHERE site_id = ?1 AND url = ?2 AND (lease_owner = ?6 OR lease_owner IS NULL)",
                 params![site, url, now, summary.to_string(), error, owner],
             )?;

@@ -74,6 +74,32 @@ impl<'s> Curated<'s> {
         })
     }
 
+    /// One of the site's curated answers; `None` for any other id.
+    pub fn get(&self, id: &str) -> Result<Option<CuratedAnswer>> {
+        use super::OptionalRow;
+        let site = self.site.id();
+        self.site.store().read(|c| {
+            c.query_row("SELECT id, question, answer, url, created_at FROM curated_answers WHERE id = ?1 AND site_id = ?2", params![id, site], row)
+                .optional_row()
+        })
+    }
+
+    /// Replaces the question, answer and link of one of the site's curated answers (the question embedded
+    /// again by `model`); `NotFound` for any other id.
+    pub fn update(&self, id: &str, new: &NewCurated) -> Result<CuratedAnswer> {
+        let site = self.site.id();
+        self.site.write(|tx| {
+            let n = tx.execute(
+                "UPDATE curated_answers SET question = ?3, answer = ?4, url = ?5, embedding = ?6, model = ?7 WHERE id = ?1 AND site_id = ?2",
+                params![id, site, new.question, new.answer, new.url, vector_to_blob(&new.embedding), new.model],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound);
+            }
+            Ok(tx.query_row("SELECT id, question, answer, url, created_at FROM curated_answers WHERE id = ?1 AND site_id = ?2", params![id, site], row)?)
+        })
+    }
+
     /// Deletes one of the site's curated answers; `NotFound` for any other id.
     pub fn delete(&self, id: &str) -> Result<()> {
         let site = self.site.id();

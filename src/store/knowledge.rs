@@ -203,6 +203,59 @@ impl<'s> Knowledge<'s> {
         })
     }
 
+    /// A page of the site's documents whose title contains `title` (any case; all when empty), by title,
+    /// skipping `offset`: at most `limit` rows and how many match in all (the console's list).
+    pub fn page_documents(&self, title: &str, offset: usize, limit: usize) -> Result<(Vec<DocumentRow>, u64)> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare(
+                "SELECT id, source, title, url, format, chunk_count, updated_at, lang FROM kb_documents
+                 WHERE site_id = ?1 AND (?2 = '' OR instr(lower(title), lower(?2)) > 0) ORDER BY title, id LIMIT ?3 OFFSET ?4",
+            )?;
+            let rows = stmt.query_map(params![site, title, limit as i64, offset as i64], |r| {
+                Ok(DocumentRow {
+                    id: r.get(0)?,
+                    source: r.get(1)?,
+                    title: r.get(2)?,
+                    url: r.get(3)?,
+                    format: r.get(4)?,
+                    chunks: r.get(5)?,
+                    updated_at: r.get(6)?,
+                    lang: r.get(7)?,
+                })
+            })?;
+            let rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+            let total: i64 = conn.query_row(
+                "SELECT count(*) FROM kb_documents WHERE site_id = ?1 AND (?2 = '' OR instr(lower(title), lower(?2)) > 0)",
+                params![site, title],
+                |r| r.get(0),
+            )?;
+            Ok((rows, total as u64))
+        })
+    }
+
+    /// One of the site's documents by id; `None` for any other.
+    pub fn document(&self, id: &str) -> Result<Option<DocumentRow>> {
+        self.read(|conn, site| {
+            conn.query_row(
+                "SELECT id, source, title, url, format, chunk_count, updated_at, lang FROM kb_documents WHERE site_id = ?1 AND id = ?2",
+                params![site, id],
+                |r| {
+                    Ok(DocumentRow {
+                        id: r.get(0)?,
+                        source: r.get(1)?,
+                        title: r.get(2)?,
+                        url: r.get(3)?,
+                        format: r.get(4)?,
+                        chunks: r.get(5)?,
+                        updated_at: r.get(6)?,
+                        lang: r.get(7)?,
+                    })
+                },
+            )
+            .optional_row()
+        })
+    }
+
     /// Deletes one document (by id or source) with its chunks.
     pub fn delete_document(&self, id_or_source: &str) -> Result<()> {
         self.write(|tx, site| {

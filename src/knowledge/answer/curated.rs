@@ -72,3 +72,15 @@ pub fn add(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site
     let new = NewCurated { question, answer, url: url.map(str::to_owned), embedding, model: embedder.fingerprint.clone() };
     Ok(store.site(*site).curated().add(&new)?)
 }
+
+/// Replaces a curated answer of the site, its question embedded again by the loaded model (blocking; the
+/// console's edit). `NotFound` (as a store error inside) for an id that is not the site's.
+pub fn update(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site: &SiteId, id: &str, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
+    let (question, answer) = (question.trim().to_owned(), answer.trim().to_owned());
+    if question.is_empty() || answer.is_empty() {
+        anyhow::bail!("the question and the answer must not be empty");
+    }
+    let embedding = embedder.embed_parallel_blocking(std::slice::from_ref(&question), crate::knowledge::embedding::model::Purpose::Query)?.pop().unwrap_or_default();
+    let new = NewCurated { question, answer, url: url.map(str::to_owned), embedding, model: embedder.fingerprint.clone() };
+    Ok(store.site(*site).curated().update(id, &new)?)
+}
