@@ -12,6 +12,8 @@
 //!   editors "online") and take over, reply, hand back, close.
 //! - [`pace`]: how fast one session's pages are served, so a looping script cannot slow the API.
 //! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
+//! - [`site_settings`], [`members`] (#25): the site's other settings (name, language, currency, answers,
+//!   tier, webhook and its test event, new secret and token, disable, delete) and its users.
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -28,6 +30,9 @@ pub mod session;
 pub mod settings;
 pub mod texts;
 pub mod views;
+// #25 settings
+pub mod members;
+pub mod site_settings;
 
 use std::sync::Arc;
 
@@ -131,6 +136,19 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/review/:group", get(views::group_view))
         .at("/sites/:site/review/:group/answer", post(views::answer_group))
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))
+        // #25 settings
+        .at("/sites/:site/settings/site", post(site_settings::save_site))
+        .at("/sites/:site/settings/webhook", post(site_settings::save_webhook))
+        .at("/sites/:site/settings/webhook/test", post(site_settings::test_webhook))
+        .at("/sites/:site/settings/rotate-secret", post(site_settings::rotate_secret))
+        .at("/sites/:site/settings/rotate-token", post(site_settings::rotate_token))
+        .at("/sites/:site/settings/disable", post(site_settings::disable))
+        .at("/sites/:site/settings/enable", post(site_settings::enable))
+        .at("/sites/:site/settings/delete", post(site_settings::delete))
+        .at("/sites/:site/users", get(members::members_page))
+        .at("/sites/:site/users/invite", post(members::invite_member))
+        .at("/sites/:site/users/:user/role", post(members::change_role))
+        .at("/sites/:site/users/:user/remove", post(members::remove_member))
         .at("/assets/console.css", get(stylesheet))
         .at("/assets/inbox.js", get(inbox_script))
         .at("/*rest", views::fallback)
