@@ -8,7 +8,7 @@ use clap::{Subcommand, ValueEnum};
 
 use super::{JsonFlag, SiteArg, SiteFilter};
 use crate::config::Config;
-use crate::domain::{EventType, SiteId, Timestamp};
+use crate::domain::{SiteId, Timestamp};
 use crate::outbox::deliver::Sender;
 use crate::store::outbox::{self, Endpoint, EndpointState, OutboxStatus};
 use crate::store::{Store, StoreError};
@@ -215,11 +215,9 @@ pub fn run(cmd: WebhooksCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             let site = store.site(site_id).get()?.ok_or_else(|| anyhow::anyhow!("no site {site_id}"))?;
             let url = site.webhook_url.clone().ok_or_else(|| anyhow::anyhow!("site {site_id} has no webhook URL (site update --webhook-url)"))?;
             let secrets = store.site(site_id).signing_secrets()?;
-            let id = outbox::new_message_id();
-            let data = serde_json::json!({"siteId": site_id, "message": "This is a test event sent by `sitebot webhooks test`."});
-            let payload = outbox::event_body(EventType::WebhookTest, &data)?;
             let sender = Sender::new(&config.webhooks).context("cannot build the HTTP client")?;
-            let sent = super::runtime()?.block_on(sender.send(url.as_str(), &id, &payload, &secrets));
+            let crate::outbox::test_event::Tested { id, sent } =
+                super::runtime()?.block_on(crate::outbox::test_event::send(&sender, site_id, &url, &secrets, "`sitebot webhooks test`"))?;
             println!("sent {id} (webhook.test) to {}", url.as_str());
             if site.webhook_disabled_at.is_some() {
                 println!("note: this endpoint is disabled for events; `sitebot webhooks enable --site {site_id}` re-enables it");

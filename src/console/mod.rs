@@ -14,6 +14,9 @@
 //! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
 //! - [`knowledge`], [`knowledge_sources`], [`knowledge_answers`]: a site's documents (upload, delete),
 //!   crawl sources (add, re-sync now with live progress, remove) and curated answers; editors and up.
+
+//! - [`site_settings`], [`members`] (#25): the site's other settings (name, language, currency, answers,
+//!   tier, webhook and its test event, new secret and token, disable, delete) and its users.
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -34,6 +37,10 @@ pub mod views;
 pub mod knowledge;
 pub mod knowledge_answers;
 pub mod knowledge_sources;
+
+// #25 settings
+pub mod members;
+pub mod site_settings;
 
 use std::sync::Arc;
 
@@ -151,6 +158,19 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/review/:group", get(views::group_view))
         .at("/sites/:site/review/:group/answer", post(views::answer_group))
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))
+        // #25 settings
+        .at("/sites/:site/settings/site", post(site_settings::save_site))
+        .at("/sites/:site/settings/webhook", post(site_settings::save_webhook))
+        .at("/sites/:site/settings/webhook/test", post(site_settings::test_webhook))
+        .at("/sites/:site/settings/rotate-secret", post(site_settings::rotate_secret))
+        .at("/sites/:site/settings/rotate-token", post(site_settings::rotate_token))
+        .at("/sites/:site/settings/disable", post(site_settings::disable))
+        .at("/sites/:site/settings/enable", post(site_settings::enable))
+        .at("/sites/:site/settings/delete", post(site_settings::delete))
+        .at("/sites/:site/users", get(members::members_page))
+        .at("/sites/:site/users/invite", post(members::invite_member))
+        .at("/sites/:site/users/:user/role", post(members::change_role))
+        .at("/sites/:site/users/:user/remove", post(members::remove_member))
         .at("/assets/console.css", get(stylesheet))
         .at("/assets/inbox.js", get(inbox_script))
         // #25 knowledge

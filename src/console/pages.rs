@@ -361,6 +361,97 @@ pub struct Settings<'a> {
     /// The form was just saved.
     pub saved: bool,
     pub max_wait: u32,
+    /// #25 settings: the site, webhook, credentials and disable-or-delete sections.
+    pub site: SiteSections,
+}
+
+// #25 settings: the site's settings sections beside live hand-off, and the site's users.
+
+/// The site form (name, default language, currency, answer mode, tier), as typed.
+#[derive(Debug)]
+pub struct GeneralForm {
+    pub name: String,
+    pub lang: String,
+    pub currency: String,
+    pub answers: String,
+    pub tier: String,
+}
+
+/// The webhook form: its URL and each subscribable event with whether it is chosen.
+#[derive(Debug)]
+pub struct WebhookForm {
+    pub url: String,
+    pub events: Vec<(&'static str, bool)>,
+}
+
+/// What one POST shows once and never again: a new secret or token, or a test event's answer.
+#[derive(Debug)]
+pub struct Notice {
+    pub title: &'static str,
+    /// A new secret or token, to copy now.
+    pub secret: Option<String>,
+    /// (label, value)
+    pub facts: Vec<(&'static str, String)>,
+}
+
+/// The settings page's sections beyond live hand-off (#25).
+#[derive(Debug)]
+pub struct SiteSections {
+    pub general: GeneralForm,
+    pub general_error: Option<String>,
+    pub webhook: WebhookForm,
+    pub webhook_error: Option<String>,
+    /// The endpoint is disabled (a 410, or failing too long): saving the URL again re-enables it.
+    pub webhook_disabled: bool,
+    pub credentials_error: Option<String>,
+    pub danger_error: Option<String>,
+    pub notice: Option<Notice>,
+    /// Which section was just saved (`site`, `webhook`, `danger`), from `?saved=`.
+    pub saved: String,
+    pub is_admin: bool,
+    pub tier_has_token: bool,
+    pub enabled: bool,
+    pub currencies: Vec<&'static str>,
+    pub tiers: [&'static str; 3],
+}
+
+/// A user who may see the site, as the users page lists them.
+#[derive(Debug)]
+pub struct MemberRow {
+    pub id: String,
+    pub email: String,
+    /// `owner`, `editor` or `viewer`; empty for an admin.
+    pub role: String,
+    pub admin: bool,
+    pub password_set: bool,
+    pub is_me: bool,
+}
+
+/// A setup link made by an invitation, shown once.
+#[derive(Debug)]
+pub struct InviteLink {
+    pub email: String,
+    pub link: String,
+    pub expires: String,
+}
+
+#[derive(Template)]
+#[template(path = "members.html", config = "assets/console/askama.toml")]
+pub struct Members<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub csrf: &'a str,
+    pub rows: Vec<MemberRow>,
+    pub roles: [&'static str; 3],
+    pub error: Option<String>,
+    pub invite_email: String,
+    pub invite_role: String,
+    /// A new user's setup link (shown only in the answer to the invitation).
+    pub link: Option<InviteLink>,
+    /// An existing account was given the role.
+    pub invited_existing: Option<String>,
+    pub saved: bool,
 }
 
 // #25 knowledge: the knowledge pages (documents, crawl sources, curated answers) and their confirmation.

@@ -24,7 +24,7 @@ use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
 use crate::store::{Site, SiteUpdate};
 
 /// The form's values, as shown (the site's, or what was sent with an error).
-fn form_of(site: &Site) -> pages::HandoffForm {
+pub(super) fn form_of(site: &Site) -> pages::HandoffForm {
     let h = &site.handoff;
     pages::HandoffForm {
         enabled: h.enabled,
@@ -35,10 +35,13 @@ fn form_of(site: &Site) -> pages::HandoffForm {
     }
 }
 
-fn page(t: &'static Texts, me: &Me, site: Site, form: pages::HandoffForm, error: Option<String>, saved: bool) -> Response {
-    let status = if error.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
+/// The settings page: the site's other sections (`site_settings`) and live hand-off's form; `422` when
+/// any section tells what is wrong with what was sent.
+pub(super) fn page(t: &'static Texts, me: &Me, site: Site, form: pages::HandoffForm, error: Option<String>, saved: bool, sections: pages::SiteSections) -> Response {
+    let wrong = error.is_some() || sections.general_error.is_some() || sections.webhook_error.is_some() || sections.credentials_error.is_some() || sections.danger_error.is_some();
+    let status = if wrong { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
     let nav = views::site_nav(site, crate::domain::SiteRole::Owner, "settings");
-    views::render(status, pages::Settings { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error, saved, max_wait: MAX_HANDOFF_WAIT_SECS })
+    views::render(status, pages::Settings { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error, saved, max_wait: MAX_HANDOFF_WAIT_SECS, site: sections })
 }
 
 #[handler]
@@ -49,8 +52,10 @@ pub async fn settings_page(req: &Request, Path(raw): Path<String>, Data(state): 
         Err(page) => return page,
     };
     let saved = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "saved=1"));
+    let mut sections = super::site_settings::sections(state, &me, &site);
+    sections.saved = req.uri().query().and_then(|q| q.split('&').find_map(|p| p.strip_prefix("saved="))).unwrap_or("").chars().take(10).collect();
     let form = form_of(&site);
-    page(t, &me, site, form, None, saved)
+    page(t, &me, site, form, None, saved, sections)
 }
 
 /// The sent form as an update, or the first thing wrong with it (its label, then the reason).
@@ -92,7 +97,8 @@ pub async fn save_settings(req: &Request, body: Body, Path(raw): Path<String>, D
                 timezone: field(&fields, "timezone").to_owned(),
                 wait: field(&fields, "wait").to_owned(),
             };
-            return page(t, &me, site, form, Some(error), false);
+            let sections = super::site_settings::sections(state, &me, &site);
+            return page(t, &me, site, form, Some(error), false, sections);
         }
     };
     let id = site.id;

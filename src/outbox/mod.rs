@@ -21,5 +21,7 @@ pub mod deliver;
 pub mod retry;
 pub mod signing;
 pub mod worker;
+// #25 settings
+pub mod test_event;
 
 pub use worker::{Summary, Worker, WorkerError};

@@ -53,7 +53,7 @@ fn grants(conn: &Connection, id: &UserId) -> Result<Vec<Grant>> {
 }
 
 /// Replaces the user's setup links with this one (valid until `expires_at`).
-fn put_link(tx: &Transaction<'_>, id: &UserId, token_hash: &[u8; 32], expires_at: Timestamp) -> Result<()> {
+pub(super) fn put_link(tx: &Transaction<'_>, id: &UserId, token_hash: &[u8; 32], expires_at: Timestamp) -> Result<()> {
     tx.execute("DELETE FROM console_setup_links WHERE user_id = ?1", [id])?;
     tx.execute("INSERT INTO console_setup_links (token_hash, user_id, expires_at) VALUES (?1, ?2, ?3)", params![&token_hash[..], id, expires_at])?;
     Ok(())
