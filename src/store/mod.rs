@@ -41,6 +41,8 @@ mod tenant;
 pub mod transfer;
 pub mod usage;
 pub mod users;
+// #25 widget
+pub mod widget;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
