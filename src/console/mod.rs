@@ -12,6 +12,8 @@
 //!   editors "online") and take over, reply, hand back, close.
 //! - [`pace`]: how fast one session's pages are served, so a looping script cannot slow the API.
 //! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
+//! - [`widget_editor`]: the widget's look, greetings, suggested questions and origins as a draft, its
+//!   live preview, and publishing it (owners only).
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -28,6 +30,8 @@ pub mod session;
 pub mod settings;
 pub mod texts;
 pub mod views;
+// #25 widget
+pub mod widget_editor;
 
 use std::sync::Arc;
 
@@ -41,6 +45,15 @@ const CSS: &str = include_str!("../../assets/console/console.css");
 
 /// The inbox's script (live hand-off), compiled in.
 const INBOX_JS: &str = include_str!("../../assets/console/inbox.js");
+
+// #25 widget
+/// The widget editor's script (the embed code's copy button), compiled in.
+const WIDGET_EDITOR_JS: &str = include_str!("../../assets/console/widget_editor.js");
+
+#[handler]
+fn widget_editor_script(req: &Request) -> Response {
+    asset(req, WIDGET_EDITOR_JS, "text/javascript; charset=utf-8")
+}
 
 /// An asset's `ETag`: a hash of its bytes, so a new build's asset is fetched again.
 fn etag_of(body: &str) -> String {
@@ -133,6 +146,12 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))
         .at("/assets/console.css", get(stylesheet))
         .at("/assets/inbox.js", get(inbox_script))
+        // #25 widget
+        .at("/sites/:site/widget", get(widget_editor::editor).post(widget_editor::save))
+        .at("/sites/:site/widget/publish", post(widget_editor::publish))
+        .at("/sites/:site/widget/discard", post(widget_editor::discard))
+        .at("/sites/:site/widget/preview", get(widget_editor::preview))
+        .at("/assets/widget_editor.js", get(widget_editor_script))
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)
