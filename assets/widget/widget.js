@@ -3,17 +3,20 @@
  * styles live in constructable stylesheets (works under a strict CSP: no inline styles, no eval, no innerHTML).
  * Answer text, source titles and what the visitor and the staff write are untrusted: they only ever become text
  * nodes and attribute values.
+ * Suggested questions (the site's, in the visitor's language) are buttons before the first question; one pressed is asked.
+ * `data-preview="TOKEN"` (the console's preview page only) asks for the site's unpublished draft and opens the panel.
  * Live hand-off: "Talk to a person" asks for one when the site has it on (the contact form when none can come);
  * while a person is awaited or present, messages go to `/conversations/{id}/messages` and the conversation's event
  * stream (resumed with Last-Event-ID after a reload or a drop) shows theirs.
  * Theming: `sitebot-widget::part(launcher|panel|input|send|message|staff-message|note|citation|source|feedback-up|
- * feedback-down|lead-open|lead-name|lead-email|lead-message|lead-submit|handoff|handoff-cancel|status)` and the custom properties --sitebot-primary,
+ * feedback-down|lead-open|lead-name|lead-email|lead-message|lead-submit|handoff|handoff-cancel|status|suggestion)` and the custom properties --sitebot-primary,
  * --sitebot-on-primary, --sitebot-link, --sitebot-bg, --sitebot-text, --sitebot-font, --sitebot-radius. */
 (() => {
   'use strict';
   const script = document.currentScript || document.querySelector('script[data-site-id]');
   if (!script || !window.customElements || customElements.get('sitebot-widget')) return;
   const siteId = (script.dataset.siteId || '').trim();
+  const previewToken = (script.dataset.preview || '').trim();
   let API;
   try { API = new URL(script.src, location.href).origin + '/v1'; } catch { return; }
 
@@ -123,6 +126,8 @@ textarea{min-height:90px;resize:vertical}
 .pri{padding:9px 16px;border:0;border-radius:10px;background:var(--sitebot-primary);color:var(--sitebot-on-primary);font-weight:600}
 .lead .sec{margin:0;padding:8px 14px;font-size:15px}
 .ok{font-weight:600}
+.sugg{display:flex;flex-wrap:wrap;gap:6px;align-self:stretch}
+.sugg button{max-width:100%;padding:6px 12px;border:1px solid var(--sitebot-link);border-radius:16px;background:#fff;color:var(--sitebot-link);font-size:14px;text-align:start;overflow-wrap:anywhere}
 .msg[data-role=staff]{align-self:flex-start;background:#e6f4ea;color:#1b1b1f;border-end-start-radius:4px;white-space:pre-wrap}
 .who{display:block;font-size:13px;font-weight:600;margin-bottom:2px}
 .note{align-self:center;max-width:92%;margin:0;color:#4a4f57;font-size:13px;font-style:italic;text-align:center}
@@ -228,7 +233,7 @@ textarea{min-height:90px;resize:vertical}
   const save = () => { msgs = msgs.slice(-60); store.set(KEY, { cid: conversationId, tok: convToken, ho, open: isOpen, msgs }); };
   let sessionId = store.get('sitebot:session');
   if (typeof sessionId !== 'string') { sessionId = rid(); store.set('sitebot:session', sessionId); }
-  let cfg = { name: '', greeting: null, leadForm: true, handoff: false };
+  let cfg = { name: '', greeting: null, leadForm: true, handoff: false, questions: [] };
 
   // ---- network ---------------------------------------------------------------------------------------------
   const HEADERS = { 'Content-Type': 'application/json', 'X-Site-Id': siteId };
@@ -261,6 +266,7 @@ textarea{min-height:90px;resize:vertical}
     }
   };
   const track = (type, extra) => {
+    if (previewToken) return; // the console's preview is not a visitor
     queue.push(Object.assign({ type, sessionId, at: new Date().toISOString() }, extra));
     if (!flushTimer) flushTimer = setTimeout(flush, 1500);
   };
@@ -315,7 +321,9 @@ textarea{min-height:90px;resize:vertical}
   const title = h('h2', { id: titleId }, t.title);
   const closeBtn = h('button', { type: 'button', class: 'icon', 'aria-label': t.close, onclick: () => close(true) }, icon('close'));
   const greeting = h('div', { class: 'msg bot', dir: 'auto' });
-  const log = h('div', { class: 'log', role: 'region', 'aria-label': t.log, tabindex: '0' }, greeting);
+  // Suggested questions: shown until the first question, each only ever text.
+  const sugg = h('div', { class: 'sugg', hidden: true });
+  const log = h('div', { class: 'log', role: 'region', 'aria-label': t.log, tabindex: '0' }, greeting, sugg);
   const input = h('input', { part: 'input', type: 'text', name: 'question', autocomplete: 'off', maxlength: '2000', placeholder: t.ph, 'aria-label': t.q, enterkeyhint: 'send' });
   const sendBtn = h('button', { part: 'send', class: 'send', type: 'submit', 'aria-label': t.send }, icon('send'));
   const leadLink = () => h('button', { part: 'lead-open', type: 'button', class: 'link', onclick: talk }, t.talk);
@@ -365,6 +373,16 @@ textarea{min-height:90px;resize:vertical}
     greeting.textContent = text || t.hello;
   };
   setGreeting();
+  const showSuggestions = () => {
+    const qs = cfg.questions.filter((q) => typeof q === 'string' && q.trim()).slice(0, 5);
+    sugg.replaceChildren(...qs.map((q) => h('button', { part: 'suggestion', type: 'button', dir: 'auto', onclick: () => {
+      if (busy || ho.s) return;
+      sugg.hidden = true;
+      ask(q.trim().slice(0, 2000));
+      input.focus();
+    } }, q.trim())));
+    sugg.hidden = !qs.length || msgs.length > 0 || !!ho.s;
+  };
 
   const nearBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 120;
   const toBottom = () => { log.scrollTop = log.scrollHeight; };
@@ -591,6 +609,7 @@ textarea{min-height:90px;resize:vertical}
   let busy = false;
   async function ask(q, again) {
     busy = true;
+    sugg.hidden = true;
     sendBtn.disabled = true;
     if (!again) {
       const u = { r: 'user', t: q };
@@ -826,9 +845,12 @@ textarea{min-height:90px;resize:vertical}
     if (c.position === 'bottom-left' || c.position === 'bottom-right') host.setAttribute('data-position', c.position);
     cfg.leadForm = c.leadForm !== false;
     cfg.handoff = c.handoff === true;
+    cfg.questions = c.suggestedQuestions && Array.isArray(c.suggestedQuestions.questions) ? c.suggestedQuestions.questions : [];
+    showSuggestions();
     for (const b of root.querySelectorAll('[part~="lead-open"]')) b.hidden = (!cfg.leadForm && !cfg.handoff) || (b === footLead && !!ho.s);
   };
-  api('/widget/config').then((r) => (r.ok ? r.json() : null)).then(applyConfig).catch(() => {});
+  const cfgPath = '/widget/config' + (/^[a-z]{2,3}([-_][a-z0-9]{1,8})*$/i.test(pageLang) ? '?lang=' + encodeURIComponent(pageLang) : '');
+  api(cfgPath, undefined, previewToken ? { 'X-Widget-Preview': previewToken } : null).then((r) => (r.ok ? r.json() : null)).then(applyConfig).catch(() => {});
 
   // ---- phones: follow the visual viewport so the on-screen keyboard never hides the input ----------------
   const vv = window.visualViewport;
@@ -848,7 +870,7 @@ textarea{min-height:90px;resize:vertical}
 
   const mount = () => {
     document.body.append(host);
-    if (isOpen) open(false);
+    if (isOpen || previewToken) open(false);
     track('widget_loaded', { url: location.origin + location.pathname });
   };
   if (document.body) mount();

@@ -1,5 +1,6 @@
 //! `GET /v1/widget.js`, the embeddable assistant (its source is `assets/widget/widget.js`, compiled into
-//! the binary), and `GET /v1/widget/config`, a site's widget settings.
+//! the binary), and `GET /v1/widget/config`, a site's widget settings: the published ones, or its draft
+//! for the console's preview (a valid `X-Widget-Preview` token of the site; any other is 403).
 
 use std::sync::{Arc, LazyLock};
 
@@ -9,8 +10,11 @@ use poem::{Request, Response, handler};
 use serde::Serialize;
 
 use crate::app::AppState;
+use crate::domain::{Lang, Timestamp};
 use crate::http::conditional;
+use crate::http::error::ApiError;
 use crate::http::scope::Tenant;
+use crate::store::widget::Preview;
 
 const WIDGET_JS: &str = include_str!("../../assets/widget/widget.js");
 static WIDGET_ETAG: LazyLock<String> = LazyLock::new(|| conditional::etag(WIDGET_JS.as_bytes()));
@@ -46,21 +50,58 @@ pub struct WidgetConfig {
     handoff: bool,
     /// The site's language first, then every language it has a greeting in.
     languages: Vec<String>,
+    /// The questions the widget offers as buttons before the first question, for the visitor's language.
+    suggested_questions: SuggestedQuestions,
+}
+
+/// Suggested questions in one language: the visitor's (`?lang=`), else its primary language, else the
+/// site's; `lang` is `null` and the list empty when none of those has any.
+#[derive(Debug, Serialize)]
+pub struct SuggestedQuestions {
+    lang: Option<String>,
+    questions: Vec<String>,
+}
+
+/// The preview token header: the console's preview sends it (from the server's own origin, so it is not
+/// among the CORS headers a page elsewhere may send).
+pub const PREVIEW_HEADER: &str = "x-widget-preview";
+
+/// `?lang=` of the query string, parsed; a malformed tag is a 400.
+fn visitor_lang(req: &Request) -> Result<Option<Lang>, ApiError> {
+    let Some(query) = req.uri().query() else { return Ok(None) };
+    let raw = url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "lang").map(|(_, v)| v.into_owned());
+    raw.map(|l| Lang::parse(&l).map_err(|e| ApiError::BadRequest(e.0))).transpose()
 }
 
 #[handler]
-pub async fn config(Data(_state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>) -> Json<WidgetConfig> {
+pub async fn config(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>) -> poem::Result<Json<WidgetConfig>> {
     let site = &tenant.site;
+    let lang = visitor_lang(req)?;
+    let preview = req.headers().get(PREVIEW_HEADER).map(|v| v.to_str().unwrap_or("").to_owned());
+    let id = site.id;
+    // The published settings, or with a valid preview token the site's draft.
+    let shown = match preview {
+        None => state.store.run(move |s| s.site(id).widget().published()).await.map_err(ApiError::from)?,
+        Some(token) => match state.store.run(move |s| s.site(id).widget().preview(&token, Timestamp::now())).await.map_err(ApiError::from)? {
+            Preview::Shown(draft) => draft,
+            Preview::Refused => return Err(ApiError::PreviewTokenInvalid.into()),
+        },
+    };
     let mut languages = vec![site.lang.as_str().to_owned()];
-    languages.extend(site.widget.greeting.keys().filter(|l| *l != site.lang.as_str()).cloned());
-    Json(WidgetConfig {
+    languages.extend(shown.greeting.keys().filter(|l| *l != site.lang.as_str()).cloned());
+    let suggested = match shown.questions_for(lang.as_ref(), &site.lang) {
+        Some((lang, questions)) => SuggestedQuestions { lang: Some(lang.to_owned()), questions: questions.to_vec() },
+        None => SuggestedQuestions { lang: None, questions: Vec::new() },
+    };
+    Ok(Json(WidgetConfig {
         site_id: site.id.to_string(),
         name: site.name.clone(),
-        greeting: site.widget.greeting.clone(),
-        primary_color: site.widget.primary_color.as_str().to_owned(),
-        position: site.widget.position.as_str(),
-        lead_form: site.widget.lead_form,
+        primary_color: shown.primary_color.as_str().to_owned(),
+        position: shown.position.as_str(),
+        lead_form: shown.lead_form,
+        greeting: shown.greeting,
         handoff: site.handoff.enabled,
         languages,
-    })
+        suggested_questions: suggested,
+    }))
 }

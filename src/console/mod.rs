@@ -14,9 +14,10 @@
 //! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
 //! - [`knowledge`], [`knowledge_sources`], [`knowledge_answers`]: a site's documents (upload, delete),
 //!   crawl sources (add, re-sync now with live progress, remove) and curated answers; editors and up.
-
 //! - [`site_settings`], [`members`] (#25): the site's other settings (name, language, currency, answers,
 //!   tier, webhook and its test event, new secret and token, disable, delete) and its users.
+//! - [`widget_editor`]: the widget's look, greetings, suggested questions and origins as a draft, its
+//!   live preview, and publishing it (owners only).
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -41,6 +42,9 @@ pub mod knowledge_sources;
 // #25 settings
 pub mod members;
 pub mod site_settings;
+
+// #25 widget
+pub mod widget_editor;
 
 use std::sync::Arc;
 
@@ -67,6 +71,15 @@ fn upload_script(req: &Request) -> Response {
 #[handler]
 fn knowledge_script(req: &Request) -> Response {
     asset(req, KNOWLEDGE_JS, "text/javascript; charset=utf-8")
+}
+
+// #25 widget
+/// The widget editor's script (the embed code's copy button), compiled in.
+const WIDGET_EDITOR_JS: &str = include_str!("../../assets/console/widget_editor.js");
+
+#[handler]
+fn widget_editor_script(req: &Request) -> Response {
+    asset(req, WIDGET_EDITOR_JS, "text/javascript; charset=utf-8")
 }
 
 /// An asset's `ETag`: a hash of its bytes, so a new build's asset is fetched again.
@@ -186,6 +199,12 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/knowledge/answers/:answer/delete", get(knowledge_answers::delete_form).post(knowledge_answers::delete))
         .at("/assets/upload.js", get(upload_script))
         .at("/assets/knowledge.js", get(knowledge_script))
+        // #25 widget
+        .at("/sites/:site/widget", get(widget_editor::editor).post(widget_editor::save))
+        .at("/sites/:site/widget/publish", post(widget_editor::publish))
+        .at("/sites/:site/widget/discard", post(widget_editor::discard))
+        .at("/sites/:site/widget/preview", get(widget_editor::preview))
+        .at("/assets/widget_editor.js", get(widget_editor_script))
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)

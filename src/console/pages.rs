@@ -604,3 +604,57 @@ pub struct KnowledgeConfirm<'a> {
     pub csrf: &'a str,
     pub c: Confirm,
 }
+
+// #25 widget
+/// One language's row of the widget editor, as shown (the site's language first, fixed).
+#[derive(Debug, Clone)]
+pub struct WidgetLangRow {
+    pub lang: String,
+    /// The site's own language: its tag cannot be changed here.
+    pub fixed: bool,
+    pub greeting: String,
+    /// One question a line.
+    pub questions: String,
+}
+
+/// The widget editor's form, as shown (the draft, the published settings, or what was sent with an error).
+#[derive(Debug, Clone)]
+pub struct WidgetForm {
+    pub color: String,
+    pub position: String,
+    pub lead_form: bool,
+    /// One origin a line.
+    pub origins: String,
+    pub languages: Vec<WidgetLangRow>,
+}
+
+#[derive(Template)]
+#[template(path = "widget.html", config = "assets/console/askama.toml")]
+pub struct WidgetEditor<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub nav: SiteNav,
+    pub csrf: &'a str,
+    pub form: WidgetForm,
+    /// What is wrong with the sent form (nothing was saved).
+    pub error: Option<String>,
+    /// What just happened (saved, published, discarded), as a sentence.
+    pub done: Option<&'a str>,
+    /// When and by whom the unpublished draft was saved, when there is one.
+    pub draft: Option<String>,
+    /// The languages the preview can be shown in.
+    pub preview_langs: Vec<String>,
+    /// The embed tag to copy.
+    pub snippet: String,
+}
+
+/// The page the preview frame shows: a host page with the real widget, showing the draft.
+#[derive(Template)]
+#[template(path = "widget_preview.html", config = "assets/console/askama.toml")]
+pub struct WidgetPreview<'a> {
+    pub t: &'a Texts,
+    pub lang: String,
+    pub site_id: String,
+    pub site_name: String,
+    pub token: String,
+}

@@ -96,6 +96,10 @@ pub enum ApiError {
     /// a failure.
     #[error("the site is moving to another node")]
     SiteMoving,
+    // #25 widget
+    /// `X-Widget-Preview` is not a valid preview token of this site (altered, another site's, expired).
+    #[error("invalid widget preview token")]
+    PreviewTokenInvalid,
 }
 
 /// The problem document as sent.
@@ -152,6 +156,7 @@ impl ApiError {
             ApiError::StorageLow { retry_after_secs: 0 },
             ApiError::Starting,
             ApiError::SiteMoving,
+            ApiError::PreviewTokenInvalid,
         ];
         for e in &all {
             match e {
@@ -183,7 +188,8 @@ impl ApiError {
                 | ApiError::Unavailable(_)
                 | ApiError::StorageLow { .. }
                 | ApiError::Starting
-                | ApiError::SiteMoving => {}
+                | ApiError::SiteMoving
+                | ApiError::PreviewTokenInvalid => {}
             }
         }
         all
@@ -328,6 +334,13 @@ impl ApiError {
                 "unavailable",
                 "Service unavailable",
                 format!("The service cannot store anything right now; nothing was kept. Retry in {retry_after_secs} s."),
+            ),
+            // #25 widget
+            PreviewTokenInvalid => (
+                StatusCode::FORBIDDEN,
+                "preview_token_invalid",
+                "Preview token invalid",
+                "The widget preview token is not this site's, was altered, or has expired. Reload the preview in the console.".into(),
             ),
         }
     }

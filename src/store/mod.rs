@@ -44,6 +44,9 @@ pub mod users;
 // #25 settings
 pub mod members;
 
+// #25 widget
+pub mod widget;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

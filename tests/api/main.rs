@@ -37,3 +37,6 @@ mod stream;
 mod webhooks;
 // #25 settings
 mod console_settings;
+
+// #25 widget
+mod console_widget;

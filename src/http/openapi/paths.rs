@@ -65,10 +65,17 @@ pub(super) fn paths() -> Map<String, Value> {
     p.insert(
         "/v1/widget/config".into(),
         json!({"get": operation("widget", "widgetConfig", "The site's widget settings",
-            "Colour, position, greetings and whether the contact form shows, as set by `sitebot site update`.",
+            "Colour, position, greetings, suggested questions and whether the contact form shows, as published by the console's \
+             widget editor or set by `sitebot site update`. With `X-Widget-Preview` (a token the console's preview page makes, bound \
+             to one site and valid for minutes), the site's unpublished draft instead; a token that is not this site's, was \
+             altered or has expired is 403 `preview_token_invalid`.",
             json!({"200": ok("The settings", "application/json", schema_ref("WidgetConfig"))}),
             &[400, 401, 403, 404],
-            json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}]}))}),
+            json!({"security": tenant_security(), "parameters": [
+                {"$ref": "#/components/parameters/XSiteId"},
+                {"name": "lang", "in": "query", "required": false, "schema": lang_schema("The visitor's language, for `suggestedQuestions`; malformed: 400 `bad_request`")},
+                {"name": "X-Widget-Preview", "in": "header", "required": false, "description": "A console preview token: the draft instead of the published settings", "schema": {"type": "string", "maxLength": 512}}
+            ]}))}),
     );
     p.insert(
         "/v1/feedback".into(),

@@ -170,7 +170,7 @@ pub(super) fn components() -> Value {
                 }
             },
             "WidgetConfig": {
-                "type": "object", "required": ["siteId", "name", "greeting", "primaryColor", "position", "leadForm", "handoff", "languages"],
+                "type": "object", "required": ["siteId", "name", "greeting", "primaryColor", "position", "leadForm", "handoff", "languages", "suggestedQuestions"],
                 "properties": {
                     "siteId": {"type": "string", "format": "uuid"},
                     "name": {"type": "string"},
@@ -179,7 +179,15 @@ pub(super) fn components() -> Value {
                     "position": {"type": "string", "enum": ["bottom-right", "bottom-left"]},
                     "leadForm": {"type": "boolean", "description": "Whether the widget offers the contact form"},
                     "handoff": {"type": "boolean", "description": "Whether the site has live hand-off on: \"Talk to a person\" then asks for one (`POST /v1/conversations/{conversationId}/handoff`), and the contact form when none can come"},
-                    "languages": {"type": "array", "items": {"type": "string"}, "description": "The site's language, then every language it has a greeting in"}
+                    "languages": {"type": "array", "items": {"type": "string"}, "description": "The site's language, then every language it has a greeting in"},
+                    "suggestedQuestions": {
+                        "type": "object", "required": ["lang", "questions"],
+                        "description": "Questions the widget offers as buttons before the first question: those of `lang` (the query's), else of its primary language, else of the site's language",
+                        "properties": {
+                            "lang": {"type": ["string", "null"], "description": "The language the questions are in; null when there are none"},
+                            "questions": {"type": "array", "maxItems": 5, "items": {"type": "string", "minLength": 1, "maxLength": 120}}
+                        }
+                    }
                 }
             },
             "FeedbackRequest": {
