@@ -12,6 +12,7 @@
 //!   editors "online") and take over, reply, hand back, close.
 //! - [`pace`]: how fast one session's pages are served, so a looping script cannot slow the API.
 //! - [`settings`]: a site's settings (live hand-off: on, hours, closed dates, time zone, wait), owners only.
+//! - [`account`]: the user's own page: the weekly digest, and lead e-mails of the sites they manage (#25).
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -28,6 +29,8 @@ pub mod session;
 pub mod settings;
 pub mod texts;
 pub mod views;
+// #25 email
+pub mod account;
 
 use std::sync::Arc;
 
@@ -133,6 +136,9 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/review/:group/reviewed", post(views::review_group))
         .at("/assets/console.css", get(stylesheet))
         .at("/assets/inbox.js", get(inbox_script))
+        // #25 email
+        .at("/account", get(account::account_page).post(account::save_account))
+        .at("/sites/:site/lead-email", post(account::save_lead_email))
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)

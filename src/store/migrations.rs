@@ -29,6 +29,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0019_console_scale.sql"),
     include_str!("migrations/0020_handoff.sql"),
     include_str!("migrations/0021_moving.sql"),
+    // #25 email
+    include_str!("migrations/0023_email.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {
