@@ -108,8 +108,8 @@ Builds sitebot and installs it with its ONNX Runtime and embedding model.
                    include sitebot-litestream.service and /etc/sitebot/litestream.yml
   --deps-only      only check prerequisites, fetch the runtime, model and
                    Litestream into the cache, install the test tools (Python,
-                   curl, chromium, npm packages, Debian's haproxy) and
-                   schemathesis; no build, no install
+                   curl, chromium, npm packages, Debian's haproxy),
+                   schemathesis and aiosmtpd; no build, no install
   --cache-dir DIR  where downloads are kept (default
                    \${SITEBOT_CACHE_DIR:-\${XDG_CACHE_HOME:-\$HOME/.cache}/sitebot})
   -h, --help       show this help
@@ -622,6 +622,41 @@ install_schemathesis() {
   say "  installed schemathesis $version into $venv"
 }
 
+# #25 email: the e-mail tests' SMTP server (tests/api/email.rs runs tests/email/smtp_server.py), aiosmtpd
+# with the exact packages of tests/email/requirements.txt, in a venv of its own in the cache. The tests find
+# it at $CACHE_DIR/tools/aiosmtpd-VERSION/bin/python.
+AIOSMTPD_STATUS="not checked"
+install_aiosmtpd() {
+  local req="$SCRIPT_DIR/tests/email/requirements.txt" version venv log
+  version=$(sed -n 's/^aiosmtpd==//p' "$req")
+  [ -n "$version" ] || die "$req pins no aiosmtpd version"
+  venv="$CACHE_DIR/tools/aiosmtpd-$version"
+  step "E-mail test tool: aiosmtpd==$version"
+  if [ -x "$venv/bin/python" ] && cmp -s "$req" "$venv/.requirements" \
+     && "$venv/bin/python" -c 'import aiosmtpd' 2>/dev/null; then
+    AIOSMTPD_STATUS="present ($version)"; say "  already installed"; return 0
+  fi
+  if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+      apt_install python3-venv >/dev/null || die "apt-get install python3-venv failed"
+    else
+      die "python3 cannot make a venv; as root: apt-get install -y python3-venv"
+    fi
+  fi
+  log="$CACHE_DIR/pip-aiosmtpd.log"
+  rm -rf "$venv"
+  mkdir -p "$CACHE_DIR/tools"
+  python3 -m venv "$venv" >"$log" 2>&1 || { cat "$log" >&2; die "python3 -m venv $venv failed"; }
+  if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir -r "$req" >>"$log" 2>&1; then
+    cat "$log" >&2; rm -rf "$venv"
+    die "pip could not install the e-mail tests' packages ($req)"
+  fi
+  "$venv/bin/python" -c 'import aiosmtpd' || die "aiosmtpd $version does not import in $venv"
+  cp "$req" "$venv/.requirements"
+  AIOSMTPD_STATUS="installed ($version)"
+  say "  installed aiosmtpd $version into $venv"
+}
+
 # The load generator the HTTP benchmarks drive (benches/): Debian's wrk. Best effort: the test suite does
 # not need it, so a machine without root or apt only gets a note.
 BENCH_STATUS="not checked"
@@ -854,6 +889,7 @@ main() {
   if [ "$DEPS_ONLY" -eq 1 ]; then
     install_test_tools
     install_schemathesis
+    install_aiosmtpd # #25 email
     install_bench_tools
   fi
 
@@ -880,6 +916,7 @@ main() {
   if [ "$DEPS_ONLY" -eq 1 ]; then
     say "  tests:       $TEST_TOOLS_STATUS"
     say "  contract:    $SCHEMATHESIS_STATUS"
+    say "  e-mail:      $AIOSMTPD_STATUS" # #25 email
     say "  benchmarks:  $BENCH_STATUS"
     say "  --deps-only: nothing built or installed"
   else

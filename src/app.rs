@@ -71,7 +71,12 @@ pub fn open_store(config: &Config, data_dir: &Path) -> anyhow::Result<Store> {
     };
     let path = data_dir.join(DB_FILE);
     let checkpoints = if config.replication.litestream { Checkpoints::Litestream } else { Checkpoints::Automatic };
-    Store::open_with(&path, keyring, checkpoints).with_context(|| format!("cannot open the database {}", path.display()))
+    let store = Store::open_with(&path, keyring, checkpoints).with_context(|| format!("cannot open the database {}", path.display()))?;
+    // #25 email: a lead queues its owners' e-mails only when e-mail is on.
+    if config.email.enabled() {
+        store.enable_email();
+    }
+    Ok(store)
 }
 
 /// Builds, once, every type its consumers make from the configuration's plain values, so that a value
@@ -97,6 +102,8 @@ pub fn check_config(config: &Config) -> Result<(), ConfigError> {
     if let Some(key) = &config.secrets.master_key {
         Keyring::from_base64(key.expose()).map_err(|_| bad("secrets.master_key", "must be base64 of 32 bytes".into()))?;
     }
+    // #25 email
+    crate::email::smtp::Mailer::from_config(&config.email, &config.server.hostnames)?;
     Ok(())
 }
 

@@ -29,6 +29,7 @@
 //!   online), the visitor's and the staff's actions, the expiry of waits.
 //! - [`live`]: what one process knows in memory for hand-off: staff presence, bells, stream caps.
 //! - [`secrets`]: bearer tokens (hashed), webhook secrets (sealed), constant-time comparison.
+//! - [`email`]: setup links, the weekly digest and lead e-mails over SMTP, queued durably (#25).
 
 pub mod answering;
 pub mod api;
@@ -52,3 +53,5 @@ pub mod ratelimit;
 pub mod secrets;
 pub mod server;
 pub mod store;
+// #25 email
+pub mod email;

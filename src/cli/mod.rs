@@ -16,6 +16,8 @@ mod site;
 mod transfer;
 mod user;
 pub mod webhooks;
+// #25 email
+mod digest;
 
 use std::path::PathBuf;
 
@@ -181,6 +183,12 @@ pub enum Command {
         #[arg(long, env = "SITEBOT_HEALTHCHECK_URL")]
         url: Option<String>,
     },
+    // #25 email
+    /// E-mail the weekly digest now (it is also sent every Monday by the server when e-mail is on)
+    Digest {
+        #[command(subcommand)]
+        command: digest::DigestCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -255,5 +263,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Healthcheck { url } => runtime()?.block_on(serve::healthcheck(&config, &data_dir, url)),
+        // #25 email
+        Command::Digest { command } => digest::run(command, &config, &data_dir),
     }
 }

@@ -172,6 +172,10 @@ pub struct UpdateArgs {
     /// Seconds a visitor waits for a person before the contact form is offered (1 to 3600; 120 until set)
     #[arg(long, env = "SITEBOT_SITE_HANDOFF_WAIT", value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=3600))]
     handoff_wait: Option<u32>,
+    // #25 email
+    /// E-mail the site's owners each new lead (for sites without a CRM; needs `[email]` configured)
+    #[arg(long, value_enum, env = "SITEBOT_SITE_LEAD_EMAIL")]
+    lead_email: Option<OnOff>,
     #[command(flatten)]
     out: JsonFlag,
 }
@@ -330,7 +334,17 @@ pub fn run(cmd: SiteCommand, config: &Config, data_dir: &Path) -> anyhow::Result
                 handoff_wait_secs: a.handoff_wait,
             };
             let (site, creds) = store.site(a.id).update(up).map_err(site_error(a.id))?;
+            // #25 email
+            if let Some(on) = a.lead_email {
+                store.email().set_lead_email(a.id, on == OnOff::On).map_err(site_error(a.id))?;
+                if on == OnOff::On && !config.email.enabled() {
+                    eprintln!("note: lead e-mails are on for {}, but e-mail is off until [email] smtp_url and from are set", a.id);
+                }
+            }
             print_site(&site, a.out.json)?;
+            if let (Some(on), false) = (a.lead_email, a.out.json) {
+                println!("lead e-mails to the owners: {}", if on == OnOff::On { "on" } else { "off" });
+            }
             if let Some(c) = creds {
                 print_credentials(&c, a.out.json)?;
             }

@@ -3,6 +3,8 @@
 //! `user add` and `user reset` print a one-time setup link (valid `console.setup_link_hours`, 24 by
 //! default): whoever opens it sets the password. There is never a default password; a reset ends the
 //! user's sessions at once.
+//! With `[email]` configured (#25) the link is also e-mailed to the user (queued, then sent at once when
+//! the SMTP server takes it; the server's worker retries it otherwise).
 
 use std::path::Path;
 
@@ -129,6 +131,17 @@ fn audit(store: &Store, site: Option<SiteId>, action: &str, detail: serde_json::
     Ok(store.audit().record("cli", site, action, &detail)?)
 }
 
+// #25 email
+/// E-mails a setup link when e-mail is on (queued, then sent at once if the SMTP server takes it);
+/// `None` when e-mail is off. What to tell the person at the terminal otherwise.
+fn email_link(store: &Store, config: &Config, to: &Email, link: &str, expires: Timestamp, reset: bool) -> anyhow::Result<Option<String>> {
+    if !crate::email::queue_setup_link(store, config, to, link, expires, reset)? {
+        return Ok(None);
+    }
+    let sent = super::digest::send_now(store, config)?.unwrap_or_default();
+    Ok(Some(format!("the link was e-mailed to {} ({})", to.as_str(), super::digest::describe(&sent))))
+}
+
 pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let store = crate::app::open_store(config, data_dir)?;
     match command {
@@ -150,11 +163,16 @@ pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             let detail = json!({"user": user.email, "admin": a.admin, "site": a.site, "role": grant.map(|g| g.role.as_str())});
             audit(&store, a.site, "user_added", detail)?;
             let link = format!("{}/console/setup/{token}", base_url(config, a.base_url.as_deref()));
+            // #25 email
+            let emailed = email_link(&store, config, &email, &link, expires, false)?;
             if a.out.json {
-                println!("{}", json!({"id": user.id, "email": user.email, "admin": user.is_admin, "setupLink": link, "expiresAt": expires}));
+                println!("{}", json!({"id": user.id, "email": user.email, "admin": user.is_admin, "setupLink": link, "expiresAt": expires, "emailed": emailed.is_some()}));
             } else {
                 println!("user {} added ({})", user.email, if a.admin { "admin".to_owned() } else { format!("{} of {}", grant.map_or("", |g| g.role.as_str()), a.site.map(|s| s.to_string()).unwrap_or_default()) });
                 println!("one-time setup link (valid until {expires}): {link}");
+                if let Some(said) = emailed {
+                    println!("{said}");
+                }
             }
             Ok(())
         }
@@ -207,10 +225,16 @@ pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             store.users().reset(&user.id, &hash, expires)?;
             audit(&store, None, "password_reset", json!({"user": user.email}))?;
             let link = format!("{}/console/setup/{token}", base_url(config, given.as_deref()));
+            // #25 email
+            let to = Email::parse(&user.email).map_err(|e| anyhow::anyhow!("the stored address {}: {e}", user.email))?;
+            let emailed = email_link(&store, config, &to, &link, expires, true)?;
             if out.json {
-                println!("{}", json!({"email": user.email, "setupLink": link, "expiresAt": expires}));
+                println!("{}", json!({"email": user.email, "setupLink": link, "expiresAt": expires, "emailed": emailed.is_some()}));
             } else {
                 println!("sessions of {} ended; new one-time setup link (valid until {expires}): {link}", user.email);
+                if let Some(said) = emailed {
+                    println!("{said}");
+                }
             }
             Ok(())
         }

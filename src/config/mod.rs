@@ -20,8 +20,12 @@ use serde::{Deserialize, Serialize};
 
 mod replication;
 mod sections;
+// #25 email
+mod email;
 
 pub use replication::ReplicationConfig;
+// #25 email
+pub use email::EmailConfig;
 pub use sections::*;
 
 /// The example configuration shipped in `assets/`, printed by `sitebot config example`.
@@ -43,6 +47,8 @@ pub struct Config {
     pub log: LogConfig,
     pub console: ConsoleConfig,
     pub replication: ReplicationConfig,
+    // #25 email
+    pub email: EmailConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -180,6 +186,8 @@ impl Config {
         if c.connections > 16 {
             return Err(ConfigError::BadValue { key: "crawl.connections".into(), message: "must be at most 16: a crawl is a guest on the site".into() });
         }
+        // #25 email
+        self.email.validate()?;
         self.replication.validate()
     }
 

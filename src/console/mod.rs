@@ -18,6 +18,7 @@
 //!   tier, webhook and its test event, new secret and token, disable, delete) and its users.
 //! - [`widget_editor`]: the widget's look, greetings, suggested questions and origins as a draft, its
 //!   live preview, and publishing it (owners only).
+//! - [`account`]: the user's own page: the weekly digest, and lead e-mails of the sites they manage (#25).
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
 //!
@@ -45,6 +46,8 @@ pub mod site_settings;
 
 // #25 widget
 pub mod widget_editor;
+// #25 email
+pub mod account;
 
 use std::sync::Arc;
 
@@ -205,6 +208,9 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/sites/:site/widget/discard", post(widget_editor::discard))
         .at("/sites/:site/widget/preview", get(widget_editor::preview))
         .at("/assets/widget_editor.js", get(widget_editor_script))
+        // #25 email
+        .at("/account", get(account::account_page).post(account::save_account))
+        .at("/sites/:site/lead-email", post(account::save_lead_email))
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)

@@ -658,3 +658,28 @@ pub struct WidgetPreview<'a> {
     pub site_name: String,
     pub token: String,
 }
+
+// #25 email
+/// One site on the account page: whether it e-mails its owners each new lead.
+pub struct LeadEmailRow {
+    pub site_id: String,
+    pub site_name: String,
+    pub on: bool,
+}
+
+#[derive(Template)]
+#[template(path = "account.html", config = "assets/console/askama.toml")]
+pub struct Account<'a> {
+    pub t: &'a Texts,
+    pub me: Option<Header<'a>>,
+    pub csrf: &'a str,
+    pub email: &'a str,
+    /// Whether `[email]` is configured (otherwise the page says nothing is sent).
+    pub email_on: bool,
+    pub digest: bool,
+    /// The sites the user may manage.
+    pub sites: Vec<LeadEmailRow>,
+    /// What is wrong with the sent form (nothing was saved).
+    pub error: Option<&'a str>,
+    pub saved: bool,
+}

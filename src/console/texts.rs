@@ -356,6 +356,19 @@ pub struct Texts {
     pub widget_copy_select: &'static str,
     pub widget_preview_host: &'static str,
     pub widget_nothing_to_publish: &'static str,
+    // #25 email
+    pub acct_title: &'static str,
+    pub acct_signed_in_as: &'static str,
+    pub acct_email: &'static str,
+    pub acct_email_off: &'static str,
+    pub acct_digest: &'static str,
+    pub acct_save: &'static str,
+    pub acct_saved: &'static str,
+    pub acct_lead_emails: &'static str,
+    pub acct_lead_intro: &'static str,
+    pub acct_lead_email: &'static str,
+    pub acct_no_sites: &'static str,
+    pub acct_bad_choice: &'static str,
 }
 
 pub const EN: Texts = Texts {
@@ -706,6 +719,19 @@ pub const EN: Texts = Texts {
     widget_copy_select: "Selected: press Ctrl+C (⌘C) to copy.",
     widget_preview_host: "A page of your site, with the widget as the draft sets it.",
     widget_nothing_to_publish: "There is no draft to publish.",
+    // #25 email
+    acct_title: "Your account",
+    acct_signed_in_as: "Signed in as",
+    acct_email: "E-mail",
+    acct_email_off: "E-mail is off on this server: nothing is sent until the operator sets [email] smtp_url and from. Your choices are kept.",
+    acct_digest: "E-mail me the weekly digest of the sites I own (questions, answers, new unanswered questions, leads)",
+    acct_save: "Save",
+    acct_saved: "Saved.",
+    acct_lead_emails: "Lead e-mails",
+    acct_lead_intro: "For sites without a CRM: each new lead is e-mailed to the site's owners.",
+    acct_lead_email: "E-mail each new lead to the owners",
+    acct_no_sites: "You own no site.",
+    acct_bad_choice: "Choose on or off.",
 };
 
 pub const DE: Texts = Texts {
@@ -1056,6 +1082,19 @@ pub const DE: Texts = Texts {
     widget_copy_select: "Markiert: Mit Strg+C (⌘C) kopieren.",
     widget_preview_host: "Eine Seite Ihrer Website, mit dem Widget, wie der Entwurf es einstellt.",
     widget_nothing_to_publish: "Es gibt keinen Entwurf zum Veröffentlichen.",
+    // #25 email
+    acct_title: "Ihr Konto",
+    acct_signed_in_as: "Angemeldet als",
+    acct_email: "E-Mail",
+    acct_email_off: "E-Mail ist auf diesem Server aus: Nichts wird versandt, bis der Betreiber [email] smtp_url und from setzt. Ihre Auswahl bleibt erhalten.",
+    acct_digest: "Mir wöchentlich die Übersicht der Websites senden, die mir gehören (Fragen, Antworten, neue unbeantwortete Fragen, Leads)",
+    acct_save: "Speichern",
+    acct_saved: "Gespeichert.",
+    acct_lead_emails: "Lead-E-Mails",
+    acct_lead_intro: "Für Websites ohne CRM: Jeder neue Lead geht per E-Mail an die Inhaber der Website.",
+    acct_lead_email: "Jeden neuen Lead per E-Mail an die Inhaber senden",
+    acct_no_sites: "Ihnen gehört keine Website.",
+    acct_bad_choice: "Wählen Sie an oder aus.",
 };
 
 /// The texts for this request's `Accept-Language` (English when it names neither language).

@@ -16,6 +16,8 @@
 //!   until they are (`AppState::indexes_ready`);
 //! - **housekeeping**: retention and the idempotency window ([`housekeeping`]);
 //! - **hand-off expiry**: waits for a person that ran out end with `missed` (`handoff::run_expiry`).
+//! - **e-mail** (#25, when `[email]` is set): the e-mail worker (`email::Worker`) and the weekly digest
+//!   (`email::digest::run_weekly`).
 //!
 //! Shutdown, on the signal or when a task ends on its own: HTTP stops accepting and drains for
 //! `server.shutdown_grace_secs`; then the workers stop claiming, finish what they hold, and the run
@@ -113,6 +115,9 @@ pub enum Task {
     IndexRefresh,
     Housekeeping,
     HandoffExpiry,
+    // #25 email
+    EmailWorker,
+    DigestSchedule,
 }
 
 impl std::fmt::Display for Task {
@@ -125,6 +130,8 @@ impl std::fmt::Display for Task {
             Task::IndexRefresh => "the index refresh",
             Task::Housekeeping => "housekeeping",
             Task::HandoffExpiry => "the hand-off expiry",
+            Task::EmailWorker => "the e-mail worker",
+            Task::DigestSchedule => "the weekly digest",
         })
     }
 }
@@ -227,6 +234,8 @@ impl Server {
         E: poem::Endpoint<Output = poem::Response> + 'static,
     {
         let Server { state, identity, listener, plain, metrics, delivery, demo_site: _, workers_stop, refresh } = self;
+        // #25 email: links in e-mails name the port this server listens on, unless configured.
+        let listener_port = listener.local_addr().ok().map(|a| a.port());
         // HTTP stops first; the workers after it, so what HTTP accepted while draining is still handed on.
         let http_stop = CancellationToken::new();
         let metrics_tls = identity.config.clone();
@@ -277,6 +286,26 @@ impl Server {
                 crate::handoff::run_expiry(state, stop).await;
                 (Task::HandoffExpiry, Ok(()))
             });
+        }
+        // #25 email: the e-mail worker and the weekly digest, when e-mail is configured.
+        {
+            let port = listener_port;
+            let base = crate::email::base_url(&state.config, port);
+            if let Some(worker) = crate::email::Worker::new(state.store.clone(), &state.config, base)? {
+                tracing::info!(server = %worker.server(), "e-mail on");
+                if state.config.email.digest {
+                    let (store, hour, wake, stop) = (state.store.clone(), state.config.email.digest_hour, worker.wake.clone(), workers_stop.clone());
+                    tasks.spawn(async move {
+                        crate::email::digest::run_weekly(store, hour, wake, stop).await;
+                        (Task::DigestSchedule, Ok(()))
+                    });
+                }
+                let stop = workers_stop.clone();
+                tasks.spawn(async move {
+                    worker.run_until_stopped(stop).await;
+                    (Task::EmailWorker, Ok(()))
+                });
+            }
         }
         // The refresh ends by itself once done, which is no reason to stop the others; its report is
         // published for `doctor`-like readers and tests.

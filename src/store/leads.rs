@@ -104,6 +104,10 @@ impl<'s> Leads<'s> {
                 return Ok(Capture::OverDailyCap { resets_at: now.next_day() });
             }
             let (lead, message_id) = store(tx, site_id, new, now)?;
+            // #25 email: the owners' e-mails commit with the lead, or neither does.
+            if self.site.store().email_enabled() {
+                super::email::queue_lead(tx, &site_id, &lead.lead_id, now)?;
+            }
             if let Some(i) = idempotency {
                 let stored = respond(&lead);
                 tx.execute(

@@ -31,6 +31,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0021_moving.sql"),
     // #25 widget
     include_str!("migrations/0022_widget_editor.sql"),
+    // #25 email
+    include_str!("migrations/0023_email.sql"),
     // #25 knowledge
     include_str!("migrations/0025_crawl_progress.sql"),
 ];

@@ -46,6 +46,8 @@ pub mod members;
 
 // #25 widget
 pub mod widget;
+// #25 email
+pub mod email;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -86,6 +88,8 @@ struct Inner {
     readers: Mutex<Readers>,
     reader_returned: Condvar,
     keyring: crate::secrets::Keyring,
+    // #25 email: whether e-mail is configured (`[email]`), so a lead queues its owners' e-mails only then.
+    email_on: std::sync::atomic::AtomicBool,
 }
 
 /// The writer connection when no write holds it, and the writes waiting for it.
@@ -222,6 +226,7 @@ impl Store {
                 readers: Mutex::new(Readers::default()),
                 reader_returned: Condvar::new(),
                 keyring,
+                email_on: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -314,6 +319,22 @@ impl Store {
     /// The audit log of console changes and account events.
     pub fn audit(&self) -> users::Audit<'_> {
         users::Audit::new(self)
+    }
+
+    // #25 email
+    /// The e-mail queue and the preferences behind it.
+    pub fn email(&self) -> email::EmailQueue<'_> {
+        email::EmailQueue::new(self)
+    }
+
+    /// Says e-mail is configured: from now on a new lead queues its owners' e-mails (when its site asks
+    /// for them). Off until called, so a server without `[email]` queues nothing.
+    pub fn enable_email(&self) {
+        self.inner.email_on.store(true, Ordering::Relaxed);
+    }
+
+    pub fn email_enabled(&self) -> bool {
+        self.inner.email_on.load(Ordering::Relaxed)
     }
 
     /// Installation facts (the demo site's id, the demo content's load time).

@@ -63,7 +63,13 @@ const CHILDREN: &[(&str, &str)] = &[
 
 /// Integer keys made by the importing node (`AUTOINCREMENT`): the exported value is dropped and a new
 /// one assigned, in the exported order. `review_groups.id` is referenced, so it is shifted instead.
-const NEW_KEYS: &[(&str, &str)] = &[("kb_chunks", "rowid"), ("audit_log", "id"), ("conversation_events", "id")];
+const NEW_KEYS: &[(&str, &str)] = &[
+    ("kb_chunks", "rowid"),
+    ("audit_log", "id"),
+    ("conversation_events", "id"),
+    // #25 email
+    ("email_queue", "id"),
+];
 
 const MANIFEST: &str = "export_manifest";
 
