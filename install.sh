@@ -587,6 +587,22 @@ install_test_tools() {
   TEST_TOOLS_STATUS="curl, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'), $(haproxy_version), npm packages installed"
 }
 
+# #25 oidc: the OpenID Connect provider of the console's single sign-on tests (tests/api/console_oidc.rs):
+# the certified oidc-provider package at the exact version of tests/oidc/package-lock.json, run by Node.js
+# (installed by install_test_tools) on loopback.
+install_oidc_provider() {
+  local dir="$SCRIPT_DIR/tests/oidc" log="$CACHE_DIR/npm-oidc.log"
+  if [ -d "$dir/node_modules/oidc-provider" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    say "  oidc-provider for the single sign-on tests: present"
+    return 0
+  fi
+  if ! (cd "$dir" && npm ci --no-audit --no-fund --ignore-scripts) >"$log" 2>&1; then
+    cat "$log" >&2
+    die "npm ci in tests/oidc failed (output above)"
+  fi
+  say "  oidc-provider for the single sign-on tests: installed"
+}
+
 # The contract test's schemathesis (tests/api/contract.rs), with the exact Python packages of
 # tests/contract/requirements.txt, in a venv of its own in the cache (nothing of it enters the system's
 # Python). The test finds it at $CACHE_DIR/tools/schemathesis-VERSION/bin/schemathesis.
@@ -888,6 +904,7 @@ main() {
   install_openapi_validator
   if [ "$DEPS_ONLY" -eq 1 ]; then
     install_test_tools
+    install_oidc_provider # #25 oidc
     install_schemathesis
     install_aiosmtpd # #25 email
     install_bench_tools

@@ -18,11 +18,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod oidc;
 mod replication;
 mod sections;
 // #25 email
 mod email;
 
+pub use oidc::OidcConfig;
 pub use replication::ReplicationConfig;
 // #25 email
 pub use email::EmailConfig;
@@ -85,17 +87,23 @@ impl Config {
         for (name, value) in env {
             let Some(rest) = name.strip_prefix("SITEBOT_") else { continue };
             // Only SECTION__KEY names are configuration; single-word ones (SITEBOT_DATA_DIR) are flags.
-            let Some((section, key)) = rest.split_once("__") else { continue };
-            let (section, key) = (section.to_ascii_lowercase(), key.to_ascii_lowercase());
-            origins.insert(format!("{section}.{key}"), name.clone());
-            let parsed = parse_env_value(&value);
-            let entry = table.entry(section).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            match entry {
-                toml::Value::Table(t) => {
-                    t.insert(key, parsed);
-                }
-                _ => return Err(ConfigError::BadValue { key: name, message: "is not a section".into() }),
+            // SECTION__SUB__KEY names a key of a subsection (SITEBOT_CONSOLE__OIDC__CLIENT_SECRET).
+            let path: Vec<String> = rest.split("__").map(str::to_ascii_lowercase).collect();
+            if path.len() < 2 {
+                continue;
             }
+            origins.insert(path.join("."), name.clone());
+            let parsed = parse_env_value(&value);
+            let (key, sections) = path.split_last().expect("two parts at least");
+            let mut at = &mut table;
+            for section in sections {
+                let entry = at.entry(section.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                match entry {
+                    toml::Value::Table(t) => at = t,
+                    _ => return Err(ConfigError::BadValue { key: name, message: "is not a section".into() }),
+                }
+            }
+            at.insert(key.clone(), parsed);
         }
         let mut config: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
@@ -188,6 +196,12 @@ impl Config {
         }
         // #25 email
         self.email.validate()?;
+        // #25 oidc
+        if let Some(oidc) = &self.console.oidc {
+            oidc.validate()?;
+        } else if !self.console.local_passwords {
+            return Err(ConfigError::Invalid("console.local_passwords = false needs [console.oidc]: nobody could sign in".into()));
+        }
         self.replication.validate()
     }
 
@@ -354,6 +368,29 @@ mod tests {
         assert!(err.contains("replication.litestream"), "{err}");
         let err = Config::load(None, env(&[("SITEBOT_REPLICATION__METRICS_ADDR", "localhost")]), &Overrides::default()).unwrap_err().to_string();
         assert!(err.contains("replication.metrics_addr"), "{err}");
+    }
+
+    // #25 oidc
+    #[test]
+    fn single_sign_on_is_configured_by_nested_environment_variables_and_its_secret_never_prints() {
+        let vars = [
+            ("SITEBOT_CONSOLE__OIDC__ISSUER", "https://id.example.com/realms/staff"),
+            ("SITEBOT_CONSOLE__OIDC__CLIENT_ID", "sitebot"),
+            ("SITEBOT_CONSOLE__OIDC__CLIENT_SECRET", "very-secret-value"),
+            ("SITEBOT_CONSOLE__OIDC__ALLOWED_DOMAINS", "[\"example.com\"]"),
+            ("SITEBOT_CONSOLE__LOCAL_PASSWORDS", "false"),
+        ];
+        let c = Config::load(None, env(&vars), &Overrides::default()).unwrap();
+        let oidc = c.console.oidc.as_ref().unwrap();
+        assert_eq!(oidc.client_secret.as_ref().unwrap().expose(), "very-secret-value");
+        assert!(!c.console.local_passwords && oidc.allows("ann@example.com"));
+        assert!(!c.to_toml().contains("very-secret-value") && !format!("{c:?}").contains("very-secret-value"));
+        let err = Config::load(None, env(&[("SITEBOT_CONSOLE__LOCAL_PASSWORDS", "false")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("console.oidc"), "{err}");
+        let err = Config::load(None, env(&vars[..2]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("console.oidc.allowed_domains"), "{err}");
+        let err = Config::load(None, env(&[("SITEBOT_CONSOLE__OIDC__ISSUR", "x")]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("console.oidc.issur") && err.contains("SITEBOT_CONSOLE__OIDC__ISSUR"), "{err}");
     }
 
     #[test]

@@ -493,10 +493,16 @@ pub struct ConsoleConfig {
     pub pages_per_minute: u32,
     /// Pages one session may load at once before the rate applies.
     pub page_burst: u32,
+    // #25 oidc
+    /// Sign-in with a password (and setup links, which set one). `false` needs `[console.oidc]`: the
+    /// sign-in page then offers single sign-on only, and password sign-in and setup links are refused.
+    pub local_passwords: bool,
+    /// Single sign-on through an OpenID Connect provider; off when absent.
+    pub oidc: Option<super::oidc::OidcConfig>,
 }
 
 impl Default for ConsoleConfig {
     fn default() -> Self {
-        Self { enabled: true, setup_link_hours: 24, pages_per_minute: 300, page_burst: 30 }
+        Self { enabled: true, setup_link_hours: 24, pages_per_minute: 300, page_burst: 30, local_passwords: true, oidc: None }
     }
 }

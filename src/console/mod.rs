@@ -21,6 +21,8 @@
 //! - [`account`]: the user's own page: the weekly digest, and lead e-mails of the sites they manage (#25).
 //! - `lane`: the console's reads, on their own threads at the lowest CPU priority, so its SQL uses the
 //!   CPU the public API leaves over.
+//! - [`oidc`]: single sign-on through an OpenID Connect provider (`[console.oidc]`), and local passwords
+//!   switched off (`[console] local_passwords = false`).
 //!
 //! Users come from `sitebot user add`, which prints a one-time setup link; there is never a default
 //! password. Every account event and every change made here is in the audit log (`sitebot audit`).
@@ -48,6 +50,8 @@ pub mod site_settings;
 pub mod widget_editor;
 // #25 email
 pub mod account;
+// #25 oidc
+pub mod oidc;
 
 use std::sync::Arc;
 
@@ -148,9 +152,9 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
     let pacer = Arc::new(pace::Pacer::new(state.config.console.pages_per_minute, state.config.console.page_burst));
     Route::new()
         .at("/", get(views::index))
-        .at("/login", get(views::login_form).post(views::login))
+        .at("/login", get(views::login_form).post(oidc::passwords_only(views::login)))
         .at("/logout", post(views::logout))
-        .at("/setup/:token", get(views::setup_form).post(views::setup))
+        .at("/setup/:token", oidc::passwords_only(get(views::setup_form).post(views::setup)))
         .at("/sites", get(views::sites))
         .at("/sites/:site", get(views::site_queue))
         .at("/sites/:site/dashboard", get(views::dashboard))
@@ -211,9 +215,14 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         // #25 email
         .at("/account", get(account::account_page).post(account::save_account))
         .at("/sites/:site/lead-email", post(account::save_lead_email))
+        // #25 oidc
+        .at("/oidc/start", get(oidc::start))
+        .at("/oidc/callback", get(oidc::callback))
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)
+        // #25 oidc
+        .data(oidc::Sso::new(state.config.console.oidc.clone()))
         .around(move |ep, req| {
             let (state, pacer) = (state.clone(), pacer.clone());
             async move {

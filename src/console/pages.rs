@@ -20,6 +20,11 @@ pub struct Login<'a> {
     pub error: Option<&'a str>,
     pub email: &'a str,
     pub any_user: bool,
+    // #25 oidc
+    /// Single sign-on is offered.
+    pub sso: bool,
+    /// Password sign-in is on (`[console] local_passwords`).
+    pub passwords: bool,
 }
 
 #[derive(Template)]

@@ -369,6 +369,20 @@ pub struct Texts {
     pub acct_lead_email: &'static str,
     pub acct_no_sites: &'static str,
     pub acct_bad_choice: &'static str,
+    // #25 oidc
+    pub sso_button: &'static str,
+    pub sso_or_password: &'static str,
+    pub sso_failed_title: &'static str,
+    pub sso_unavailable: &'static str,
+    pub sso_expired: &'static str,
+    pub sso_denied: &'static str,
+    pub sso_broken: &'static str,
+    pub sso_no_email: &'static str,
+    pub sso_unverified: &'static str,
+    pub sso_domain: &'static str,
+    pub sso_unknown_user: &'static str,
+    pub passwords_off_title: &'static str,
+    pub passwords_off: &'static str,
 }
 
 pub const EN: Texts = Texts {
@@ -732,6 +746,20 @@ pub const EN: Texts = Texts {
     acct_lead_email: "E-mail each new lead to the owners",
     acct_no_sites: "You own no site.",
     acct_bad_choice: "Choose on or off.",
+    // #25 oidc
+    sso_button: "Sign in with single sign-on",
+    sso_or_password: "Or sign in with your e-mail address and password:",
+    sso_failed_title: "Not signed in",
+    sso_unavailable: "The identity provider cannot be reached just now. Try again in a few minutes; if it stays so, tell the administrator of this server.",
+    sso_expired: "This sign-in has expired, was already used or was started in another browser. Start again from the sign-in page.",
+    sso_denied: "The identity provider did not sign you in.",
+    sso_broken: "The identity provider's answer could not be checked, so you are not signed in. Try again; if it stays so, tell the administrator of this server.",
+    sso_no_email: "The identity provider did not tell us your e-mail address, which the console needs to know who you are.",
+    sso_unverified: "The identity provider has not verified your e-mail address, so it cannot sign you in to the console.",
+    sso_domain: "Your e-mail address is not of a domain that may sign in to this console.",
+    sso_unknown_user: "There is no console user with your e-mail address. Ask an administrator to add you.",
+    passwords_off_title: "Sign-in with a password is off",
+    passwords_off: "This server signs in through single sign-on only: use the button on the sign-in page.",
 };
 
 pub const DE: Texts = Texts {
@@ -1095,6 +1123,20 @@ pub const DE: Texts = Texts {
     acct_lead_email: "Jeden neuen Lead per E-Mail an die Inhaber senden",
     acct_no_sites: "Ihnen gehört keine Website.",
     acct_bad_choice: "Wählen Sie an oder aus.",
+    // #25 oidc
+    sso_button: "Mit Single Sign-on anmelden",
+    sso_or_password: "Oder mit E-Mail-Adresse und Passwort anmelden:",
+    sso_failed_title: "Nicht angemeldet",
+    sso_unavailable: "Der Identitätsanbieter ist gerade nicht erreichbar. Versuchen Sie es in einigen Minuten noch einmal; bleibt es so, sagen Sie es der Administration dieses Servers.",
+    sso_expired: "Diese Anmeldung ist abgelaufen, wurde schon verwendet oder in einem anderen Browser begonnen. Beginnen Sie noch einmal auf der Anmeldeseite.",
+    sso_denied: "Der Identitätsanbieter hat Sie nicht angemeldet.",
+    sso_broken: "Die Antwort des Identitätsanbieters ließ sich nicht prüfen, daher sind Sie nicht angemeldet. Versuchen Sie es noch einmal; bleibt es so, sagen Sie es der Administration dieses Servers.",
+    sso_no_email: "Der Identitätsanbieter hat Ihre E-Mail-Adresse nicht mitgeteilt; an ihr erkennt die Konsole, wer Sie sind.",
+    sso_unverified: "Der Identitätsanbieter hat Ihre E-Mail-Adresse nicht bestätigt, daher kann er Sie nicht an der Konsole anmelden.",
+    sso_domain: "Ihre E-Mail-Adresse gehört zu keiner Domain, die sich an dieser Konsole anmelden darf.",
+    sso_unknown_user: "Es gibt keinen Konsolen-Benutzer mit Ihrer E-Mail-Adresse. Bitten Sie eine Administratorin oder einen Administrator, Sie hinzuzufügen.",
+    passwords_off_title: "Anmeldung mit Passwort ist ausgeschaltet",
+    passwords_off: "Dieser Server meldet nur über Single Sign-on an: Nutzen Sie die Schaltfläche auf der Anmeldeseite.",
 };
 
 /// The texts for this request's `Accept-Language` (English when it names neither language).

@@ -140,7 +140,8 @@ pub async fn login_form(req: &Request, Data(state): Data<&Arc<AppState>>) -> Res
         return see_other("/console/sites");
     }
     let any_user = state.store.run(|s| s.users().any()).await.unwrap_or(true);
-    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user })
+    let (sso, passwords) = (state.config.console.oidc.is_some(), state.config.console.local_passwords);
+    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user, sso, passwords })
 }
 
 #[handler]
@@ -152,7 +153,10 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
     let Some(fields) = form(req, body).await else { return forbidden(t, None) };
     let (email, password) = (field(&fields, "email").trim().to_owned(), field(&fields, "password").to_owned());
     let address = client_ip(req);
-    let page = |error: &'static str, status: StatusCode| render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true });
+    let sso = state.config.console.oidc.is_some();
+    let page = |error: &'static str, status: StatusCode| {
+        render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true, sso, passwords: true })
+    };
     if throttle.wait(&email, address, Instant::now()).is_some() {
         state.metrics.sign_in(SignIn::Throttled);
         tracing::warn!(%address, "console sign-in throttled");

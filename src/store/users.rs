@@ -286,6 +286,45 @@ impl<'s> Users<'s> {
     pub fn any(&self) -> Result<bool> {
         self.store.read(|c| Ok(c.query_row("SELECT EXISTS (SELECT 1 FROM console_users)", [], |r| r.get(0))?))
     }
+
+    // #25 oidc
+    /// The user a single sign-on names by its verified address, in one transaction: found (the address
+    /// in any case), or added with no grants when `create`. `admin`, when the provider's claim decides,
+    /// sets whether the user is an admin. `None` when the address has no user and `create` is false.
+    pub fn single_sign_on(&self, email: &Email, admin: Option<bool>, create: bool) -> Result<Option<SignedOn>> {
+        self.store.write(|tx| {
+            let found = tx.query_row(&format!("SELECT {USER_COLUMNS} FROM console_users WHERE email = ?1"), [email.as_str()], user_row).optional_row()?;
+            let (mut u, created) = match found {
+                Some(u) => (u, false),
+                None if create => {
+                    let id = UserId::new();
+                    tx.execute(
+                        "INSERT INTO console_users (id, email, is_admin, created_at) VALUES (?1, ?2, ?3, ?4)",
+                        params![id, email.as_str(), admin.unwrap_or(false), Timestamp::now()],
+                    )?;
+                    (user(tx, &id)?.ok_or(StoreError::NotFound)?, true)
+                }
+                None => return Ok(None),
+            };
+            let was_admin = u.is_admin;
+            if let Some(admin) = admin.filter(|a| *a != u.is_admin) {
+                tx.execute("UPDATE console_users SET is_admin = ?2 WHERE id = ?1", params![u.id, admin])?;
+                u.is_admin = admin;
+            }
+            Ok(Some(SignedOn { admin_changed: !created && was_admin != u.is_admin, user: u, created }))
+        })
+    }
+}
+
+// #25 oidc
+/// Who a single sign-on signed in, and what it changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedOn {
+    pub user: User,
+    /// The user was added by this sign-on.
+    pub created: bool,
+    /// The provider's admin claim changed whether an existing user is an admin.
+    pub admin_changed: bool,
 }
 
 /// One entry of the audit log.

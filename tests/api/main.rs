@@ -40,3 +40,5 @@ mod console_settings;
 
 // #25 widget
 mod console_widget;
+// #25 oidc
+mod console_oidc;
