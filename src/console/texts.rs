@@ -228,6 +228,7 @@ pub struct Texts {
     pub already_member: &'static str,
     pub last_owner: &'static str,
     pub you: &'static str,
+    pub member_role: &'static str,
 }
 
 pub const EN: Texts = Texts {
@@ -450,6 +451,7 @@ pub const EN: Texts = Texts {
     already_member: "This person already has a role on this site; change it in the list.",
     last_owner: "The site's last owner cannot be demoted or removed: make someone else owner first.",
     you: "(you)",
+    member_role: "Role",
 };
 
 pub const DE: Texts = Texts {
@@ -672,6 +674,7 @@ pub const DE: Texts = Texts {
     already_member: "Diese Person hat schon eine Rolle auf dieser Website; bitte in der Liste ändern.",
     last_owner: "Der letzte Inhaber der Website kann nicht herabgestuft oder entfernt werden: zuerst jemand anderen zum Inhaber machen.",
     you: "(Sie)",
+    member_role: "Rolle",
 };
 
 /// The texts for this request's `Accept-Language` (English when it names neither language).
