@@ -125,7 +125,7 @@ async fn owner_post(state: &AppState, req: &Request, body: Body, raw: &str) -> R
 
 /// A role an owner may grant (owner at most), or what is wrong with it.
 fn role(t: &Texts, raw: &str) -> Result<SiteRole, String> {
-    SiteRole::parse(raw.trim()).map_err(|e| format!("{}: {}", t.role, e.0))
+    SiteRole::parse(raw.trim()).map_err(|e| format!("{}: {}", t.member_role, e.0))
 }
 
 #[handler]

@@ -317,6 +317,7 @@ pub struct Texts {
     pub already_member: &'static str,
     pub last_owner: &'static str,
     pub you: &'static str,
+    pub member_role: &'static str,
 
     // #25 widget
     pub widget: &'static str,
@@ -694,6 +695,7 @@ pub const EN: Texts = Texts {
     already_member: "This person already has a role on this site; change it in the list.",
     last_owner: "The site's last owner cannot be demoted or removed: make someone else owner first.",
     you: "(you)",
+    member_role: "Role",
 
     // #25 widget
     widget: "Widget",
@@ -1071,6 +1073,7 @@ pub const DE: Texts = Texts {
     already_member: "Diese Person hat schon eine Rolle auf dieser Website; bitte in der Liste ändern.",
     last_owner: "Der letzte Inhaber der Website kann nicht herabgestuft oder entfernt werden: zuerst jemand anderen zum Inhaber machen.",
     you: "(Sie)",
+    member_role: "Rolle",
 
     // #25 widget
     widget: "Widget",
