@@ -44,8 +44,12 @@ pub async fn invite(state: &AppState, actor: &str, site: SiteId, email: Email, r
     let link = invited.new_user.then(|| (format!("{base}/console/setup/{token}"), expires));
     let detail = json!({"user": invited.user.email, "role": role.as_str(), "newUser": invited.new_user});
     views::audit(state, actor, Some(site), "user_invited", detail).await;
-    // #25 email: when e-mail is configured, send `link` (or a note that the site was shared) to the
-    // invited address here.
+    // With e-mail configured the setup link is e-mailed too (still shown once on the page).
+    if let Some((url, until)) = &link {
+        let (config, url, until) = (state.config.clone(), url.clone(), *until);
+        let to = crate::domain::Email::parse(&invited.user.email).map_err(|e| StoreError::Invalid(e.0))?;
+        state.store.run(move |s| crate::email::queue_setup_link(s, &config, &to, &url, until, false).map(|_| ())).await?;
+    }
     Ok(Invitation { user: invited.user, link })
 }
 
