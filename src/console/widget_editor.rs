@@ -146,27 +146,37 @@ fn snippet(req: &Request, site: &Site) -> String {
     format!("<script src=\"https://{host}/v1/widget.js\" data-site-id=\"{}\" async></script>", site.id)
 }
 
-struct Shown<'a> {
-    form: WidgetForm,
-    error: Option<String>,
+/// What the page says above the form (what just happened, or what was refused) and its status.
+struct Said<'a> {
     done: Option<&'a str>,
+    error: Option<String>,
     status: StatusCode,
 }
 
-fn page(req: &Request, t: &'static Texts, me: &Me, site: Site, draft: Option<&SavedDraft>, shown: Shown<'_>) -> Response {
-    let mut preview_langs: Vec<String> = shown.form.languages.iter().map(|r| r.lang.clone()).filter(|l| Lang::parse(l).is_ok()).collect();
+impl Said<'_> {
+    fn ok(done: Option<&str>) -> Said<'_> {
+        Said { done, error: None, status: StatusCode::OK }
+    }
+
+    fn refused(error: String, status: StatusCode) -> Said<'static> {
+        Said { done: None, error: Some(error), status }
+    }
+}
+
+fn page(req: &Request, t: &'static Texts, me: &Me, site: Site, draft: Option<&SavedDraft>, form: WidgetForm, said: Said<'_>) -> Response {
+    let mut preview_langs: Vec<String> = form.languages.iter().map(|r| r.lang.clone()).filter(|l| Lang::parse(l).is_ok()).collect();
     preview_langs.dedup();
     let snippet = snippet(req, &site);
     let draft = draft.map(|d| format!("({} · {})", when(d.at), d.by));
     let nav = views::site_nav(site, crate::domain::SiteRole::Owner, "widget");
-    let body = pages::WidgetEditor { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form: shown.form, error: shown.error, done: shown.done, draft, preview_langs, snippet };
-    let mut resp = views::render(shown.status, body);
+    let body = pages::WidgetEditor { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error: said.error, done: said.done, draft, preview_langs, snippet };
+    let mut resp = views::render(said.status, body);
     resp.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(EDITOR_CSP));
     resp
 }
 
 /// The page with the site's draft (or what is published), and what just happened.
-async fn current(state: &AppState, req: &Request, t: &'static Texts, me: &Me, site: Site, done: Option<&str>, error: Option<String>, status: StatusCode) -> Response {
+async fn current(state: &AppState, req: &Request, t: &'static Texts, me: &Me, site: Site, said: Said<'_>) -> Response {
     let id = site.id;
     let read = state.store.run(move |s| Ok((s.site(id).widget().draft()?, s.site(id).widget().published()?))).await;
     let (draft, published) = match read {
@@ -174,7 +184,7 @@ async fn current(state: &AppState, req: &Request, t: &'static Texts, me: &Me, si
         Err(e) => return views::failed(t, Some(me), e),
     };
     let form = form_of(&site, draft.as_ref().map_or(&published, |d| &d.draft));
-    page(req, t, me, site, draft.as_ref(), Shown { form, error, done, status })
+    page(req, t, me, site, draft.as_ref(), form, said)
 }
 
 fn flag(req: &Request, name: &str) -> bool {
@@ -192,7 +202,7 @@ pub async fn editor(req: &Request, Path(raw): Path<String>, Data(state): Data<&A
         .into_iter()
         .find(|(name, _)| flag(req, name))
         .map(|(_, text)| text);
-    current(state, req, t, &me, site, done, None, StatusCode::OK).await
+    current(state, req, t, &me, site, Said::ok(done)).await
 }
 
 #[handler]
@@ -212,7 +222,7 @@ pub async fn save(req: &Request, body: Body, Path(raw): Path<String>, Data(state
             let id = site.id;
             let saved = state.store.run(move |s| s.site(id).widget().draft()).await.ok().flatten();
             let form = form_as_sent(&site, &fields);
-            return page(req, t, &me, site, saved.as_ref(), Shown { form, error: Some(error), done: None, status: StatusCode::UNPROCESSABLE_ENTITY });
+            return page(req, t, &me, site, saved.as_ref(), form, Said::refused(error, StatusCode::UNPROCESSABLE_ENTITY));
         }
     };
     let (id, by, kept) = (site.id, me.email.clone(), draft.clone());
@@ -240,7 +250,7 @@ pub async fn publish(req: &Request, body: Body, Path(raw): Path<String>, Data(st
             views::audit(state, &me.email, Some(id), "widget_published", serde_json::to_value(&published).unwrap_or_default()).await;
             see_other(&format!("/console/sites/{id}/widget?published=1"))
         }
-        Err(crate::store::StoreError::NotFound) => current(state, req, t, &me, site, None, Some(t.widget_nothing_to_publish.into()), StatusCode::CONFLICT).await,
+        Err(crate::store::StoreError::NotFound) => current(state, req, t, &me, site, Said::refused(t.widget_nothing_to_publish.into(), StatusCode::CONFLICT)).await,
         Err(e) => views::failed(t, Some(&me), e),
     }
 }
@@ -262,7 +272,7 @@ pub async fn discard(req: &Request, body: Body, Path(raw): Path<String>, Data(st
             views::audit(state, &me.email, Some(id), "widget_draft_discarded", serde_json::json!({})).await;
             see_other(&format!("/console/sites/{id}/widget?discarded=1"))
         }
-        Err(crate::store::StoreError::NotFound) => current(state, req, t, &me, site, None, Some(t.widget_nothing_to_publish.into()), StatusCode::CONFLICT).await,
+        Err(crate::store::StoreError::NotFound) => current(state, req, t, &me, site, Said::refused(t.widget_nothing_to_publish.into(), StatusCode::CONFLICT)).await,
         Err(e) => views::failed(t, Some(&me), e),
     }
 }

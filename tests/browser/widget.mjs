@@ -535,7 +535,7 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
     body: events.map(([e, d]) => `event: ${e}\n${String(d).split('\n').map((l) => `data: ${l}`).join('\n')}\n\n`).join(''),
   });
   const problem = (status, code) => ({ type: `urn:sitebot:problem:${code}`, title: code, status, detail: code, code, requestId: 'req_mock' });
-  await c.route(`${API}/widget/config`, (r) => r.fulfill(json(200, {
+  await c.route(`${API}/widget/config*`, (r) => r.fulfill(json(200, {
     siteId: SITE_ID, name: 'Mock Dental', greeting: { en: 'Mock hello from the config', de: 'Hallo vom Mock' },
     primaryColor: '#ffd400', position: 'bottom-left', leadForm: false, languages: ['en', 'de'],
   })));
@@ -676,8 +676,8 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
   });
 
   await check('mocked config failure: defaults, the widget still works', async () => {
-    await c.unroute(`${API}/widget/config`);
-    await c.route(`${API}/widget/config`, (r) => r.abort('connectionrefused'));
+    await c.unroute(`${API}/widget/config*`);
+    await c.route(`${API}/widget/config*`, (r) => r.abort('connectionrefused'));
     await p.goto(HOST_URL);
     await p.evaluate(() => sessionStorage.clear());
     await p.reload();

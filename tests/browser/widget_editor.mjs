@@ -217,6 +217,7 @@ await check('a viewer has no widget editor, and a change by hand is refused', as
   await Promise.all([vpage.waitForURL('**/console/sites'), vpage.click('button[type=submit]')]);
   await vpage.goto(`${SITEBOT}/console/sites/${SITE_ID}`);
   assert((await vpage.$$('a[href$="/widget"]')).length === 0, 'no Widget tab');
+  await lookedAt(vpage, 'viewer-site');
   const status = await vpage.evaluate(async (url) => {
     const csrf = document.querySelector('input[name=csrf]').value;
     const body = `csrf=${encodeURIComponent(csrf)}&color=%23ff0000&position=bottom-left&lang_0=en&questions_0=Hijacked`;
@@ -228,6 +229,7 @@ await check('a viewer has no widget editor, and a change by hand is refused', as
   const page403 = await vpage.goto(EDITOR);
   assert(page403.status() === 403, `the editor page for a viewer: ${page403.status()}`);
   assert((await vpage.$$('form[action$="/widget"], #publish, iframe')).length === 0, 'no control on the refusal page');
+  await lookedAt(vpage, 'viewer-refused');
   await viewer.close();
 });
 
