@@ -97,17 +97,12 @@ pub struct AuditArgs {
     pub out: JsonFlag,
 }
 
-/// `https://HOST:PORT`: the first configured hostname (else `localhost`) and the listening port.
+/// `--base-url`, else `[email] base_url`, else `https://HOST:PORT`: the first configured hostname (else
+/// `localhost`) and the listening port (#25 email: one rule with the links the server e-mails).
 fn base_url(config: &Config, given: Option<&str>) -> String {
     match given {
         Some(b) => b.trim_end_matches('/').to_owned(),
-        None => {
-            let host = config.server.hostnames.first().cloned().unwrap_or_else(|| "localhost".into());
-            match config.server.listen.port() {
-                443 => format!("https://{host}"),
-                port => format!("https://{host}:{port}"),
-            }
-        }
+        None => crate::email::base_url(config, None),
     }
 }
 

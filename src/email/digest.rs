@@ -3,7 +3,8 @@
 //! week's leads; queued for each owner of the site who wants it.
 //!
 //! The server queues each week's digests once, on Monday from `[email] digest_hour` UTC, for the week
-//! before ([`run_weekly`]); `sitebot digest send [--site ID]` queues the last seven days' at once.
+//! before ([`run_weekly`]), from the first Monday after e-mail was turned on; `sitebot digest send [--site
+//! ID]` queues the last seven days' at once.
 
 use std::time::Duration;
 
@@ -106,8 +107,15 @@ pub fn due_week(now: Timestamp, hour: u32) -> Option<Timestamp> {
 /// mark is written with its rows). `Ok(None)`: nothing was due or it was done already.
 pub fn queue_due(store: &Store, now: Timestamp, hour: u32) -> Result<Option<usize>, StoreError> {
     let Some(week) = due_week(now, hour) else { return Ok(None) };
-    if store.email().last_week()?.is_some_and(|w| w >= week) {
-        return Ok(None);
+    match store.email().last_week()? {
+        Some(done) if done >= week => return Ok(None),
+        Some(_) => {}
+        // The schedule's first run (a new installation, or e-mail just turned on): the week that is due
+        // is marked done without sending, so nobody gets a digest of a week from before e-mail was on.
+        None => {
+            store.email().queue_week(week, &[])?;
+            return Ok(None);
+        }
     }
     let to = Timestamp::from_millis(week.as_millis() + 7 * DAY_MS);
     let mut digests = Vec::new();

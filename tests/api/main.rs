@@ -42,3 +42,5 @@ mod console_settings;
 mod console_widget;
 // #25 oidc
 mod console_oidc;
+// #25 email
+mod email;
