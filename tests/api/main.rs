@@ -35,3 +35,5 @@ mod stats;
 mod storage;
 mod stream;
 mod webhooks;
+// #25 knowledge
+mod console_knowledge;
