@@ -39,6 +39,7 @@ fn valid(f: &AnswerForm) -> Result<Option<String>, ()> {
     views::link(&f.url)
 }
 
+#[allow(clippy::too_many_arguments)] // one page's parts, each needed
 async fn list_page(state: &AppState, t: &'static Texts, me: &Me, site: Site, role: SiteRole, form: AnswerForm, error: Option<&'static str>, done: Option<&'static str>) -> Response {
     let id = site.id;
     let answers = match super::lane::read(&state.store, move |s| s.site(id).curated().list()).await {

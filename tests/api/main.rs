@@ -44,3 +44,5 @@ mod console_widget;
 mod console_oidc;
 // #25 email
 mod email;
+// #25 knowledge
+mod console_knowledge;
