@@ -34,7 +34,7 @@ pub const MIGRATIONS: &[&str] = &[
     // #25 email
     include_str!("migrations/0023_email.sql"),
     // #25 knowledge
-    include_str!("migrations/0025_crawl_progress.sql"),
+    include_str!("migrations/0024_crawl_progress.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {
