@@ -174,10 +174,11 @@ mod tests {
     use crate::config::Secret;
 
     fn config(url: &str) -> EmailConfig {
-        let mut c = EmailConfig::default();
-        c.smtp_url = Some(serde_json::from_value::<Secret>(serde_json::json!(url)).unwrap());
-        c.from = Some("Sitebot <bot@example.com>".into());
-        c
+        EmailConfig {
+            smtp_url: Some(serde_json::from_value::<Secret>(serde_json::json!(url)).unwrap()),
+            from: Some("Sitebot <bot@example.com>".into()),
+            ..EmailConfig::default()
+        }
     }
 
     #[test]
