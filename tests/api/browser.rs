@@ -70,7 +70,7 @@ async fn serve_host(sitebot: String, site_id: String) -> SocketAddr {
 /// Runs `tests/browser/{script}` with Node against the test server (`env` beside it) and returns what it
 /// printed, once it has passed every check within `minutes`. Debian's chromium and tests/browser's npm
 /// packages must be there (`./install.sh --deps-only`).
-async fn run_browser_script(script: &str, env: &[(&str, String)], minutes: u64) -> String {
+pub(crate) async fn run_browser_script(script: &str, env: &[(&str, String)], minutes: u64) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     assert!(
         root.join("tests/browser/node_modules/playwright-core").is_dir() && std::path::Path::new("/usr/bin/chromium").exists(),

@@ -190,6 +190,9 @@ async fn crawling_app() -> (TestApp, SiteId) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_resync_while_one_runs_does_not_start_another_and_progress_shows() {
     let web = tokio::task::spawn_blocking(|| Website::generated(20)).await.unwrap();
+    // A slow site: the crawl runs for seconds, so the progress is there to see even on a busy machine
+    // (at full speed it can end before the first look).
+    web.set_delay(Duration::from_millis(300));
     let (app, site) = crawling_app().await;
     let (cookie, csrf) = user(&app, "editor@example.com", site, SiteRole::Editor).await;
     let sources = format!("/console/sites/{site}/knowledge/sources");
@@ -295,27 +298,6 @@ async fn a_viewer_sees_no_controls_and_their_hand_made_posts_are_403() {
     assert_eq!(crate::console::audit_actions(&app).len(), audit_before + 2, "only the viewer's setup and sign-in were audited");
 }
 
-/// Runs `tests/browser/{script}` with Node against the test server (as tests/api/browser.rs does) and
-/// returns what it printed, once every check passed within `minutes`.
-async fn run_browser_script(script: &str, env: &[(&str, String)], minutes: u64) -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    assert!(
-        root.join("tests/browser/node_modules/playwright-core").is_dir() && std::path::Path::new("/usr/bin/chromium").exists(),
-        "the browser test needs Debian's chromium and tests/browser's npm packages: run ./install.sh --deps-only"
-    );
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(root.join("tests/browser").join(script)).current_dir(root.join("tests/browser")).kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(minutes * 60), cmd.output()).await.expect("the browser test finished in time").unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
-    stdout
-}
-
 /// The knowledge pages in Debian's headless Chromium (`tests/browser/knowledge.mjs`): an editor uploads
 /// two files at once and sees them listed, adds a loopback website, presses "Re-sync now" and watches
 /// the progress to the end, adds a curated answer; a viewer has no control. Then `/v1/query` answers a
@@ -355,7 +337,7 @@ async fn knowledge_is_managed_in_a_real_browser() {
         ("PAGES", "23".to_owned()),
         ("SCREENSHOT_DIR", shots.display().to_string()),
     ];
-    run_browser_script("knowledge.mjs", &env, 6).await;
+    crate::browser::run_browser_script("knowledge.mjs", &env, 6).await;
     for page in ["documents-empty", "documents", "upload-refused", "delete-confirm", "sources", "sources-synced", "documents-search", "answers", "answer-edit",
         "viewer-documents-de", "viewer-sources-de", "viewer-answers-de"]
     {

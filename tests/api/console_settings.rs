@@ -426,7 +426,7 @@ async fn the_settings_pages_work_in_a_real_browser() {
         ("RECEIVER_URL", rx.url("/crm")),
         ("SCREENSHOT_DIR", shots.display().to_string()),
     ];
-    run_browser_script("settings.mjs", &env, 4).await;
+    crate::browser::run_browser_script("settings.mjs", &env, 4).await;
     for page in ["settings", "settings-error", "settings-test-event", "settings-secret", "users", "users-invited", "settings-viewer", "users-viewer"] {
         for size in ["desktop", "phone"] {
             assert!(shots.join(format!("{size}-{page}.png")).is_file(), "{size}-{page}.png kept");
@@ -438,23 +438,3 @@ async fn the_settings_pages_work_in_a_real_browser() {
     assert!(app.state.store.run(|s| s.users().by_email("ed@example.com")).await.unwrap().is_some());
 }
 
-/// Runs `tests/browser/{script}` with Node against the test server (as `browser.rs` does) and returns
-/// what it printed, once it has passed every check within `minutes`.
-async fn run_browser_script(script: &str, env: &[(&str, String)], minutes: u64) -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    assert!(
-        root.join("tests/browser/node_modules/playwright-core").is_dir() && std::path::Path::new("/usr/bin/chromium").exists(),
-        "the browser test needs Debian's chromium and tests/browser's npm packages: run ./install.sh --deps-only"
-    );
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(root.join("tests/browser").join(script)).current_dir(root.join("tests/browser")).kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = tokio::time::timeout(std::time::Duration::from_secs(minutes * 60), cmd.output()).await.expect("the browser test finished in time").unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
-    stdout
-}

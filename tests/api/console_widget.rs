@@ -282,27 +282,6 @@ async fn serve_host(sitebot: String, site_id: String) -> SocketAddr {
     addr
 }
 
-/// Runs `tests/browser/{script}` with Node (as `browser.rs` does) and returns what it printed, once it
-/// has passed every check within `minutes`.
-async fn run_browser_script(script: &str, env: &[(&str, String)], minutes: u64) -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    assert!(
-        root.join("tests/browser/node_modules/playwright-core").is_dir() && std::path::Path::new("/usr/bin/chromium").exists(),
-        "the browser test needs Debian's chromium and tests/browser's npm packages: run ./install.sh --deps-only"
-    );
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(root.join("tests/browser").join(script)).current_dir(root.join("tests/browser")).kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = tokio::time::timeout(std::time::Duration::from_secs(minutes * 60), cmd.output()).await.expect("the browser test finished in time").unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
-    stdout
-}
-
 /// The widget editor in Debian's headless Chromium (`tests/browser/widget_editor.mjs`): an owner changes
 /// the colour and the suggested questions, sees them in the preview while a visitor's host page still
 /// shows the old ones, publishes, and the host page shows the new ones; pressing a suggested question
@@ -337,7 +316,7 @@ async fn an_owner_edits_previews_and_publishes_the_widget_in_a_real_browser() {
         ("NEW_QUESTION", "When is the clinic open?".to_owned()),
         ("SCREENSHOT_DIR", shots.display().to_string()),
     ];
-    run_browser_script("widget_editor.mjs", &env, 5).await;
+    crate::browser::run_browser_script("widget_editor.mjs", &env, 5).await;
     for page in ["editor", "editor-invalid", "editor-draft", "host-before", "host-after", "host-answered"] {
         for size in ["desktop", "phone"] {
             assert!(shots.join(format!("{size}-{page}.png")).is_file(), "{size}-{page}.png kept");

@@ -176,7 +176,8 @@ async fn the_widget_script_and_config_are_served() {
     assert_eq!(
         c,
         json!({"siteId": site.id.to_string(), "name": "Test Site", "greeting": {}, "primaryColor": "#0b5fff",
-                         "position": "bottom-right", "leadForm": true, "handoff": false, "languages": ["en"]})
+                         "position": "bottom-right", "leadForm": true, "handoff": false, "languages": ["en"],
+                         "suggestedQuestions": {"lang": null, "questions": []}})
     );
     let up = sitebot::store::SiteUpdate {
         widget_color: Some(sitebot::domain::HexColor::parse("#FFCC00").unwrap()),

@@ -437,25 +437,6 @@ async fn the_account_page_sets_the_digest_and_an_owner_sets_lead_emails_with_csr
     assert!(actions.contains(&"digest_preference_changed".to_owned()) && actions.contains(&"lead_email_changed".to_owned()), "{actions:?}");
 }
 
-/// Runs `tests/browser/{script}` with Node (as `tests/api/browser.rs` does) and returns what it printed
-/// once every check passed.
-async fn run_browser_script(script: &str, env: &[(&str, String)]) -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    assert!(
-        root.join("tests/browser/node_modules/playwright-core").is_dir() && std::path::Path::new("/usr/bin/chromium").exists(),
-        "the browser test needs Debian's chromium and tests/browser's npm packages: run ./install.sh --deps-only"
-    );
-    let mut cmd = Command::new("node");
-    cmd.arg(root.join("tests/browser").join(script)).current_dir(root.join("tests/browser")).kill_on_drop(true);
-    cmd.envs(env.iter().map(|(k, v)| (*k, v)));
-    let out = tokio::time::timeout(Duration::from_secs(180), cmd.output()).await.expect("the browser test finished in time").unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.lines().any(|l| l.ends_with(" passed, 0 failed")), "{stdout}");
-    stdout
-}
-
 #[tokio::test]
 async fn an_owner_sets_the_digest_and_lead_emails_on_the_account_page_in_a_real_browser() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -470,7 +451,7 @@ async fn an_owner_sets_the_digest_and_lead_emails_on_the_account_page_in_a_real_
         ("SITE_NAME", site.name.clone()),
         ("SCREENSHOT_DIR", root.join("target/account-screenshots").display().to_string()),
     ];
-    run_browser_script("account.mjs", &env).await;
+    crate::browser::run_browser_script("account.mjs", &env, 3).await;
     assert_eq!(app.count("SELECT digest FROM console_users", []), 0);
     assert_eq!(app.count("SELECT lead_email FROM sites", []), 1);
 }

@@ -3,8 +3,7 @@
 // on, each saved and shown as saved; axe-core (WCAG 2 A/AA, no serious or critical violation) on the
 // page; screenshots at 1280x800 and 375x667 in SCREENSHOT_DIR (target/account-screenshots/ from the
 // Rust test). Prints `N passed, 0 failed`.
-import { join } from 'node:path';
-import { AXE, assert, checker, launch, need, screenshotDir } from './common.mjs';
+import { assert, axeClean, checker, launch, need, screenshotDir, screenshots } from './common.mjs';
 
 const OWNER_LINK = need('OWNER_LINK');
 const OWNER_EMAIL = need('OWNER_EMAIL');
@@ -15,23 +14,8 @@ const PASSWORD = 'a long enough passphrase for the console';
 let browser;
 const { check, done } = checker(() => browser);
 
-const axe = async (page, label) => {
-  // Evaluated through the DevTools protocol: the console's CSP refuses inline scripts, as it should.
-  await page.evaluate(AXE);
-  const result = await page.evaluate(async () => await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert(bad.length === 0, `${label}: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('; ')}`);
-};
-
-const shots = async (page, name) => {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.screenshot({ path: join(SHOTS, `desktop-${name}.png`), fullPage: true });
-  await page.setViewportSize({ width: 375, height: 667 });
-  await page.screenshot({ path: join(SHOTS, `phone-${name}.png`), fullPage: true });
-  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-  assert(wide <= 375, `${name}: the page is ${wide}px wide on a 375px phone`);
-  await page.setViewportSize({ width: 1280, height: 800 });
-};
+const axe = axeClean;
+const shots = (page, name) => screenshots(page, SHOTS, name);
 
 browser = await launch();
 const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, locale: 'en-US' });

@@ -66,3 +66,24 @@ export const checker = (closing) => {
   };
   return { check, done: () => console.log(`${passed} passed, 0 failed`) };
 };
+
+/// axe-core on a page or frame as it is: no serious or critical violation of WCAG 2 A/AA. Evaluated
+/// through the DevTools protocol: the pages' CSPs refuse inline scripts, as they should.
+export const axeClean = async (target, label) => {
+  await target.evaluate(AXE);
+  const result = await target.evaluate(async () => await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert(bad.length === 0, `${label}: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('; ')}`);
+};
+
+/// Screenshots of the page into `dir` at desktop (1280x800) and phone (375x667) width, then back to
+/// desktop; a page wider than the phone (sideways scrolling) fails.
+export const screenshots = async (page, dir, name) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.screenshot({ path: join(dir, `desktop-${name}.png`), fullPage: true });
+  await page.setViewportSize({ width: 375, height: 667 });
+  await page.screenshot({ path: join(dir, `phone-${name}.png`), fullPage: true });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert(wide <= 375, `${name}: the page is ${wide}px wide on a 375px phone`);
+  await page.setViewportSize({ width: 1280, height: 800 });
+};

@@ -12,8 +12,7 @@
 //   TITLE_A, TITLE_B          the titles those two files' documents get
 //   WEBSITE_URL   the start URL of a website on loopback the server may crawl
 //   PAGES         how many documents that website's crawl makes
-import { join } from 'node:path';
-import { AXE, assert, checker, launch, need, screenshotDir, until } from './common.mjs';
+import { assert, axeClean, checker, launch, need, screenshotDir, screenshots, until } from './common.mjs';
 
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
@@ -30,24 +29,8 @@ const KB = `${SITEBOT}/console/sites/${SITE_ID}/knowledge`;
 let browser;
 const { check, done } = checker(() => browser);
 
-/// axe-core on the page as it is: no serious or critical violation of WCAG 2 A/AA.
-const axe = async (page, label) => {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(async () => await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert(bad.length === 0, `${label}: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('; ')}`);
-};
-
-/// Screenshots at desktop and phone width (nothing wider than the phone), then back to desktop.
-const shots = async (page, name) => {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.screenshot({ path: join(SHOTS, `desktop-${name}.png`), fullPage: true });
-  await page.setViewportSize({ width: 375, height: 667 });
-  await page.screenshot({ path: join(SHOTS, `phone-${name}.png`), fullPage: true });
-  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-  assert(wide <= 375, `${name}: the page is ${wide}px wide on a 375px phone`);
-  await page.setViewportSize({ width: 1280, height: 800 });
-};
+const axe = axeClean;
+const shots = (page, name) => screenshots(page, SHOTS, name);
 
 const looked_at = async (page, name) => {
   await axe(page, name);

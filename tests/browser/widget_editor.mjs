@@ -14,8 +14,7 @@
 //                  knowledge answers it)
 //   SCREENSHOT_DIR where the PNGs go (default: a new temporary directory, printed)
 //   CHROMIUM       browser executable (default /usr/bin/chromium); nothing is ever downloaded
-import { join } from 'node:path';
-import { AXE, assert, checker, launch, need, screenshotDir, until } from './common.mjs';
+import { assert, axeClean, checker, launch, need, screenshotDir, screenshots, until } from './common.mjs';
 
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
@@ -36,25 +35,8 @@ const HOSTILE = '<img src=x onerror=window.__xss=1>';
 let browser;
 const { check, done } = checker(() => browser);
 
-/// axe-core on a page or frame as it is: no serious or critical violation of WCAG 2 A/AA.
-const axe = async (target, label) => {
-  // Evaluated through the DevTools protocol: the pages' CSPs refuse inline scripts, as they should.
-  await target.evaluate(AXE);
-  const result = await target.evaluate(async () => await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert(bad.length === 0, `${label}: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('; ')}`);
-};
-
-/// Screenshots of the page at desktop and phone width, then back to desktop; nothing wider than a phone.
-const shots = async (page, name) => {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.screenshot({ path: join(SHOTS, `desktop-${name}.png`), fullPage: true });
-  await page.setViewportSize({ width: 375, height: 667 });
-  await page.screenshot({ path: join(SHOTS, `phone-${name}.png`), fullPage: true });
-  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-  assert(wide <= 375, `${name}: the page is ${wide}px wide on a 375px phone`);
-  await page.setViewportSize({ width: 1280, height: 800 });
-};
+const axe = axeClean;
+const shots = (page, name) => screenshots(page, SHOTS, name);
 
 const lookedAt = async (page, name) => {
   assert(await page.evaluate(() => window.__xss === undefined), `${name}: window.__xss was set`);

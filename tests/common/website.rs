@@ -41,6 +41,8 @@ struct State {
     /// Path → (status, times left): answered instead of the resource (429s with `Retry-After: 1`).
     failures: BTreeMap<String, (u16, usize)>,
     log: Vec<Logged>,
+    /// How long each answer waits before it is sent (a slow site; none by default).
+    delay: std::time::Duration,
 }
 
 pub struct Website {
@@ -160,7 +162,13 @@ impl Website {
                     tokio::spawn(async move {
                         let svc = hyper::service::service_fn(move |req| {
                             let st = st.clone();
-                            async move { Ok::<_, Infallible>(answer(&st, req)) }
+                            async move {
+                                let delay = st.lock().unwrap().delay;
+                                if !delay.is_zero() {
+                                    tokio::time::sleep(delay).await;
+                                }
+                                Ok::<_, Infallible>(answer(&st, req))
+                            }
                         });
                         let _ = hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(stream), svc).await;
                     });
@@ -168,6 +176,11 @@ impl Website {
             });
         });
         Website { addr, base: format!("http://{addr}"), state }
+    }
+
+    /// Every answer from now on waits `delay` first, as a slow site's would.
+    pub fn set_delay(&self, delay: std::time::Duration) {
+        self.state.lock().unwrap().delay = delay;
     }
 
     /// Replaces page `path`'s HTML.
