@@ -353,3 +353,25 @@ async fn a_provider_that_cannot_be_reached_is_a_readable_page() {
     assert_eq!(get(&plain, "/console/oidc/start", None).await.status(), StatusCode::NOT_FOUND);
     assert!(!get(&plain, "/console/login", None).await.text().await.unwrap().contains("/console/oidc/start"));
 }
+
+/// The sign-in page with single sign-on configured, in Debian's headless Chromium (`tests/browser/sso_login.mjs`):
+/// the button beside the password form, in English and German, axe-core clean, screenshots kept in
+/// `target/sso-screenshots/`. The provider is not reached (discovery waits for the button's first use).
+#[tokio::test]
+async fn the_sign_in_page_with_single_sign_on_works_in_a_real_browser() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut config = test_config();
+    config.console.oidc = Some(OidcConfig {
+        issuer: format!("http://127.0.0.1:{port}"),
+        client_id: CLIENT_ID.into(),
+        allowed_domains: vec!["corp.example".into()],
+        ..OidcConfig::default()
+    });
+    let app = spawn_app_with(config).await;
+    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sso-screenshots");
+    let env = [("SITEBOT_URL", app.base.clone()), ("SCREENSHOT_DIR", shots.display().to_string())];
+    crate::browser::run_browser_script("sso_login.mjs", &env, 3).await;
+    for name in ["sso-login", "sso-login-de"] {
+        assert!(shots.join(format!("desktop-{name}.png")).is_file() && shots.join(format!("phone-{name}.png")).is_file(), "{name}");
+    }
+}
