@@ -20,7 +20,7 @@ use poem::{Body, Request, Response, handler};
 use serde_json::json;
 
 use super::knowledge::{confirm, query_value};
-use super::pages;
+use super::pages::{self, SourceForm};
 use super::session::Me;
 use super::texts::{self, Texts};
 use super::views::{self, field, see_other, site_for};
@@ -36,17 +36,6 @@ const MIN_EVERY: Duration = Duration::from_secs(60);
 /// Patterns of a source at most, each at most this long.
 const MAX_PATTERNS: usize = 50;
 const MAX_PATTERN_CHARS: usize = 300;
-
-/// The add form's values as typed.
-#[derive(Debug, Default, Clone)]
-pub struct SourceForm {
-    pub url: String,
-    pub include: String,
-    pub exclude: String,
-    pub max_pages: String,
-    pub max_depth: String,
-    pub every: String,
-}
 
 fn schedule_text(t: &Texts, every: Option<u64>) -> String {
     match every {

@@ -535,7 +535,7 @@ pub struct KnowledgeSources<'a> {
     pub edit: bool,
     pub sources: Vec<SourceItem>,
     pub any_running: bool,
-    pub form: super::knowledge_sources::SourceForm,
+    pub form: SourceForm,
     pub error: Option<String>,
     pub done: Option<String>,
     pub default_pages: usize,
@@ -687,4 +687,15 @@ pub struct Account<'a> {
     /// What is wrong with the sent form (nothing was saved).
     pub error: Option<&'a str>,
     pub saved: bool,
+}
+
+/// The crawl-source form's values as typed (`knowledge_sources`).
+#[derive(Debug, Default, Clone)]
+pub struct SourceForm {
+    pub url: String,
+    pub include: String,
+    pub exclude: String,
+    pub max_pages: String,
+    pub max_depth: String,
+    pub every: String,
 }

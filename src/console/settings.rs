@@ -9,40 +9,18 @@
 
 use std::sync::Arc;
 
-use poem::http::StatusCode;
 use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 use serde_json::json;
 
 use super::pages;
-use super::session::Me;
 use super::texts::{self, Texts};
+use super::site_settings::{form_of, page};
 use super::views::{self, checked_post, field, managed_site, see_other};
 use crate::app::AppState;
 use crate::domain::{ClosedDates, TimeZone, WeeklyHours};
 use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
-use crate::store::{Site, SiteUpdate};
-
-/// The form's values, as shown (the site's, or what was sent with an error).
-pub(super) fn form_of(site: &Site) -> pages::HandoffForm {
-    let h = &site.handoff;
-    pages::HandoffForm {
-        enabled: h.enabled,
-        hours: h.hours.weekly.to_string(),
-        closed: h.hours.closed.to_string(),
-        timezone: h.hours.zone.to_string(),
-        wait: h.wait_secs.to_string(),
-    }
-}
-
-/// The settings page: the site's other sections (`site_settings`) and live hand-off's form; `422` when
-/// any section tells what is wrong with what was sent.
-pub(super) fn page(t: &'static Texts, me: &Me, site: Site, form: pages::HandoffForm, error: Option<String>, saved: bool, sections: pages::SiteSections) -> Response {
-    let wrong = error.is_some() || sections.general_error.is_some() || sections.webhook_error.is_some() || sections.credentials_error.is_some() || sections.danger_error.is_some();
-    let status = if wrong { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
-    let nav = views::site_nav(site, crate::domain::SiteRole::Owner, "settings");
-    views::render(status, pages::Settings { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error, saved, max_wait: MAX_HANDOFF_WAIT_SECS, site: sections })
-}
+use crate::store::SiteUpdate;
 
 #[handler]
 pub async fn settings_page(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {

@@ -18,17 +18,18 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
+use poem::http::StatusCode;
 use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 use serde_json::json;
 
-use super::pages::{GeneralForm, Notice, SiteSections, WebhookForm};
+use super::pages::{self, GeneralForm, Notice, SiteSections, WebhookForm};
 use super::session::Me;
-use super::settings;
 use super::texts::{self, Texts};
 use super::views::{self, checked_post, field, managed_site, see_other};
 use crate::app::AppState;
 use crate::domain::{AnswerMode, Currency, EventType, Lang, NetworkPolicy, Tier, WebhookUrl};
+use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
 use crate::store::{Site, SiteUpdate, StoreError};
 
 /// How much of a test receiver's answer the page shows.
@@ -65,8 +66,8 @@ pub(super) fn sections(_state: &AppState, me: &Me, site: &Site) -> SiteSections 
 
 /// The whole settings page with these sections.
 fn show(t: &'static Texts, me: &Me, site: Site, sections: SiteSections) -> Response {
-    let form = settings::form_of(&site);
-    settings::page(t, me, site, form, None, false, sections)
+    let form = form_of(&site);
+    page(t, me, site, form, None, false, sections)
 }
 
 /// The signed-in owner or admin and the site, for a POST; `Err` is the page to send instead.
@@ -343,4 +344,25 @@ pub async fn delete(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
     // The site's own audit entries went with it; this one is kept, under no site.
     views::audit(state, &me.email, None, "site_deleted", json!({"site": id, "name": site.name, "rows": removed.total_rows()})).await;
     see_other("/console/sites")
+}
+
+/// The form's values, as shown (the site's, or what was sent with an error).
+pub(super) fn form_of(site: &Site) -> pages::HandoffForm {
+    let h = &site.handoff;
+    pages::HandoffForm {
+        enabled: h.enabled,
+        hours: h.hours.weekly.to_string(),
+        closed: h.hours.closed.to_string(),
+        timezone: h.hours.zone.to_string(),
+        wait: h.wait_secs.to_string(),
+    }
+}
+
+/// The settings page: the site's other sections (`site_settings`) and live hand-off's form; `422` when
+/// any section tells what is wrong with what was sent.
+pub(super) fn page(t: &'static Texts, me: &Me, site: Site, form: pages::HandoffForm, error: Option<String>, saved: bool, sections: pages::SiteSections) -> Response {
+    let wrong = error.is_some() || sections.general_error.is_some() || sections.webhook_error.is_some() || sections.credentials_error.is_some() || sections.danger_error.is_some();
+    let status = if wrong { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
+    let nav = views::site_nav(site, crate::domain::SiteRole::Owner, "settings");
+    views::render(status, pages::Settings { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error, saved, max_wait: MAX_HANDOFF_WAIT_SECS, site: sections })
 }
