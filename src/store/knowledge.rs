@@ -72,6 +72,22 @@ pub struct DocumentRow {
     pub updated_at: Timestamp,
 }
 
+/// The columns [`document_row`] reads, in its order.
+const DOCUMENT_COLUMNS: &str = "id, source, title, url, format, chunk_count, updated_at, lang";
+
+fn document_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocumentRow> {
+    Ok(DocumentRow {
+        id: r.get(0)?,
+        source: r.get(1)?,
+        title: r.get(2)?,
+        url: r.get(3)?,
+        format: r.get(4)?,
+        chunks: r.get(5)?,
+        updated_at: r.get(6)?,
+        lang: r.get(7)?,
+    })
+}
+
 /// A chunk as retrieval shows it.
 #[derive(Debug, Clone)]
 pub struct ChunkRow {
@@ -186,19 +202,8 @@ impl<'s> Knowledge<'s> {
     pub fn list_documents(&self) -> Result<Vec<DocumentRow>> {
         self.read(|conn, site| {
             let mut stmt =
-                conn.prepare("SELECT id, source, title, url, format, chunk_count, updated_at, lang FROM kb_documents WHERE site_id = ?1 ORDER BY source")?;
-            let rows = stmt.query_map([site], |r| {
-                Ok(DocumentRow {
-                    id: r.get(0)?,
-                    source: r.get(1)?,
-                    title: r.get(2)?,
-                    url: r.get(3)?,
-                    format: r.get(4)?,
-                    chunks: r.get(5)?,
-                    updated_at: r.get(6)?,
-                    lang: r.get(7)?,
-                })
-            })?;
+                conn.prepare(&format!("SELECT {DOCUMENT_COLUMNS} FROM kb_documents WHERE site_id = ?1 ORDER BY source"))?;
+            let rows = stmt.query_map([site], document_row)?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
     }
@@ -207,22 +212,11 @@ impl<'s> Knowledge<'s> {
     /// skipping `offset`: at most `limit` rows and how many match in all (the console's list).
     pub fn page_documents(&self, title: &str, offset: usize, limit: usize) -> Result<(Vec<DocumentRow>, u64)> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare(
-                "SELECT id, source, title, url, format, chunk_count, updated_at, lang FROM kb_documents
-                 WHERE site_id = ?1 AND (?2 = '' OR instr(lower(title), lower(?2)) > 0) ORDER BY title, id LIMIT ?3 OFFSET ?4",
-            )?;
-            let rows = stmt.query_map(params![site, title, limit as i64, offset as i64], |r| {
-                Ok(DocumentRow {
-                    id: r.get(0)?,
-                    source: r.get(1)?,
-                    title: r.get(2)?,
-                    url: r.get(3)?,
-                    format: r.get(4)?,
-                    chunks: r.get(5)?,
-                    updated_at: r.get(6)?,
-                    lang: r.get(7)?,
-                })
-            })?;
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM kb_documents
+                 WHERE site_id = ?1 AND (?2 = '' OR instr(lower(title), lower(?2)) > 0) ORDER BY title, id LIMIT ?3 OFFSET ?4"
+            ))?;
+            let rows = stmt.query_map(params![site, title, limit as i64, offset as i64], document_row)?;
             let rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;
             let total: i64 = conn.query_row(
                 "SELECT count(*) FROM kb_documents WHERE site_id = ?1 AND (?2 = '' OR instr(lower(title), lower(?2)) > 0)",
@@ -237,20 +231,9 @@ impl<'s> Knowledge<'s> {
     pub fn document(&self, id: &str) -> Result<Option<DocumentRow>> {
         self.read(|conn, site| {
             conn.query_row(
-                "SELECT id, source, title, url, format, chunk_count, updated_at, lang FROM kb_documents WHERE site_id = ?1 AND id = ?2",
+                &format!("SELECT {DOCUMENT_COLUMNS} FROM kb_documents WHERE site_id = ?1 AND id = ?2"),
                 params![site, id],
-                |r| {
-                    Ok(DocumentRow {
-                        id: r.get(0)?,
-                        source: r.get(1)?,
-                        title: r.get(2)?,
-                        url: r.get(3)?,
-                        format: r.get(4)?,
-                        chunks: r.get(5)?,
-                        updated_at: r.get(6)?,
-                        lang: r.get(7)?,
-                    })
-                },
+                document_row,
             )
             .optional_row()
         })

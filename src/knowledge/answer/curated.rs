@@ -61,26 +61,27 @@ pub fn best_match(store: &Store, site: &SiteId, model: &str, vector: &[f32], min
         .max_by(|a, b| a.similarity.total_cmp(&b.similarity)))
 }
 
-/// Adds a curated answer to the site, its question embedded by the loaded model (blocking; the CLI's
-/// `knowledge answer add`).
-pub fn add(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site: &SiteId, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
+/// A curated answer as typed, its question embedded by the loaded model (blocking): the new row `add` and
+/// `update` store. Refuses an empty question or answer.
+fn embedded(embedder: &crate::knowledge::embedding::Embedder, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<NewCurated> {
     let (question, answer) = (question.trim().to_owned(), answer.trim().to_owned());
     if question.is_empty() || answer.is_empty() {
         anyhow::bail!("the question and the answer must not be empty");
     }
     let embedding = embedder.embed_parallel_blocking(std::slice::from_ref(&question), crate::knowledge::embedding::model::Purpose::Query)?.pop().unwrap_or_default();
-    let new = NewCurated { question, answer, url: url.map(str::to_owned), embedding, model: embedder.fingerprint.clone() };
+    Ok(NewCurated { question, answer, url: url.map(str::to_owned), embedding, model: embedder.fingerprint.clone() })
+}
+
+/// Adds a curated answer to the site, its question embedded by the loaded model (blocking; the CLI's
+/// `knowledge answer add`).
+pub fn add(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site: &SiteId, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
+    let new = embedded(embedder, question, answer, url)?;
     Ok(store.site(*site).curated().add(&new)?)
 }
 
 /// Replaces a curated answer of the site, its question embedded again by the loaded model (blocking; the
 /// console's edit). `NotFound` (as a store error inside) for an id that is not the site's.
 pub fn update(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site: &SiteId, id: &str, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
-    let (question, answer) = (question.trim().to_owned(), answer.trim().to_owned());
-    if question.is_empty() || answer.is_empty() {
-        anyhow::bail!("the question and the answer must not be empty");
-    }
-    let embedding = embedder.embed_parallel_blocking(std::slice::from_ref(&question), crate::knowledge::embedding::model::Purpose::Query)?.pop().unwrap_or_default();
-    let new = NewCurated { question, answer, url: url.map(str::to_owned), embedding, model: embedder.fingerprint.clone() };
+    let new = embedded(embedder, question, answer, url)?;
     Ok(store.site(*site).curated().update(id, &new)?)
 }
