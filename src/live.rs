@@ -3,8 +3,11 @@
 //! (bells), and how many event streams each client holds open (a cap).
 //!
 //! - **Presence**: a staff member is online for a site while a presence guard of theirs lives (the
-//!   console's inbox stream holds one while it is open, so a closed tab or a dropped connection ends it).
-//!   The console decides who may be counted: owners and editors, who may reply; never viewers.
+//!   console's inbox stream holds one while it is open, so a closed tab or a dropped connection ends it),
+//!   and for [`PRESENCE_GRACE`] after the last one goes: the inbox reloads itself when something changes,
+//!   and a visitor asking in that second must not hear "nobody is online". Signing out ends it at once
+//!   ([`Present::leave`]). The console decides who may be counted: owners and editors, who may reply;
+//!   never viewers.
 //! - **Bells**: a waiter takes a [`Bell`] for a key before it reads the store, then waits for it to ring;
 //!   a writer rings the key after its transaction commits. A ring between the read and the wait is not
 //!   lost (a `watch` channel keeps it). Keys nobody waits on cost nothing: a bell's entry is dropped with
@@ -14,39 +17,92 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
 use crate::domain::{SiteId, UserId};
 
-#[derive(Debug, Default)]
+/// How long a staff member stays online after their last inbox stream ends: long enough for the inbox's
+/// own reload (or a dropped connection's reconnect) on a slow machine, short enough that a closed tab
+/// soon stops promising a person.
+pub const PRESENCE_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug)]
 pub struct Live {
-    presence: Mutex<HashMap<SiteId, HashMap<UserId, usize>>>,
+    presence: Mutex<Presence>,
     bells: Mutex<HashMap<String, watch::Sender<u64>>>,
     streams: Mutex<HashMap<String, usize>>,
 }
 
-/// A staff member's presence on a site, for as long as it lives.
+impl Default for Live {
+    fn default() -> Self {
+        Live::with_grace(PRESENCE_GRACE)
+    }
+}
+
+/// Each site's staff with an inbox open (how many streams each), and those who left within the grace.
+#[derive(Debug)]
+struct Presence {
+    open: HashMap<SiteId, HashMap<UserId, usize>>,
+    left: HashMap<SiteId, HashMap<UserId, Instant>>,
+    grace: Duration,
+}
+
+impl Presence {
+    /// The users counted on `site` now: those with a stream open and those within the grace.
+    fn users(&mut self, site: &SiteId) -> usize {
+        let grace = self.grace;
+        if let Some(left) = self.left.get_mut(site) {
+            left.retain(|_, at| at.elapsed() < grace);
+            if left.is_empty() {
+                self.left.remove(site);
+            }
+        }
+        // A user is never in both maps: opening a stream takes them out of `left`.
+        self.open.get(site).map_or(0, HashMap::len) + self.left.get(site).map_or(0, HashMap::len)
+    }
+}
+
+/// A staff member's presence on a site, for as long as it lives (and [`PRESENCE_GRACE`] after).
 #[derive(Debug)]
 pub struct Present {
     live: Arc<Live>,
     site: SiteId,
     user: UserId,
+    linger: bool,
+}
+
+impl Present {
+    /// Ends the presence without the grace (the user signed out, or may no longer reply).
+    pub fn leave(mut self) {
+        self.linger = false;
+    }
 }
 
 impl Drop for Present {
     fn drop(&mut self) {
         let mut p = self.live.presence.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(users) = p.get_mut(&self.site) {
-            if let Some(n) = users.get_mut(&self.user) {
-                *n -= 1;
-                if *n == 0 {
-                    users.remove(&self.user);
-                }
-            }
-            if users.is_empty() {
-                p.remove(&self.site);
-            }
+        let grace = p.grace;
+        let Some(users) = p.open.get_mut(&self.site) else { return };
+        let Some(n) = users.get_mut(&self.user) else { return };
+        *n -= 1;
+        if *n > 0 {
+            return;
+        }
+        users.remove(&self.user);
+        if users.is_empty() {
+            p.open.remove(&self.site);
+        }
+        // Forget who left long ago on every site (a few entries per staff member at most), then note this one.
+        p.left.retain(|_, users| {
+            users.retain(|_, at| at.elapsed() < grace);
+            !users.is_empty()
+        });
+        if self.linger {
+            p.left.entry(self.site).or_default().insert(self.user.clone(), Instant::now());
+        } else if let Some(users) = p.left.get_mut(&self.site) {
+            users.remove(&self.user);
         }
     }
 }
@@ -111,25 +167,39 @@ pub fn inbox_key(site: &SiteId) -> String {
 }
 
 impl Live {
-    /// `user` is present on `site` until the guard is dropped.
+    /// A `Live` whose presence outlasts the last stream by `grace` (tests use a short one).
+    pub fn with_grace(grace: Duration) -> Self {
+        Live {
+            presence: Mutex::new(Presence { open: HashMap::new(), left: HashMap::new(), grace }),
+            bells: Mutex::default(),
+            streams: Mutex::default(),
+        }
+    }
+
+    /// `user` is present on `site` until the guard is dropped, and for the grace after.
     pub fn present(self: &Arc<Self>, site: SiteId, user: UserId) -> Present {
-        *self.presence.lock().unwrap_or_else(|e| e.into_inner()).entry(site).or_default().entry(user.clone()).or_default() += 1;
-        Present { live: self.clone(), site, user }
+        let mut p = self.presence.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(left) = p.left.get_mut(&site) {
+            left.remove(&user);
+        }
+        *p.open.entry(site).or_default().entry(user.clone()).or_default() += 1;
+        Present { live: self.clone(), site, user, linger: true }
     }
 
     /// Whether any staff member is present on `site`.
     pub fn online(&self, site: &SiteId) -> bool {
-        self.presence.lock().unwrap_or_else(|e| e.into_inner()).get(site).is_some_and(|u| !u.is_empty())
+        self.online_count(site) > 0
     }
 
-    /// The sites `user` is present on.
+    /// The sites where `user` has an inbox stream open.
     pub fn sites_of(&self, user: &UserId) -> Vec<SiteId> {
-        self.presence.lock().unwrap_or_else(|e| e.into_inner()).iter().filter(|(_, users)| users.contains_key(user)).map(|(site, _)| *site).collect()
+        let p = self.presence.lock().unwrap_or_else(|e| e.into_inner());
+        p.open.iter().filter(|(_, users)| users.contains_key(user)).map(|(site, _)| *site).collect()
     }
 
     /// How many staff members are present on `site`.
     pub fn online_count(&self, site: &SiteId) -> usize {
-        self.presence.lock().unwrap_or_else(|e| e.into_inner()).get(site).map_or(0, HashMap::len)
+        self.presence.lock().unwrap_or_else(|e| e.into_inner()).users(site)
     }
 
     /// A bell for `key`, every earlier ring heard.
@@ -168,10 +238,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_site_is_online_while_a_presence_lives() {
-        let live = Arc::new(Live::default());
+    fn a_site_is_online_while_a_presence_lives_and_for_the_grace_after() {
+        let grace = Duration::from_millis(200);
+        let live = Arc::new(Live::with_grace(grace));
         let (site, other) = (SiteId::new_random(), SiteId::new_random());
-        let ada = UserId::new();
+        let (ada, bob) = (UserId::new(), UserId::new());
         assert!(!live.online(&site));
         let tab1 = live.present(site, ada.clone());
         let tab2 = live.present(site, ada.clone());
@@ -180,7 +251,18 @@ mod tests {
         drop(tab1);
         assert!(live.online(&site), "the second tab is still open");
         drop(tab2);
-        assert!(!live.online(&site));
+        assert!(live.online(&site) && live.online_count(&site) == 1, "a reload is not leaving");
+        let back = live.present(site, ada.clone());
+        assert_eq!(live.online_count(&site), 1, "back within the grace: still one person");
+        drop(back);
+        std::thread::sleep(grace + Duration::from_millis(50));
+        assert!(!live.online(&site), "gone after the grace");
+        assert_eq!(live.online_count(&site), 0);
+
+        let bobs = live.present(site, bob.clone());
+        bobs.leave();
+        assert!(!live.online(&site), "signing out ends presence at once");
+        assert!(live.presence.lock().unwrap().left.is_empty(), "nothing is kept of who left");
     }
 
     #[tokio::test]

@@ -91,7 +91,13 @@ impl Watcher {
             .await;
         let items = match read {
             Ok(Some(i)) => i,
-            Ok(None) => return None,
+            Ok(None) => {
+                // Signed out, lapsed or no longer staff here: no longer online, without the grace.
+                if let Some(present) = self.present.take() {
+                    present.leave();
+                }
+                return None;
+            }
             Err(e) => {
                 tracing::warn!(site = %site, error = %e, "cannot read the hand-off inbox");
                 return None;
@@ -108,7 +114,8 @@ pub async fn inbox_events(req: &Request, Path(raw): Path<String>, Data(state): D
         Ok(v) => v,
         Err(page) => return page,
     };
-    // Present while the stream is open: dropped with it when the tab closes or the connection drops.
+    // Present while the stream is open, and for `live::PRESENCE_GRACE` after the tab closes or the
+    // connection drops (the inbox reloads itself on every change).
     let present = role.may_edit().then(|| state.live.present(site.id, me.user.id.clone()));
     state.live.ring(&inbox_key(&site.id));
     let watcher = Watcher { state: state.clone(), site: site.id, session: *me.cookie_hash(), bell: state.live.bell(inbox_key(&site.id)), first: true, present };

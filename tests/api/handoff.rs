@@ -237,11 +237,18 @@ async fn off_closed_and_nobody_online_are_the_reasons_a_person_cannot_come() {
     let (_, inbox) = watching.expect("inbox").await;
     assert_eq!(inbox["online"], 0);
     assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "nobody_online");
-    // An editor's inbox open: a person can come. Closed again, nobody is online.
+    // An editor's inbox open: a person can come. Its stream gone (the page reloading), the editor is still
+    // online for the grace; past it, nobody is.
     let editor = staff(&app, "editor@example.com", site, SiteRole::Editor, "Eddie").await;
     let inbox_stream = editor.online(&app, site).await;
     drop(inbox_stream);
     tokio::time::sleep(Duration::from_millis(200)).await;
+    let (reloading, reloading_token) = converse(&app, site).await;
+    let resp = visitor_post(&app, site, &reloading, Some(&reloading_token), "handoff", None).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED, "a reload of the inbox is not leaving");
+    let resp = visitor_post(&app, site, &reloading, Some(&reloading_token), "handoff/cancel", None).await;
+    assert!(resp.status().is_success(), "{}", resp.status());
+    tokio::time::sleep(sitebot::live::PRESENCE_GRACE + Duration::from_millis(300)).await;
     assert_eq!(reason(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await).await, "nobody_online", "the tab closed");
     let _open = editor.online(&app, site).await;
     let resp = visitor_post(&app, site, &cid, Some(&token), "handoff", None).await;
@@ -251,12 +258,13 @@ async fn off_closed_and_nobody_online_are_the_reasons_a_person_cannot_come() {
     assert!(body["waitUntil"].is_string());
     // The viewer's inbox hears of it (after the editor's comings and goings).
     let mut inbox = watching.expect("inbox").await.1;
-    for _ in 0..5 {
-        if !inbox["conversations"].as_array().unwrap().is_empty() {
+    for _ in 0..10 {
+        if inbox["conversations"].as_array().unwrap().iter().any(|c| c["conversationId"] == cid.as_str()) {
             break;
         }
         inbox = watching.expect("inbox").await.1;
     }
+    assert_eq!(inbox["conversations"].as_array().unwrap().len(), 1, "the cancelled one is not listed: {inbox}");
     assert_eq!(inbox["conversations"][0]["state"], "waiting", "{inbox}");
     assert_eq!(inbox["conversations"][0]["conversationId"], cid.as_str());
     // Signed out, the editor is no longer online, though the stream's connection was still open.
