@@ -12,6 +12,12 @@
 //! rephrasings of even-numbered entries (to tune on), of odd-numbered ones (held out) and all; and the
 //! misses of the held-out half (`--misses N`, 10 by default) to read; and how many of 20 questions no
 //! entry answers (`OFF_TOPIC`, in 12 languages) are answered at the default threshold.
+//!
+//! `--fit` asks no server: it opens the imported site in-process, ranks every rephrasing as the route
+//! does (`search::rank`) and fits `search::Faq`, the model of FAQ entries' chunks, on the rephrasings of
+//! even-numbered entries, with `common::VISITOR_OFF_TOPIC`'s questions as negatives (about one question
+//! in four); it prints the coefficients and R@1, the answered share and the off-topic questions answered
+//! (`OFF_TOPIC`, not fitted on) for the shipped model and the fitted one, and what moving its bias trades.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
+use sitebot::knowledge::search::{self, Candidate, Faq, Fusion, Mode};
 
 #[path = "common/mod.rs"]
 mod common;
@@ -164,6 +171,9 @@ fn main() -> anyhow::Result<()> {
     let report: Value = serde_json::from_slice(&out.stdout)?;
     println!("import: {} entries as {} documents, {} chunks", entries.len(), report["documents"], report["chunks"]);
     let asked: Vec<(usize, String)> = entries.iter().enumerate().flat_map(|(i, e)| e.rephrasings.iter().map(move |r| (i, r.clone()))).collect();
+    if std::env::args().any(|a| a == "--fit") {
+        return fit(data.path(), &site, &asked);
+    }
 
     tokio::runtime::Runtime::new()?.block_on(async {
         let (mut server, client, base) = common::serve(&bin, data.path())?;
@@ -188,4 +198,98 @@ fn main() -> anyhow::Result<()> {
         server.wait()?;
         anyhow::Ok(())
     })
+}
+
+/// The default `knowledge.min_score`: a question whose best passage scores below it is not answered.
+const THRESHOLD: f32 = 0.25;
+
+/// One question's candidates as the route ranks them, each with its entry; the entry asked about
+/// (`None`: no entry answers it).
+struct Ranked {
+    entry: Option<usize>,
+    candidates: Vec<(Candidate, Option<usize>)>,
+}
+
+/// The entry of the best candidate under `fusion`, when it scores at least `THRESHOLD` (else `None`
+/// for the entry, as the route answers nothing).
+fn first(r: &Ranked, fusion: &Fusion) -> (Option<usize>, bool) {
+    let best = r.candidates.iter().map(|(c, e)| (*e, fusion.score(c))).max_by(|a, b| a.1.total_cmp(&b.1));
+    match best {
+        Some((e, s)) if s >= THRESHOLD => (e, true),
+        _ => (None, false),
+    }
+}
+
+/// `--fit` (see the header).
+fn fit(data: &Path, site: &str, asked: &[(usize, String)]) -> anyhow::Result<()> {
+    use sitebot::knowledge::embedding::model::Purpose;
+    let config = sitebot::config::Config::default();
+    let store = sitebot::app::open_store(&config, data)?;
+    let knowledge = sitebot::knowledge::Engine::open(&config.knowledge, data)?;
+    let id = sitebot::domain::SiteId::parse(site).map_err(|e| anyhow::anyhow!(e.0))?;
+    knowledge.sync_index_blocking(&store, &id)?;
+    let kb = store.site(id).knowledge();
+    let keys: Vec<u64> = kb.chunk_sources()?.into_iter().map(|(k, _)| k).collect();
+    let entry_of: std::collections::HashMap<u64, usize> =
+        kb.chunks(&keys)?.into_iter().filter_map(|c| Some((c.key, c.url?.strip_prefix("https://faq.example/e")?.parse().ok()?))).collect();
+    let rank = |questions: Vec<(Option<usize>, String)>| -> anyhow::Result<Vec<Ranked>> {
+        let texts: Vec<String> = questions.iter().map(|(_, q)| q.clone()).collect();
+        let vectors = knowledge.embedder.embed_parallel_blocking(&texts, Purpose::Query)?;
+        let mut out = Vec::with_capacity(questions.len());
+        for ((entry, text), vector) in questions.into_iter().zip(vectors) {
+            let detected = sitebot::knowledge::language::detect_confident(&text);
+            let query = search::LexicalQuery { text: &text, lang: detected.unwrap_or("en"), detected, depth: search::depth(5) };
+            let ranked = search::rank(&store, &knowledge, &id, &query, &vector, &Fusion::default(), Mode::Hybrid)?;
+            out.push(Ranked { entry, candidates: ranked.into_iter().map(|c| (c.clone(), entry_of.get(&c.key).copied())).collect() });
+        }
+        Ok(out)
+    };
+    let rephrasings = rank(asked.iter().map(|(e, q)| (Some(*e), q.clone())).collect())?;
+    let fit_off = rank(common::VISITOR_OFF_TOPIC.iter().map(|q| (None, q.to_string())).collect())?;
+    let held_off = rank(OFF_TOPIC.iter().map(|q| (None, q.to_string())).collect())?;
+
+    let train: Vec<&Ranked> = rephrasings.iter().filter(|r| r.entry.is_some_and(|e| e % 2 == 0)).collect();
+    // About one question in four answered by no entry.
+    let off_weight = train.len() as f64 / 3.0 / fit_off.len() as f64;
+    let mut samples = Vec::new();
+    for (r, weight) in train.iter().map(|r| (*r, 1.0)).chain(fit_off.iter().map(|r| (r, off_weight))) {
+        for (c, e) in r.candidates.iter().filter(|(c, _)| c.faq && !c.cross_lingual) {
+            samples.push((c.features(), (r.entry.is_some() && *e == r.entry) as u8 as f32, weight));
+        }
+    }
+    let w = common::logistic(&samples);
+    let fitted = Faq { w_cos: w[0] as f32, w_bm25_rank: w[1] as f32, w_dense_rank: w[2] as f32, bias: w[3] as f32 };
+    println!("fit on {} candidates of {} rephrasings and {} off-topic questions", samples.len(), train.len(), fit_off.len());
+    println!("shipped: {:?}", Fusion::default().faq);
+    println!("fitted:  {fitted:?}");
+    println!("{:<28} {:>9} {:>9} {:>9} {:>9} {:>9}", "model", "R@1 odd", "R@1 all", "answered", "off (fit)", "off (20)");
+    let shipped = Fusion::default();
+    let main = Faq { w_cos: shipped.w_cos, w_bm25_rank: shipped.w_bm25_rank, w_dense_rank: shipped.w_dense_rank, bias: shipped.bias };
+    let mut rows = vec![("the main model".to_owned(), main), ("shipped".to_owned(), shipped.faq), ("fitted".to_owned(), fitted)];
+    rows.extend([-1.0f32, -0.5, 0.5, 1.0, 2.0].map(|d| (format!("fitted, bias {d:+}"), Faq { bias: fitted.bias + d, ..fitted })));
+    for (name, faq) in rows {
+        let fusion = Fusion { faq, ..shipped };
+        let (mut odd, mut n_odd, mut all, mut answered) = (0usize, 0usize, 0usize, 0usize);
+        for r in &rephrasings {
+            let (got, said) = first(r, &fusion);
+            let right = got.is_some() && got == r.entry;
+            all += right as usize;
+            answered += said as usize;
+            if r.entry.is_some_and(|e| e % 2 == 1) {
+                n_odd += 1;
+                odd += right as usize;
+            }
+        }
+        let off = |set: &[Ranked]| set.iter().filter(|r| first(r, &fusion).1).count();
+        let n = rephrasings.len() as f64;
+        println!(
+            "{name:<28} {:>9.3} {:>9.3} {:>9.3} {:>9} {:>9}",
+            odd as f64 / n_odd as f64,
+            all as f64 / n,
+            answered as f64 / n,
+            format!("{}/{}", off(&fit_off), fit_off.len()),
+            format!("{}/{}", off(&held_off), held_off.len())
+        );
+    }
+    Ok(())
 }

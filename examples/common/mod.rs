@@ -64,3 +64,94 @@ pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Child, reqwest::Client, S
         reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
     Ok((server, client, base))
 }
+
+/// Questions a visitor might ask that neither XQuAD's Wikipedia paragraphs nor StackFAQ's web-application
+/// entries answer, in 13 languages (none of them is one of `tests/api/multilingual.rs`'s off-topic
+/// questions, nor of `examples/faq.rs`'s): negatives of the fits of `search::CrossLingual` and
+/// `search::Faq`.
+pub const VISITOR_OFF_TOPIC: &[&str] = &[
+    "Wie viel kostet der Versand nach Österreich?",
+    "Haben Sie am Sonntag geöffnet?",
+    "Kann ich meine Bestellung stornieren?",
+    "Wo finde ich meine Rechnung?",
+    "¿Cuánto cuesta el envío a Portugal?",
+    "¿Puedo devolver unos zapatos usados?",
+    "¿Tienen aparcamiento para clientes?",
+    "¿Aceptan pagos con tarjeta de crédito?",
+    "Quels sont vos horaires d'ouverture le samedi ?",
+    "Livrez-vous en Belgique ?",
+    "Combien coûte un détartrage ?",
+    "Quanto costa la spedizione in Italia?",
+    "Posso pagare in contanti alla consegna?",
+    "Quanto custa uma limpeza dentária?",
+    "Vocês entregam no Brasil?",
+    "Hoe lang duurt de levering?",
+    "Kan ik een afspraak online maken?",
+    "Ile kosztuje wybielanie zębów?",
+    "Czy mogę zwrócić towar po trzydziestu dniach?",
+    "Hur mycket kostar frakten till Sverige?",
+    "Сколько стоит доставка в Москву?",
+    "Можно ли записаться на приём онлайн?",
+    "Kargo ücreti ne kadar?",
+    "送料はいくらですか？",
+    "日曜日は営業していますか？",
+    "运费是多少？",
+    "可以用信用卡付款吗？",
+    "كم تكلفة الشحن إلى دبي؟",
+    "هل يمكنني إلغاء طلبي؟",
+    "Wer gewann die Tour de France 1998?",
+    "¿Quién escribió Cien años de soledad?",
+    "Qui a peint la Joconde ?",
+    "Wie backe ich einen Apfelkuchen?",
+    "¿Cómo se prepara una paella valenciana?",
+    "Welche Farbe hat ein Flamingo?",
+    "¿Cuántas patas tiene una araña?",
+];
+
+/// Logistic regression by Newton's method (a little ridge keeps it defined) over weighted samples
+/// (features, label 0 or 1, weight); returns the `F` weights then the bias.
+pub fn logistic<const F: usize>(samples: &[([f32; F], f32, f64)]) -> Vec<f64> {
+    let n = F + 1;
+    let mut w = vec![0f64; n];
+    for _ in 0..50 {
+        let (mut g, mut h) = (vec![0f64; n], vec![vec![0f64; n]; n]);
+        for (x, y, weight) in samples {
+            let x: Vec<f64> = x.iter().map(|&v| v as f64).chain([1.0]).collect();
+            let p = 1.0 / (1.0 + (-(0..n).map(|i| w[i] * x[i]).sum::<f64>()).exp());
+            for i in 0..n {
+                g[i] += weight * (p - *y as f64) * x[i];
+                for j in 0..n {
+                    h[i][j] += weight * p * (1.0 - p) * x[i] * x[j];
+                }
+            }
+        }
+        for (i, row) in h.iter_mut().enumerate().take(n - 1) {
+            g[i] += 1e-3 * w[i];
+            row[i] += 1e-3;
+        }
+        // Solve h · step = g by Gaussian elimination with partial pivoting.
+        let mut a: Vec<Vec<f64>> = (0..n).map(|i| h[i].iter().copied().chain([g[i]]).collect()).collect();
+        for col in 0..n {
+            let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap_or(col);
+            a.swap(col, pivot);
+            for row in col + 1..n {
+                let f = a[row][col] / a[col][col];
+                let pivot = a[col].clone();
+                for (v, p) in a[row].iter_mut().zip(pivot).skip(col) {
+                    *v -= f * p;
+                }
+            }
+        }
+        let mut step = vec![0f64; n];
+        for i in (0..n).rev() {
+            step[i] = (a[i][n] - (i + 1..n).map(|k| a[i][k] * step[k]).sum::<f64>()) / a[i][i];
+        }
+        for i in 0..n {
+            w[i] -= step[i];
+        }
+        if step.iter().all(|s| s.abs() < 1e-9) {
+            break;
+        }
+    }
+    w
+}

@@ -21,46 +21,7 @@ use sitebot::knowledge::embedding::model::Purpose;
 use sitebot::knowledge::search::{self, Candidate, CrossLingual, Fusion, Mode};
 use sitebot::store::Store;
 
-/// Questions a visitor might ask that no XQuAD paragraph answers, in 13 languages (none of them is one
-/// of `tests/api/multilingual.rs`'s off-topic questions).
-pub const OFF_TOPIC: &[&str] = &[
-    "Wie viel kostet der Versand nach Österreich?",
-    "Haben Sie am Sonntag geöffnet?",
-    "Kann ich meine Bestellung stornieren?",
-    "Wo finde ich meine Rechnung?",
-    "¿Cuánto cuesta el envío a Portugal?",
-    "¿Puedo devolver unos zapatos usados?",
-    "¿Tienen aparcamiento para clientes?",
-    "¿Aceptan pagos con tarjeta de crédito?",
-    "Quels sont vos horaires d'ouverture le samedi ?",
-    "Livrez-vous en Belgique ?",
-    "Combien coûte un détartrage ?",
-    "Quanto costa la spedizione in Italia?",
-    "Posso pagare in contanti alla consegna?",
-    "Quanto custa uma limpeza dentária?",
-    "Vocês entregam no Brasil?",
-    "Hoe lang duurt de levering?",
-    "Kan ik een afspraak online maken?",
-    "Ile kosztuje wybielanie zębów?",
-    "Czy mogę zwrócić towar po trzydziestu dniach?",
-    "Hur mycket kostar frakten till Sverige?",
-    "Сколько стоит доставка в Москву?",
-    "Можно ли записаться на приём онлайн?",
-    "Kargo ücreti ne kadar?",
-    "送料はいくらですか？",
-    "日曜日は営業していますか？",
-    "运费是多少？",
-    "可以用信用卡付款吗？",
-    "كم تكلفة الشحن إلى دبي؟",
-    "هل يمكنني إلغاء طلبي؟",
-    "Wer gewann die Tour de France 1998?",
-    "¿Quién escribió Cien años de soledad?",
-    "Qui a peint la Joconde ?",
-    "Wie backe ich einen Apfelkuchen?",
-    "¿Cómo se prepara una paella valenciana?",
-    "Welche Farbe hat ein Flamingo?",
-    "¿Cuántas patas tiene una araña?",
-];
+pub use super::common::VISITOR_OFF_TOPIC as OFF_TOPIC;
 
 /// The weight of a question the knowledge cannot answer against one it can (`--unanswerable-weight`):
 /// each answerable question is asked once more with its article removed, so at 1 the fit assumes half
@@ -169,51 +130,10 @@ fn best(candidates: &[(Candidate, Option<usize>)], model: &Model) -> Option<(Opt
     candidates.iter().map(|(c, p)| (*p, model.score(c))).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// Logistic regression by Newton's method (a little ridge keeps it defined); returns weights then bias.
+/// Logistic regression over the five cross-lingual features (`common::logistic`): weights then bias.
 fn logistic(samples: &[([f32; 5], f32, f64)]) -> [f64; 6] {
-    const N: usize = 6;
-    let mut w = [0f64; N];
-    for _ in 0..50 {
-        let (mut g, mut h) = ([0f64; N], [[0f64; N]; N]);
-        for (x, y, weight) in samples {
-            let x: [f64; N] = [x[0] as f64, x[1] as f64, x[2] as f64, x[3] as f64, x[4] as f64, 1.0];
-            let p = 1.0 / (1.0 + (-(0..N).map(|i| w[i] * x[i]).sum::<f64>()).exp());
-            for i in 0..N {
-                g[i] += weight * (p - *y as f64) * x[i];
-                for j in 0..N {
-                    h[i][j] += weight * p * (1.0 - p) * x[i] * x[j];
-                }
-            }
-        }
-        for (i, row) in h.iter_mut().enumerate().take(N - 1) {
-            g[i] += 1e-3 * w[i];
-            row[i] += 1e-3;
-        }
-        // Solve h · step = g by Gaussian elimination with partial pivoting.
-        let mut a: Vec<Vec<f64>> = (0..N).map(|i| h[i].iter().copied().chain([g[i]]).collect()).collect();
-        for col in 0..N {
-            let pivot = (col..N).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap_or(col);
-            a.swap(col, pivot);
-            for row in col + 1..N {
-                let f = a[row][col] / a[col][col];
-                let pivot = a[col].clone();
-                for (v, p) in a[row].iter_mut().zip(pivot).skip(col) {
-                    *v -= f * p;
-                }
-            }
-        }
-        let mut step = [0f64; N];
-        for i in (0..N).rev() {
-            step[i] = (a[i][N] - (i + 1..N).map(|k| a[i][k] * step[k]).sum::<f64>()) / a[i][i];
-        }
-        for i in 0..N {
-            w[i] -= step[i];
-        }
-        if step.iter().all(|s| s.abs() < 1e-9) {
-            break;
-        }
-    }
-    w
+    let w = super::common::logistic(samples);
+    [w[0], w[1], w[2], w[3], w[4], w[5]]
 }
 
 /// Counts over some questions: asked, right first answer, answered.

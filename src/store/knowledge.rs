@@ -476,6 +476,34 @@ impl<'s> Knowledge<'s> {
         })
     }
 
+    /// The keys of the site's chunks that are FAQ entries (their document's format is `faq`), for the
+    /// vector index to hold for a generation (`search::Fusion::faq` scores them).
+    pub fn all_faq_chunks(&self) -> Result<Vec<u64>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT c.rowid FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1 AND d.site_id = ?1 AND d.format = 'faq'",
+            )?;
+            let rows = stmt.query_map([site], |r| r.get::<_, i64>(0).map(|k| k as u64))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// Which of these chunks are FAQ entries (see `all_faq_chunks`).
+    pub fn faq_chunks(&self, keys: &[u64]) -> Result<Vec<u64>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT 1 FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1 AND c.rowid = ?2 AND d.site_id = ?1 AND d.format = 'faq'",
+            )?;
+            let mut out = Vec::new();
+            for &key in keys {
+                if stmt.query_row(params![site, key as i64], |_| Ok(())).optional_row()?.is_some() {
+                    out.push(key);
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The language (ISO 639-1) of each of these chunks' documents: as detected at import when the detector
     /// was at least `min_confidence` sure, else the site's own language (short pages are hard to detect).
     pub fn chunk_languages(&self, keys: &[u64], min_confidence: f32) -> Result<std::collections::HashMap<u64, String>> {

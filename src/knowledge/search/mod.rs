@@ -27,6 +27,10 @@
 //! figures on the held-out articles and what it answers of questions the knowledge cannot answer. A
 //! document whose language was not detected confidently is taken to be in the site's language.
 //!
+//! A FAQ entry's chunk in the question's language is scored by a third model, `Faq`: the main model's
+//! features, fitted on people's rephrasings of FAQ entries (`cargo run --release --example faq -- --fit`),
+//! where shared words say less and the cosine more than on pages.
+//!
 //! The BM25 query is an OR of the question's search terms (`analysis::question_terms`: Snowball stems in
 //! the question's language and in the site's main document languages, character pairs for unspaced
 //! scripts); the heading column weighs more than the text. The in-memory index scores every term; FTS5
@@ -107,6 +111,28 @@ pub struct Fusion {
     pub max_term_share: f64,
     /// For candidates in another language than the question (instead of the weights above).
     pub cross: CrossLingual,
+    /// For FAQ entries' chunks in the question's language (instead of the weights above).
+    pub faq: Faq,
+}
+
+/// The model for a FAQ entry's chunk in the question's language: the main model's features, fitted on
+/// people's rephrasings of FAQ entries (`cargo run --release --example faq -- --fit`: StackFAQ's even
+/// entries, with visitors' questions no entry answers as negatives). Visitors ask an entry's question in
+/// their own words, so an entry sharing the question's words (BM25) says less than it does on pages, and
+/// the dense side (whose FAQ vectors hold the entry's question, `import::chunk`) more.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Faq {
+    pub w_cos: f32,
+    pub w_bm25_rank: f32,
+    pub w_dense_rank: f32,
+    pub bias: f32,
+}
+
+impl Faq {
+    pub fn score(&self, c: &Candidate) -> f32 {
+        let [cos, b, d] = c.features();
+        sigmoid(self.w_cos * cos + self.w_bm25_rank * b + self.w_dense_rank * d + self.bias)
+    }
 }
 
 impl Default for Fusion {
@@ -115,6 +141,9 @@ impl Default for Fusion {
             w_cos: 6.31, w_bm25_rank: 4.55, w_dense_rank: 4.15, bias: -11.82, heading_weight: 2.0,
             max_term_share: MAX_TERM_SHARE,
             cross: CrossLingual { w_cos: 7.00, w_lift: 48.62, w_bm25_rank: 1.49, w_dense_rank: 2.37, w_margin: 26.95, bias: -10.21 },
+            // Fitted bias -75.49, moved by +1 so that as many rephrasings are answered as before (0.991 against
+            // 0.998): docs/performance.md "FAQ rephrasings".
+            faq: Faq { w_cos: 74.60, w_bm25_rank: 2.60, w_dense_rank: 7.41, bias: -74.49 },
         }
     }
 }
@@ -140,6 +169,8 @@ pub struct Candidate {
     pub margin: f32,
     /// The candidate's document is in another language than the question.
     pub cross_lingual: bool,
+    /// The candidate is a FAQ entry's chunk (scored by `Fusion::faq`).
+    pub faq: bool,
     pub score: f32,
 }
 
@@ -170,6 +201,9 @@ impl Fusion {
     pub fn score(&self, c: &Candidate) -> f32 {
         if c.cross_lingual {
             return self.cross.score(c);
+        }
+        if c.faq {
+            return self.faq.score(c);
         }
         let [cos, b, d] = c.features();
         sigmoid(self.w_cos * cos + self.w_bm25_rank * b + self.w_dense_rank * d + self.bias)
@@ -392,7 +426,7 @@ pub fn fuse(
         let dense = if mode == Mode::Bm25 { Vec::new() } else { idx.search_at(query, depth, lex.generation)? };
         let mut out: Vec<Candidate> = Vec::with_capacity(dense.len() + lexical.len());
         for (i, (key, cos)) in dense.into_iter().enumerate() {
-            out.push(Candidate { key, cos, bm25: None, bm25_rank: None, dense_rank: Some(i + 1), lift: 0.0, margin: 0.0, cross_lingual: false, score: 0.0 });
+            out.push(Candidate { key, cos, bm25: None, bm25_rank: None, dense_rank: Some(i + 1), lift: 0.0, margin: 0.0, cross_lingual: false, faq: false, score: 0.0 });
         }
         for (i, (key, bm25)) in lexical.iter().enumerate() {
             match out.iter_mut().find(|c| c.key == *key) {
@@ -411,15 +445,21 @@ pub fn fuse(
                         lift: 0.0,
                         margin: 0.0,
                         cross_lingual: false,
+                        faq: false,
                         score: 0.0,
                     });
                 }
             }
         }
+        let keys: Vec<u64> = out.iter().map(|c| c.key).collect();
         let languages = match cross_lingual {
-            Some(_) => idx.chunk_languages(&out.iter().map(|c| c.key).collect::<Vec<_>>())?,
+            Some(_) => idx.chunk_languages(&keys)?,
             None => Default::default(),
         };
+        if mode == Mode::Hybrid {
+            let faq = idx.faq_chunks(&keys)?;
+            out.iter_mut().for_each(|c| c.faq = faq.contains(&c.key));
+        }
         Ok((out, languages))
     })??;
     if let Some(lang) = cross_lingual {
@@ -618,6 +658,7 @@ mod tests {
             lift: 0.0,
             margin: 0.0,
             cross_lingual: true,
+            faq: false,
             score: 0.0,
         };
         // A large site: the reference is the mean of dense ranks 2 to 11, the margin over the best other.
@@ -636,7 +677,7 @@ mod tests {
 
     #[test]
     fn one_candidate_per_document_in_rank_order() {
-        let c = |key: u64, score: f32| Candidate { key, cos: 0.0, bm25: None, bm25_rank: None, dense_rank: None, lift: 0.0, margin: 0.0, cross_lingual: false, score };
+        let c = |key: u64, score: f32| Candidate { key, cos: 0.0, bm25: None, bm25_rank: None, dense_rank: None, lift: 0.0, margin: 0.0, cross_lingual: false, faq: false, score };
         let docs: std::collections::HashMap<u64, String> =
             [(1, "a"), (2, "a"), (3, "b"), (4, "c"), (5, "b")].into_iter().map(|(k, d)| (k, d.to_owned())).collect();
         let ranked = vec![c(2, 0.9), c(1, 0.8), c(5, 0.7), c(9, 0.65), c(3, 0.6), c(4, 0.5)];

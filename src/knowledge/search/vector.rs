@@ -92,6 +92,8 @@ pub struct SiteIndex {
     stored: Option<Stored>,
     /// The document language of the chunks it holds, read when it was synced.
     languages: ChunkLanguages,
+    /// The chunks it holds that are FAQ entries, read when it was synced (`search::Fusion::faq`).
+    faq: HashSet<u64>,
 }
 
 /// Each indexed chunk's document language (`store::knowledge::chunk_languages`), which decides whether a
@@ -137,7 +139,7 @@ impl SiteIndex {
         };
         let index = Index::new(&options).map_err(usearch_err)?;
         index.reserve_capacity_and_threads(capacity.max(64), SEARCH_THREADS).map_err(usearch_err)?;
-        Ok(SiteIndex { generation: -1, index, keys: HashSet::new(), max_key: 0, stored: None, languages: ChunkLanguages::default() })
+        Ok(SiteIndex { generation: -1, index, keys: HashSet::new(), max_key: 0, stored: None, languages: ChunkLanguages::default(), faq: HashSet::new() })
     }
 
     fn add(&mut self, vectors: Vec<(u64, Vec<f32>)>) -> Result<(), IndexError> {
@@ -230,6 +232,17 @@ impl SiteIndex {
         Ok(out)
     }
 
+    /// Which of these chunks are FAQ entries: from what was read at the sync, and from the database for
+    /// chunks newer than the index.
+    pub fn faq_chunks(&self, keys: &[u64]) -> Result<HashSet<u64>, IndexError> {
+        let mut out: HashSet<u64> = keys.iter().copied().filter(|k| self.faq.contains(k)).collect();
+        let newer: Vec<u64> = keys.iter().copied().filter(|k| !self.keys.contains(k)).collect();
+        if let (Some(s), false) = (&self.stored, newer.is_empty()) {
+            out.extend(s.store.site(s.site).knowledge().faq_chunks(&newer)?);
+        }
+        Ok(out)
+    }
+
     pub fn len(&self) -> usize {
         self.keys.len()
     }
@@ -249,6 +262,7 @@ impl SiteIndex {
             max_key: self.max_key,
             stored: self.stored.clone(),
             languages: ChunkLanguages::default(),
+            faq: HashSet::new(),
         })
     }
 
@@ -352,6 +366,7 @@ impl VectorIndexes {
         }
         let mut next = self.sync_index(store, site, generation, current.as_deref())?;
         next.languages = ChunkLanguages::new(store.site(*site).knowledge().all_chunk_languages(crate::knowledge::language::CONFIDENT)?);
+        next.faq = store.site(*site).knowledge().all_faq_chunks()?.into_iter().collect();
         next.stored = Some(Stored { store: store.clone(), site: *site, model: self.0.model.clone() });
         next.max_key = next.keys.iter().copied().max().unwrap_or(0).max(next.max_key);
         let next = Arc::new(next);
