@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use poem::http::StatusCode;
-use poem::web::sse::{Event as SseEvent, SSE};
+use poem::web::sse::Event as SseEvent;
 use poem::web::{Data, Path};
-use poem::{IntoResponse, Request, Response, handler};
+use poem::{Request, Response, handler};
 use serde::{Deserialize, Serialize};
 
 use crate::app::AppState;
@@ -237,5 +237,5 @@ pub async fn event_stream(req: &Request, Path(raw): Path<String>, Data(state): D
     let bell = state.live.bell(conversation_key(&id));
     let reader = Reader { state: state.clone(), site, id, after, queued: Default::default(), bell, _slot: slot };
     let stream = futures_util::stream::unfold(reader, Reader::next);
-    Ok(SSE::new(stream).keep_alive(Duration::from_secs(15)).into_response())
+    Ok(crate::http::sse::response(stream, Duration::from_secs(15)))
 }

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use poem::web::Data;
-use poem::web::sse::{Event, SSE};
-use poem::{IntoResponse, Response, handler};
+use poem::web::sse::Event;
+use poem::{Response, handler};
 
 use super::answer::AnswerBody;
 use super::query::QueryRequest;
@@ -77,7 +77,7 @@ pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>,
         }
     });
     let events = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
-    Ok(SSE::new(events).keep_alive(Duration::from_secs(15)).into_response())
+    Ok(crate::http::sse::response(events, Duration::from_secs(15)))
 }
 
 #[cfg(test)]

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use poem::http::StatusCode;
-use poem::web::sse::{Event as SseEvent, SSE};
+use poem::web::sse::Event as SseEvent;
 use poem::web::{Data, Path};
-use poem::{Body, IntoResponse, Request, Response, handler};
+use poem::{Body, Request, Response, handler};
 use serde_json::json;
 
 use super::pages;
@@ -119,7 +119,7 @@ pub async fn inbox_events(req: &Request, Path(raw): Path<String>, Data(state): D
     let present = role.may_edit().then(|| state.live.present(site.id, me.user.id.clone()));
     state.live.ring(&inbox_key(&site.id));
     let watcher = Watcher { state: state.clone(), site: site.id, session: *me.cookie_hash(), bell: state.live.bell(inbox_key(&site.id)), first: true, present };
-    let mut resp = SSE::new(futures_util::stream::unfold(watcher, Watcher::next)).keep_alive(Duration::from_secs(15)).into_response();
+    let mut resp = crate::http::sse::response(futures_util::stream::unfold(watcher, Watcher::next), Duration::from_secs(15));
     super::session::secure(&mut resp, false);
     resp
 }

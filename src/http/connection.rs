@@ -107,7 +107,9 @@ where
     if h2 {
         let mut b = http2::Builder::new(TokioExecutor::new());
         b.timer(TokioTimer::new()).max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX));
-        drive(b.serve_connection(io, service), in_flight, settings, stop, peer).await;
+        // Boxed: the HTTP/2 connection's state is larger than HTTP/1.1's, and inline it would size every
+        // connection's task, an idle event stream's included.
+        Box::pin(drive(b.serve_connection(io, service), in_flight, settings, stop, peer)).await;
     } else {
         let mut b = http1::Builder::new();
         b.timer(TokioTimer::new())

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod peers;
 pub mod scope;
+pub mod sse;
 pub mod tls;
 pub mod unread;
 
