@@ -150,8 +150,8 @@ async fn paced(pacer: &pace::Pacer, req: &Request) -> Option<Response> {
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
     let throttle = Arc::new(auth::Throttle::default());
     let pacer = Arc::new(pace::Pacer::new(state.config.console.pages_per_minute, state.config.console.page_burst));
+    // The home, `/`, is answered by the fallback (`views::fallback` says why).
     Route::new()
-        .at("/", get(views::index))
         .at("/login", get(views::login_form).post(oidc::passwords_only(views::login)))
         .at("/logout", post(views::logout))
         .at("/setup/:token", oidc::passwords_only(get(views::setup_form).post(views::setup)))

@@ -125,8 +125,8 @@ pub(super) async fn audit(state: &AppState, actor: &str, site: Option<crate::dom
     }
 }
 
-#[handler]
-pub async fn index(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+/// The console's home (`/console/`): the sites, or the sign-in page. Reached through [`fallback`].
+async fn home(req: &Request, state: &AppState) -> Response {
     match session::current(state, req).await {
         Some(_) => see_other("/console/sites"),
         None => see_other("/console/login"),
@@ -319,9 +319,14 @@ pub async fn sites(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response
     }
 }
 
-/// Anything else under `/console/`: the console's own 404 page.
+/// Anything else under `/console/`: the console's own 404 page. The home comes here too: poem's
+/// catch-all `/*rest` matches an empty rest before a route `/` would (its radix tree prefers the
+/// catch-all child at the end of a path), so `/console` and `/console/` arrive as `/`.
 #[handler]
 pub async fn fallback(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+    if req.uri().path() == "/" {
+        return home(req, state).await;
+    }
     let t = texts::for_request(req);
     let me = session::current(state, req).await;
     not_found(t, me.as_ref())

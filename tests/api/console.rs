@@ -133,6 +133,13 @@ async fn a_user_sees_only_their_sites_and_an_unknown_account_answers_as_a_wrong_
     let page = get(&app, "/console/sites", Some(&cookie)).await.text().await.unwrap();
     assert!(page.contains(&mine.id.to_string()) && !page.contains(&other.id.to_string()), "{page}");
     assert!(page.contains("viewer"));
+    // The console's home is the user's sites (and the sign-in page without a session).
+    for home in ["/console/", "/console"] {
+        let page = get(&app, home, Some(&cookie)).await;
+        assert_eq!((page.status(), page.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/console/sites"), "{home}");
+        let page = get(&app, home, None).await;
+        assert_eq!((page.status(), page.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/console/login"), "{home}");
+    }
     // Anything else under /console is the console's own page, not the API's problem+json.
     let missing = get(&app, "/console/nothing-here", Some(&cookie)).await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
