@@ -23,6 +23,8 @@
 //!   CPU the public API leaves over.
 //! - [`oidc`]: single sign-on through an OpenID Connect provider (`[console.oidc]`), and local passwords
 //!   switched off (`[console] local_passwords = false`).
+//! - [`routing`]: the site a request is for (its path, or `?site=` on the sign-in's pages), kept on the
+//!   sign-in's links and redirects for a balancer in front of several nodes (#27 scale-out).
 //!
 //! Users come from `sitebot user add`, which prints a one-time setup link; there is never a default
 //! password. Every account event and every change made here is in the audit log (`sitebot audit`).
@@ -52,6 +54,8 @@ pub mod widget_editor;
 pub mod account;
 // #25 oidc
 pub mod oidc;
+// #27 scale-out
+pub mod routing;
 
 use std::sync::Arc;
 
