@@ -536,7 +536,7 @@ fn a_user_added_on_the_command_line_sets_a_password_through_the_printed_link_and
     ])))
     .unwrap();
     let link = added["setupLink"].as_str().unwrap().to_owned();
-    assert!(link.starts_with(&format!("{base}/console/setup/")), "{link}");
+    assert!(link.starts_with(&format!("{base}/console/setup/")) && link.ends_with(&format!("?site={site}")), "{link}");
     let again = run(sitebot(dir.path()).args(["user", "add", "--email", "ED@example.com", "--admin"]));
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists"), "one user per address, in any case");
 
@@ -560,6 +560,7 @@ fn a_user_added_on_the_command_line_sets_a_password_through_the_printed_link_and
     // A reset: the old link is dead, a new one works, and the audit log has every step.
     let reset: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["user", "reset", "--email", "ed@example.com", "--base-url", &base, "--json"]))).unwrap();
     assert_ne!(reset["setupLink"], added["setupLink"]);
+    assert!(reset["setupLink"].as_str().unwrap().ends_with(&format!("?site={site}")), "a reset link names a site of the user: {reset}");
     assert_eq!(client.get(&link).send().unwrap().status(), 404);
     assert_eq!(client.get(reset["setupLink"].as_str().unwrap()).send().unwrap().status(), 200);
     run_ok(sitebot(dir.path()).args(["user", "revoke", "--email", "ed@example.com", "--site", &site]));

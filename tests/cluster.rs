@@ -1,7 +1,13 @@
 //! Tenants across nodes behind the real HAProxy (2.6, `install.sh --deps-only`; `SITEBOT_HAPROXY` names
 //! another), running `assets/haproxy.cfg` as shipped, with the built binary and the real Litestream, on
 //! loopback. Nodes are TLS servers with certificates of a test CA, which HAProxy verifies; webhooks go to a
-//! real local receiver. One cluster, two acts:
+//! real local receiver. One cluster, a prologue and two acts:
+//!
+//! (0) **Console sign-ins reach the site's node** (#27). Users of a site on node B, HAProxy's second
+//!     choice, are added by `sitebot user add --site` on B; fresh browsers (no cookies) follow the
+//!     printed setup link through HAProxy, set the password, land signed in and open the site's page
+//!     and the console's home there; others sign in at `/console/login?site=`. Pages without a site go
+//!     round robin over A and B, so without `?site=` some of these reach A, which knows neither.
 //!
 //! (a) **A node is lost.** Nodes A and B, each replicated by Litestream to its own file replica, serve two
 //!     tenants each, routed by the map `sitebot cluster map` printed. Leads flow to all four through
@@ -318,6 +324,109 @@ async fn all_delivered(receiver: &Receiver, leads: &BTreeSet<String>, what: &str
     }
 }
 
+/// A browser behind the balancer, with the cookies it was given (kept here: the tests' reqwest has no
+/// cookie store) and redirects followed as a browser follows them.
+struct Browser {
+    c: reqwest::Client,
+    base: String,
+    cookies: BTreeMap<String, String>,
+}
+
+impl Browser {
+    /// A fresh one: no cookies.
+    fn new(pki: &Pki, base: &str) -> Browser {
+        let c = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(&pki.ca).unwrap()).unwrap())
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        Browser { c, base: base.to_owned(), cookies: BTreeMap::new() }
+    }
+
+    /// GET `to` (a URL, or a path on the balancer), or POST `form` there; then every redirect. The
+    /// status, path (with its query) and body of the last answer.
+    async fn open(&mut self, to: &str, form: Option<&[(&str, &str)]>) -> (u16, String, String) {
+        let mut url = if to.starts_with('/') { format!("{}{to}", self.base) } else { to.to_owned() };
+        let mut form = form;
+        for _ in 0..5 {
+            let req = match form.take() {
+                Some(f) => self.c.post(&url).header("Origin", &self.base).form(f),
+                None => self.c.get(&url),
+            };
+            let jar: Vec<String> = self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let req = if jar.is_empty() { req } else { req.header("Cookie", jar.join("; ")) };
+            let resp = req.send().await.unwrap();
+            for set in resp.headers().get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()) {
+                let (name, value) = set.split(';').next().unwrap().split_once('=').unwrap();
+                if set.contains("Max-Age=0") {
+                    self.cookies.remove(name);
+                } else {
+                    self.cookies.insert(name.to_owned(), value.to_owned());
+                }
+            }
+            let path = resp.url().path().to_owned() + &resp.url().query().map(|q| format!("?{q}")).unwrap_or_default();
+            match resp.headers().get("location").and_then(|l| l.to_str().ok()) {
+                Some(to) if resp.status().is_redirection() => url = format!("{}{to}", self.base),
+                _ => return (resp.status().as_u16(), path, resp.text().await.unwrap()),
+            }
+        }
+        panic!("more than 5 redirects from {to}");
+    }
+}
+
+/// Prologue (0): console users of `site`, on `node` (not HAProxy's first choice), sign in through the
+/// balancer from fresh browsers and see the node's signed-in pages.
+async fn console_sign_ins_reach_the_node(pki: &Pki, lb: &Balancer, node: &Node, site: &str) {
+    const PASSWORD: &str = "correct horse battery staple";
+    // The signed-in pages of the node that has the user: its header names them, its site list the site.
+    let signed_in = |what: &str, (status, path, page): &(u16, String, String), email: &str, at: &str| {
+        assert_eq!((*status, path.as_str()), (200, at), "{what} through HAProxy: {page}\n{}", lb.logs());
+        assert!(page.contains(email) && page.contains(site), "{what}: not {email}'s page of {site}: {page}");
+    };
+    for i in 0..3 {
+        let email = format!("owner{i}@b.example");
+        let added =
+            run(cli(&node.dir, pki).args(["user", "add", "--email", &email, "--site", site, "--role", "owner", "--base-url", &lb.base, "--json"])).await;
+        let link = serde_json::from_str::<serde_json::Value>(&added).unwrap()["setupLink"].as_str().unwrap().to_owned();
+        let path = link.strip_prefix(&lb.base).unwrap_or_else(|| panic!("the link is on the balancer's address: {link}"));
+        assert!(path.starts_with("/console/setup/") && path.ends_with(&format!("?site={site}")), "the link names the site: {link}");
+
+        let mut browser = Browser::new(pki, &lb.base);
+        let (status, _, page) = browser.open(&link, None).await;
+        assert_eq!(status, 200, "{email}'s setup link through HAProxy: {page}\n{}", lb.logs());
+        assert!(page.contains(&email) && page.contains(&format!("action=\"{path}\"")), "{page}");
+        let landed = browser.open(&link, Some(&[("password", PASSWORD), ("repeat", PASSWORD)])).await;
+        signed_in("setting the password", &landed, &email, "/console/sites");
+        let site_page = format!("/console/sites/{site}");
+        signed_in("the site's page", &browser.open(&site_page, None).await, &email, &site_page);
+        signed_in("the console's home", &browser.open("/console/", None).await, &email, "/console/sites");
+
+        // Another fresh browser signs in at the sign-in page that names the site.
+        let mut browser = Browser::new(pki, &lb.base);
+        let login = format!("/console/login?site={site}");
+        let (status, _, page) = browser.open(&login, None).await;
+        assert!(status == 200 && page.contains(&format!("action=\"{login}\"")), "{status} {page}");
+        signed_in("signing in", &browser.open(&login, Some(&[("email", &email), ("password", PASSWORD)])).await, &email, "/console/sites");
+        signed_in("the console's home", &browser.open("/console/", None).await, &email, "/console/sites");
+    }
+    // A site's page opened without a session sends the browser to sign in for that site.
+    let (status, path, _) = Browser::new(pki, &lb.base).open(&format!("/console/sites/{site}/leads"), None).await;
+    assert_eq!((status, path), (200, format!("/console/login?site={site}")));
+    // HAProxy's cookie holds the site id, lower-cased, and nothing else.
+    let cookie = |b: &Browser| b.cookies.get("__Host-sitebot-site").cloned();
+    let mut browser = Browser::new(pki, &lb.base);
+    browser.open(&format!("/console/login?site={}", site.to_uppercase()), None).await;
+    assert_eq!(cookie(&browser).as_deref(), Some(site));
+    for forged in ["/console/login?site=x;Domain=evil.example", "/console/sites/x;Max-Age=9/leads"] {
+        let mut browser = Browser::new(pki, &lb.base);
+        browser.open(forged, None).await;
+        assert_eq!(cookie(&browser), None, "{forged}");
+    }
+}
+
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap().block_on(f)
 }
@@ -369,6 +478,8 @@ async fn cluster() {
         // Round robin over the nodes: every node has the vertical's pages.
         assert_eq!(c.get(format!("{}/v1/landing/dental/en/home", lb.base)).send().await.unwrap().status(), 200);
     }
+    // b2, which stays on B (b1 moves in act (b)).
+    console_sign_ins_reach_the_node(&pki, &lb, &b, &b2).await;
 
     // (a) Leads to all four tenants; A and its Litestream killed; C restores A's replica.
     let stop = Arc::new(tokio::sync::Notify::new());

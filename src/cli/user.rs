@@ -2,7 +2,8 @@
 //!
 //! `user add` and `user reset` print a one-time setup link (valid `console.setup_link_hours`, 24 by
 //! default): whoever opens it sets the password. There is never a default password; a reset ends the
-//! user's sessions at once.
+//! user's sessions at once. The link names a site of the user (`?site=ID`) when they have one, so a
+//! balancer in front of several nodes sends it to this node (#27 scale-out).
 //! With `[email]` configured (#25) the link is also e-mailed to the user (queued, then sent at once when
 //! the SMTP server takes it; the server's worker retries it otherwise).
 
@@ -106,6 +107,11 @@ fn base_url(config: &Config, given: Option<&str>) -> String {
     }
 }
 
+/// A setup link, naming `site` (#27 scale-out: a balancer sends it to the site's node, which has the user).
+fn setup_link(config: &Config, base: Option<&str>, token: &str, site: Option<SiteId>) -> String {
+    crate::email::console_link(&base_url(config, base), &format!("/console/setup/{token}"), site)
+}
+
 fn user_by_email(store: &Store, email: &str) -> anyhow::Result<User> {
     store.users().by_email(email)?.with_context(|| format!("no user {email}"))
 }
@@ -157,7 +163,7 @@ pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             }
             let detail = json!({"user": user.email, "admin": a.admin, "site": a.site, "role": grant.map(|g| g.role.as_str())});
             audit(&store, a.site, "user_added", detail)?;
-            let link = format!("{}/console/setup/{token}", base_url(config, a.base_url.as_deref()));
+            let link = setup_link(config, a.base_url.as_deref(), &token, a.site);
             // #25 email
             let emailed = email_link(&store, config, &email, &link, expires, false)?;
             if a.out.json {
@@ -219,7 +225,9 @@ pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             let (token, hash, expires) = new_link(config);
             store.users().reset(&user.id, &hash, expires)?;
             audit(&store, None, "password_reset", json!({"user": user.email}))?;
-            let link = format!("{}/console/setup/{token}", base_url(config, given.as_deref()));
+            // Any site of theirs names this node to a balancer; an admin's link names none.
+            let site = store.users().grants(&user.id)?.first().map(|g| g.site_id);
+            let link = setup_link(config, given.as_deref(), &token, site);
             // #25 email
             let to = Email::parse(&user.email).map_err(|e| anyhow::anyhow!("the stored address {}: {e}", user.email))?;
             let emailed = email_link(&store, config, &to, &link, expires, true)?;

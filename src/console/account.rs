@@ -65,7 +65,7 @@ async fn page(state: &AppState, t: &'static Texts, me: &Me, error: Option<&str>,
 #[handler]
 pub async fn account_page(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let Some(me) = session::current(state, req).await else { return see_other("/console/login") };
+    let Some(me) = session::current(state, req).await else { return views::sign_in_first(req) };
     let saved = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "saved=1"));
     page(state, t, &me, None, saved).await
 }

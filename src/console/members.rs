@@ -41,7 +41,8 @@ pub async fn invite(state: &AppState, actor: &str, site: SiteId, email: Email, r
     let hash = token_hash(&token);
     let expires = Timestamp::from_millis(Timestamp::now().as_millis() + i64::from(state.config.console.setup_link_hours.max(1)) * 3_600_000);
     let invited = state.store.run(move |s| s.site(site).members().invite(&email, role, &hash, expires)).await?;
-    let link = invited.new_user.then(|| (format!("{base}/console/setup/{token}"), expires));
+    // The link names the site, so a balancer sends it to this node, which has the new user (#27).
+    let link = invited.new_user.then(|| (crate::email::console_link(base, &format!("/console/setup/{token}"), Some(site)), expires));
     let detail = json!({"user": invited.user.email, "role": role.as_str(), "newUser": invited.new_user});
     views::audit(state, actor, Some(site), "user_invited", detail).await;
     // With e-mail configured the setup link is e-mailed too (still shown once on the page).

@@ -23,6 +23,8 @@
 //!   CPU the public API leaves over.
 //! - [`oidc`]: single sign-on through an OpenID Connect provider (`[console.oidc]`), and local passwords
 //!   switched off (`[console] local_passwords = false`).
+//! - [`routing`]: the site a request is for (its path, or `?site=` on the sign-in's pages), kept on the
+//!   sign-in's links and redirects for a balancer in front of several nodes (#27 scale-out).
 //!
 //! Users come from `sitebot user add`, which prints a one-time setup link; there is never a default
 //! password. Every account event and every change made here is in the audit log (`sitebot audit`).
@@ -52,6 +54,8 @@ pub mod widget_editor;
 pub mod account;
 // #25 oidc
 pub mod oidc;
+// #27 scale-out
+pub mod routing;
 
 use std::sync::Arc;
 
@@ -150,8 +154,8 @@ async fn paced(pacer: &pace::Pacer, req: &Request) -> Option<Response> {
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
     let throttle = Arc::new(auth::Throttle::default());
     let pacer = Arc::new(pace::Pacer::new(state.config.console.pages_per_minute, state.config.console.page_burst));
+    // The home, `/`, is answered by the fallback (`views::fallback` says why).
     Route::new()
-        .at("/", get(views::index))
         .at("/login", get(views::login_form).post(oidc::passwords_only(views::login)))
         .at("/logout", post(views::logout))
         .at("/setup/:token", oidc::passwords_only(get(views::setup_form).post(views::setup)))

@@ -4,6 +4,7 @@
 use askama::Template;
 
 use super::texts::Texts;
+use crate::domain::SiteId;
 
 /// Who is signed in, as the page header shows it.
 #[derive(Debug)]
@@ -25,6 +26,8 @@ pub struct Login<'a> {
     pub sso: bool,
     /// Password sign-in is on (`[console] local_passwords`).
     pub passwords: bool,
+    /// The site the sign-in is for (`?site=`), kept on the form and the single sign-on link (#27).
+    pub site: Option<SiteId>,
 }
 
 #[derive(Template)]
@@ -35,6 +38,8 @@ pub struct Setup<'a> {
     pub error: Option<&'a str>,
     pub email: &'a str,
     pub token: &'a str,
+    /// The site the link was made for (`?site=`), kept on the form (#27).
+    pub site: Option<SiteId>,
 }
 
 #[derive(Template)]

@@ -14,6 +14,7 @@ use serde_json::json;
 use super::auth::{self, Throttle};
 use super::lane;
 use super::pages::{self, Header};
+use super::routing;
 use super::session::{self, Me};
 use super::texts::{self, Texts};
 use crate::app::AppState;
@@ -47,6 +48,11 @@ pub(super) fn see_other(to: &str) -> Response {
     let mut resp = Response::builder().status(StatusCode::SEE_OTHER).header(header::LOCATION, to).finish();
     session::secure(&mut resp, false);
     resp
+}
+
+/// The answer to a request without a session: the sign-in page, naming the site of the request (#27).
+pub(super) fn sign_in_first(req: &Request) -> Response {
+    see_other(&routing::with_site("/console/login", routing::site_of(req)))
 }
 
 pub(super) fn header_of(me: &Me) -> Header<'_> {
@@ -107,7 +113,7 @@ pub(super) fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
 /// to send instead (sign in again, or 403).
 pub async fn checked_post(state: &AppState, req: &Request, body: Body) -> Result<(Me, Vec<(String, String)>), Response> {
     let t = texts::for_request(req);
-    let Some(me) = session::current(state, req).await else { return Err(see_other("/console/login")) };
+    let Some(me) = session::current(state, req).await else { return Err(sign_in_first(req)) };
     if !session::same_origin(req) {
         return Err(forbidden(t, Some(&me)));
     }
@@ -125,11 +131,11 @@ pub(super) async fn audit(state: &AppState, actor: &str, site: Option<crate::dom
     }
 }
 
-#[handler]
-pub async fn index(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+/// The console's home (`/console/`): the sites, or the sign-in page. Reached through [`fallback`].
+async fn home(req: &Request, state: &AppState) -> Response {
     match session::current(state, req).await {
         Some(_) => see_other("/console/sites"),
-        None => see_other("/console/login"),
+        None => sign_in_first(req),
     }
 }
 
@@ -141,7 +147,7 @@ pub async fn login_form(req: &Request, Data(state): Data<&Arc<AppState>>) -> Res
     }
     let any_user = state.store.run(|s| s.users().any()).await.unwrap_or(true);
     let (sso, passwords) = (state.config.console.oidc.is_some(), state.config.console.local_passwords);
-    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user, sso, passwords })
+    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user, sso, passwords, site: routing::site_of(req) })
 }
 
 #[handler]
@@ -155,7 +161,7 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
     let address = client_ip(req);
     let sso = state.config.console.oidc.is_some();
     let page = |error: &'static str, status: StatusCode| {
-        render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true, sso, passwords: true })
+        render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true, sso, passwords: true, site: routing::site_of(req) })
     };
     if throttle.wait(&email, address, Instant::now()).is_some() {
         state.metrics.sign_in(SignIn::Throttled);
@@ -226,7 +232,7 @@ pub async fn setup_form(req: &Request, Path(token): Path<String>, Data(state): D
     let t = texts::for_request(req);
     let hash = token_hash(&token);
     match state.store.run(move |s| s.users().link_user(&hash, Timestamp::now())).await {
-        Ok(Some(user)) => render(StatusCode::OK, pages::Setup { t, me: None, error: None, email: &user.email, token: &token }),
+        Ok(Some(user)) => render(StatusCode::OK, pages::Setup { t, me: None, error: None, email: &user.email, token: &token, site: routing::site_of(req) }),
         Ok(None) => message(t, None, StatusCode::NOT_FOUND, t.link_invalid_title, t.link_invalid),
         Err(e) => failed(t, None, e),
     }
@@ -251,7 +257,8 @@ pub async fn setup(req: &Request, body: Body, Path(token): Path<String>, Data(st
             "too_long" => t.too_long,
             _ => t.mismatch,
         };
-        return render(StatusCode::UNPROCESSABLE_ENTITY, pages::Setup { t, me: None, error: Some(error), email: &user.email, token: &token });
+        let site = routing::site_of(req);
+        return render(StatusCode::UNPROCESSABLE_ENTITY, pages::Setup { t, me: None, error: Some(error), email: &user.email, token: &token, site });
     }
     let password = field(&fields, "password").to_owned();
     let phc = match tokio::task::spawn_blocking(move || auth::hash_password(&password)).await {
@@ -277,7 +284,7 @@ pub async fn setup(req: &Request, body: Body, Path(token): Path<String>, Data(st
 #[handler]
 pub async fn sites(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let Some(me) = session::current(state, req).await else { return see_other("/console/login") };
+    let Some(me) = session::current(state, req).await else { return sign_in_first(req) };
     let visible = me.clone();
     let now = Timestamp::now();
     let since_30 = crate::store::days::day_of(Timestamp::from_millis(now.as_millis() - 29 * 86_400_000));
@@ -319,9 +326,14 @@ pub async fn sites(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response
     }
 }
 
-/// Anything else under `/console/`: the console's own 404 page.
+/// Anything else under `/console/`: the console's own 404 page. The home comes here too: poem's
+/// catch-all `/*rest` matches an empty rest before a route `/` would (its radix tree prefers the
+/// catch-all child at the end of a path), so `/console` and `/console/` arrive as `/`.
 #[handler]
 pub async fn fallback(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
+    if req.uri().path() == "/" {
+        return home(req, state).await;
+    }
     let t = texts::for_request(req);
     let me = session::current(state, req).await;
     not_found(t, me.as_ref())
@@ -336,7 +348,7 @@ pub(super) fn site_nav(site: crate::store::Site, role: crate::domain::SiteRole, 
 /// the page to send: sign in, or the same 404 as for a site that does not exist.
 pub(super) async fn site_for(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
     let t = texts::for_request(req);
-    let Some(me) = session::current(state, req).await else { return Err(see_other("/console/login")) };
+    let Some(me) = session::current(state, req).await else { return Err(sign_in_first(req)) };
     let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
     let Some(role) = me.role_on(&id) else { return Err(not_found(t, Some(&me))) };
     match lane::read(&state.store, move |s| s.site(id).get()).await {

@@ -180,7 +180,8 @@ pub fn digest(env: &Envelope<'_>, d: &Digest, base: &str) -> Result<Message, Mes
         d.groups.iter().map(|g| GroupLine { count: g.count, example: &g.example, link: format!("{base}/console/sites/{}/review/{}", d.site_id, g.id) }).collect();
     let recent: Vec<LeadLine<'_>> = d.recent_leads.iter().map(|l| LeadLine { name: l.name.as_deref().unwrap_or("-"), email: &l.email, at: when(Timestamp::from_millis(l.at)) }).collect();
     let queue = format!("{base}/console/sites/{}", d.site_id);
-    let account = format!("{base}/console/account");
+    // The account page has no site in its path: the link names it for a balancer (#27 scale-out).
+    let account = super::console_link(base, "/console/account", d.site_id.parse().ok());
     let resolution = match d.questions {
         0 => "-".to_owned(),
         q => format!("{} %", (d.answered * 100 + q / 2) / q),

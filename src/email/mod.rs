@@ -22,7 +22,7 @@ pub mod worker;
 pub use worker::Worker;
 
 use crate::config::Config;
-use crate::domain::{Email, Timestamp};
+use crate::domain::{Email, SiteId, Timestamp};
 use crate::store::email::{Kind, NewEmail};
 use crate::store::{Store, StoreError};
 
@@ -37,6 +37,17 @@ pub fn base_url(config: &Config, port: Option<u16>) -> String {
     match port.unwrap_or(config.server.listen.port()) {
         443 => format!("https://{host}"),
         port => format!("https://{host}:{port}"),
+    }
+}
+
+/// The console page `path` (`/console/...`, without a query) on `base`, as a link that starts a sign-in
+/// on behalf of `site`: `?site=ID` lets a balancer in front of several nodes send a browser that has
+/// never been there to the site's node (#27 scale-out, `assets/haproxy.cfg`); the node only carries it on.
+/// Setup links (the CLI's, invitations) and e-mailed links to pages without the site in their path use it.
+pub fn console_link(base: &str, path: &str, site: Option<SiteId>) -> String {
+    match site {
+        Some(site) => format!("{base}{path}?site={site}"),
+        None => format!("{base}{path}"),
     }
 }
 

@@ -112,6 +112,55 @@ async fn a_setup_link_sets_the_password_once_and_signs_the_user_in() {
 }
 
 #[tokio::test]
+async fn a_sign_in_for_a_site_keeps_the_site_for_a_balancer_and_drops_a_malformed_one() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let id = site.id.to_string();
+    let link = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
+    let location = |r: &reqwest::Response| r.headers()["location"].to_str().unwrap().to_owned();
+    let to_sign_in = format!("/console/login?site={id}");
+
+    // Without a session, a site's page, a form posted to it, and a page that names the site in `?site=`
+    // send the browser to the sign-in page for that site.
+    let page = get(&app, &format!("/console/sites/{id}/leads"), None).await;
+    assert_eq!((page.status(), location(&page)), (StatusCode::SEE_OTHER, to_sign_in.clone()));
+    let posted = post_form(&app, &format!("/console/sites/{id}/settings"), None, Some(&origin(&app)), &[]).await;
+    assert_eq!((posted.status(), location(&posted)), (StatusCode::SEE_OTHER, to_sign_in.clone()));
+    for named in [format!("/console/?site={id}"), format!("/console/account?site={}", id.to_uppercase())] {
+        let page = get(&app, &named, None).await;
+        assert_eq!((page.status(), location(&page)), (StatusCode::SEE_OTHER, to_sign_in.clone()), "{named}");
+    }
+    // The sign-in page and the setup page keep it on their forms.
+    let page = get(&app, &to_sign_in, None).await.text().await.unwrap();
+    assert!(page.contains(&format!("action=\"{to_sign_in}\"")), "{page}");
+    let setup = format!("{link}?site={id}");
+    let page = get(&app, &setup, None).await.text().await.unwrap();
+    assert!(page.contains(&format!("action=\"{setup}\"")), "{page}");
+
+    // A malformed one is dropped, never echoed.
+    let forged = "%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E";
+    for path in [format!("/console/login?site={forged}"), format!("{link}?site={forged}")] {
+        let page = get(&app, &path, None).await;
+        assert_eq!(page.status(), StatusCode::OK);
+        let page = page.text().await.unwrap();
+        assert!(!page.contains("alert(1)") && !page.contains("?site="), "{page}");
+    }
+    let page = get(&app, "/console/sites/not-a-site/leads?site=x", None).await;
+    assert_eq!(location(&page), "/console/login");
+
+    // The password set and a sign-in, both for the site, land on the site list as ever; a wrong password
+    // shows the form for the site again.
+    let set = post_form(&app, &setup, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    assert_eq!((set.status(), location(&set)), (StatusCode::SEE_OTHER, "/console/sites".to_owned()));
+    assert!(session_cookie(set.headers()).is_some());
+    let wrong = post_form(&app, &to_sign_in, None, Some(&origin(&app)), &[("email", "owner@example.com"), ("password", "not the password")]).await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(wrong.text().await.unwrap().contains(&format!("action=\"{to_sign_in}\"")));
+    let signed = post_form(&app, &to_sign_in, None, Some(&origin(&app)), &[("email", "owner@example.com"), ("password", PASSWORD)]).await;
+    assert_eq!((signed.status(), location(&signed)), (StatusCode::SEE_OTHER, "/console/sites".to_owned()));
+}
+
+#[tokio::test]
 async fn a_user_sees_only_their_sites_and_an_unknown_account_answers_as_a_wrong_password() {
     let app = spawn_app().await;
     let (mine, _) = app.create_site(Tier::Pro).await;
@@ -133,6 +182,13 @@ async fn a_user_sees_only_their_sites_and_an_unknown_account_answers_as_a_wrong_
     let page = get(&app, "/console/sites", Some(&cookie)).await.text().await.unwrap();
     assert!(page.contains(&mine.id.to_string()) && !page.contains(&other.id.to_string()), "{page}");
     assert!(page.contains("viewer"));
+    // The console's home is the user's sites (and the sign-in page without a session).
+    for home in ["/console/", "/console"] {
+        let page = get(&app, home, Some(&cookie)).await;
+        assert_eq!((page.status(), page.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/console/sites"), "{home}");
+        let page = get(&app, home, None).await;
+        assert_eq!((page.status(), page.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/console/login"), "{home}");
+    }
     // Anything else under /console is the console's own page, not the API's problem+json.
     let missing = get(&app, "/console/nothing-here", Some(&cookie)).await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);

@@ -189,6 +189,12 @@ async fn a_user_of_an_allowed_domain_signs_on_with_the_role_the_claim_or_the_con
     // The sign-in page offers single sign-on beside the password form.
     let page = get(&app, "/console/login", None).await.text().await.unwrap();
     assert!(page.contains("href=\"/console/oidc/start\"") && page.contains("Sign in with single sign-on") && page.contains("name=\"password\""), "{page}");
+    // Opened for a site (#27: a balancer routes by it), both ways keep the site.
+    let page = get(&app, &format!("/console/login?site={}", site.id), None).await.text().await.unwrap();
+    assert!(
+        page.contains(&format!("href=\"/console/oidc/start?site={}\"", site.id)) && page.contains(&format!("action=\"/console/login?site={}\"", site.id)),
+        "{page}"
+    );
 
     // The admin claim (groups contains sitebot-admins): a new user, an admin, who sees every site.
     let cookie = sign_on(&app, &provider, "admin").await;

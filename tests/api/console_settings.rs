@@ -306,7 +306,7 @@ async fn an_owner_invites_an_editor_who_signs_in_through_the_setup_link_and_the_
     assert_eq!(invited.status(), StatusCode::OK);
     let page = invited.text().await.unwrap();
     let link = input_value(&page, "setup-link");
-    assert!(link.starts_with(&format!("{}/console/setup/", app.base)), "{link}");
+    assert!(link.starts_with(&format!("{}/console/setup/", app.base)) && link.ends_with(&format!("?site={}", s.id)), "{link}");
     // The link works once, for the editor, who then sees the site and none of the owner's pages.
     let path = link.strip_prefix(&app.base).unwrap();
     assert!(get(&app, path, None).await.text().await.unwrap().contains("ed@example.com"));

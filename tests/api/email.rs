@@ -163,6 +163,7 @@ async fn a_setup_link_from_user_add_and_the_digest_arrive_and_their_links_work()
     let added: Value = serde_json::from_str(&added).unwrap();
     assert_eq!(added["emailed"], true, "{added}");
     let link = added["setupLink"].as_str().unwrap().to_owned();
+    assert!(link.ends_with(&format!("?site={site}")), "the link names the site for a balancer: {link}");
     let mail = smtp.wait_for(1, Duration::from_secs(10)).await.remove(0);
     assert_eq!(mail["rcpt_tos"], json!(["owner@example.com"]));
     assert_eq!(mail["subject"], "Your sitebot console account");
@@ -204,6 +205,10 @@ async fn a_setup_link_from_user_add_and_the_digest_arrive_and_their_links_work()
     let queue = link_in(&text[text.find("The review queue: ").expect("a link to the queue")..], &base);
     assert_eq!(queue, format!("{base}/console/sites/{site}"));
     assert_eq!(client.get(&queue).header("Cookie", &cookie).send().await.unwrap().status(), 200);
+    // The account page has no site in its path: its link names the site for a balancer.
+    let account = link_in(text, &format!("{base}/console/account"));
+    assert_eq!(account, format!("{base}/console/account?site={site}"));
+    assert_eq!(client.get(&account).header("Cookie", &cookie).send().await.unwrap().status(), 200);
     server.kill().await.unwrap();
 }
 

@@ -592,7 +592,7 @@ async fn an_open_inbox_keeps_the_staff_session_from_idling_out() {
     let took = ada.act(&app, site, &cid, "take", &[]).await;
     assert_eq!((took.status(), location(&took)), (StatusCode::SEE_OTHER, format!("/console/sites/{site}/inbox#{cid}")), "Ada is still signed in and took it");
     let refused = bob.act(&app, site, &cid, "take", &[("over", "1")]).await;
-    assert_eq!((refused.status(), location(&refused)), (StatusCode::SEE_OTHER, "/console/login".to_owned()), "Bob's session idled out");
+    assert_eq!((refused.status(), location(&refused)), (StatusCode::SEE_OTHER, format!("/console/login?site={site}")), "Bob's session idled out");
 }
 
 #[tokio::test]
