@@ -427,6 +427,9 @@ async fn console_sign_ins_reach_the_node(pki: &Pki, lb: &Balancer, node: &Node, 
     }
 }
 
+/// The password b1's owner sets on B and signs in with on C, after the move.
+const MOVER_PASSWORD: &str = "a moving owner's long passphrase";
+
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap().block_on(f)
 }
@@ -480,6 +483,14 @@ async fn cluster() {
     }
     // b2, which stays on B (b1 moves in act (b)).
     console_sign_ins_reach_the_node(&pki, &lb, &b, &b2).await;
+    // An owner of b1 sets a password through HAProxy; the account and its role move with b1 in act (b).
+    let mover = "mover@b.example";
+    let added = run(cli(&b.dir, &pki).args(["user", "add", "--email", mover, "--site", &b1, "--role", "owner", "--base-url", &lb.base, "--json"])).await;
+    let link = serde_json::from_str::<serde_json::Value>(&added).unwrap()["setupLink"].as_str().unwrap().to_owned();
+    let mut browser = Browser::new(&pki, &lb.base);
+    assert_eq!(browser.open(&link, None).await.0, 200);
+    let (status, path, _) = browser.open(&link, Some(&[("password", MOVER_PASSWORD), ("repeat", MOVER_PASSWORD)])).await;
+    assert_eq!((status, path.as_str()), (200, "/console/sites"), "b1's owner set a password on B");
 
     // (a) Leads to all four tenants; A and its Litestream killed; C restores A's replica.
     let stop = Arc::new(tokio::sync::Notify::new());
@@ -590,5 +601,12 @@ async fn cluster() {
     let answer: serde_json::Value =
         c.post(format!("{}/v1/query", lb.base)).header("X-Site-Id", b1.as_str()).json(&serde_json::json!({"question": "How much does whitening cost?"})).send().await.unwrap().json().await.unwrap();
     assert!(answer["answer"].as_str().unwrap_or_default().contains("350 euros"), "{answer}");
+    // b1's owner signs in through HAProxy with the password set on B, now on C, and sees b1 there.
+    let mut browser = Browser::new(&pki, &lb.base);
+    let login = format!("/console/login?site={b1}");
+    assert_eq!(browser.open(&login, None).await.0, 200);
+    let (status, path, page) = browser.open(&login, Some(&[("email", mover), ("password", MOVER_PASSWORD)])).await;
+    assert_eq!((status, path.as_str()), (200, "/console/sites"), "b1's owner signs in on C: {page}");
+    assert!(page.contains(mover) && page.contains(b1.as_str()), "C's site list shows b1 to its owner: {page}");
     drop(lb);
 }

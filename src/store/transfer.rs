@@ -319,7 +319,10 @@ impl<'s> Transfer<'s> {
         }
         // Parents and children in any order: foreign keys are checked at the commit.
         tx.pragma_update(None, "defer_foreign_keys", "ON")?;
-        let tables = tables_of_export(&tx, "x")?;
+        let mut tables = tables_of_export(&tx, "x")?;
+        // Users first: grants and held conversations find their user here by e-mail (a subquery, not a key
+        // the deferred check could wait for), so a grant written before its user would have none.
+        tables.sort_by_key(|t| t != "console_users");
         let ours = exported_tables(&tx)?;
         // review_groups ids are shifted past this node's, and the questions that name them with them.
         let shift: i64 = tx.query_row(
@@ -450,5 +453,33 @@ mod tests {
         let e = c.transfer().import(&file, &key, false).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
         assert!(c.site(site.id).get().unwrap().is_none());
+    }
+
+    #[test]
+    fn the_sites_console_users_move_with_their_roles_and_one_with_an_account_here_keeps_it() {
+        use crate::domain::SiteRole;
+        use crate::store::users::Grant;
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (store(dir.path(), "a.db", 1), store(dir.path(), "b.db", 2));
+        let (site, _) = a.sites().create(crate::store::sites::tests::new_site("Moved", Tier::Pro, &[])).unwrap();
+        let (other, _) = b.sites().create(crate::store::sites::tests::new_site("Stays", Tier::Pro, &[])).unwrap();
+        let later = Timestamp::from_millis(Timestamp::now().as_millis() + 3_600_000);
+        // Each user's setup link has its own token.
+        let add = |s: &Store, email: &str, grant: Grant, link: u8| s.users().add(&Email::parse(email).unwrap(), false, Some(grant), &[link; 32], later).unwrap();
+        add(&a, "owner@example.com", Grant { site_id: site.id, role: SiteRole::Owner }, 1);
+        add(&a, "editor@example.com", Grant { site_id: site.id, role: SiteRole::Editor }, 2);
+        // The editor already runs another site on b: one account there, with both roles after the move.
+        let here = add(&b, "Editor@example.com", Grant { site_id: other.id, role: SiteRole::Viewer }, 3);
+        let key = Keyring::from_bytes(&[9; 32]);
+        let file = dir.path().join("site.export");
+        assert_eq!(a.transfer().export(site.id, &file, &key).unwrap().rows_of("console_grants"), 2);
+        b.transfer().import(&file, &key, false).unwrap();
+        let moved: Vec<(String, Option<SiteRole>)> =
+            b.users().of_site(&site.id).unwrap().into_iter().map(|(u, r)| (u.email.to_lowercase(), r)).collect();
+        assert!(moved.contains(&("owner@example.com".into(), Some(SiteRole::Owner))), "{moved:?}");
+        assert!(moved.contains(&("editor@example.com".into(), Some(SiteRole::Editor))), "{moved:?}");
+        let mut roles = b.users().grants(&here.id).unwrap();
+        roles.sort_by_key(|g| g.role != SiteRole::Editor);
+        assert_eq!(roles, vec![Grant { site_id: site.id, role: SiteRole::Editor }, Grant { site_id: other.id, role: SiteRole::Viewer }]);
     }
 }
