@@ -19,7 +19,7 @@
 //!
 //! Bounded and stops by itself: every connection is closed and the child killed at the end. Nothing is
 //! asserted about time. Run: `cargo bench --locked --bench handoff` (`SITEBOT_BENCH_STREAMS=1000` for a
-//! quick run).
+//! quick run; `SITEBOT_BENCH_HTTP2=1` opens the streams over HTTP/2, one connection each, as browsers do).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -66,9 +66,9 @@ fn rss_mib(pid: u32) -> f64 {
 }
 
 fn client(pem: &[u8], from: Option<IpAddr>) -> reqwest::Client {
-    let mut b = reqwest::Client::builder()
-        .use_rustls_tls()
-        .http1_only()
+    let b = reqwest::Client::builder().use_rustls_tls();
+    let b = if http2() { b.http2_prior_knowledge() } else { b.http1_only() };
+    let mut b = b
         .tls_built_in_root_certs(false)
         .add_root_certificate(reqwest::Certificate::from_pem(pem).unwrap())
         .redirect(reqwest::redirect::Policy::none())
@@ -77,6 +77,12 @@ fn client(pem: &[u8], from: Option<IpAddr>) -> reqwest::Client {
         b = b.local_address(ip);
     }
     b.build().unwrap()
+}
+
+/// `SITEBOT_BENCH_HTTP2=1`: every client speaks HTTP/2 (ALPN h2, as browsers do), and each stream gets a
+/// client, so a connection, of its own, as each visitor's browser brings one.
+fn http2() -> bool {
+    std::env::var_os("SITEBOT_BENCH_HTTP2").is_some_and(|v| v == "1")
 }
 
 /// A site with the demo knowledge and hand-off on at every hour, and an owner's setup token.
@@ -178,9 +184,14 @@ async fn bench() {
 
     // Warm-up.
     support::query_window(&http, &base, site, Duration::from_secs(3), QUESTIONS).await;
-    let addresses: Vec<reqwest::Client> = (0..conversations.len().div_ceil(PER_ADDRESS))
-        .map(|i| client(&pem, Some(IpAddr::V4(Ipv4Addr::new(127, 1 + (i / 62_500) as u8, ((i / 250) % 250) as u8, (i % 250) as u8 + 1)))))
-        .collect();
+    let address = |i: usize| IpAddr::V4(Ipv4Addr::new(127, 1 + (i / 62_500) as u8, ((i / 250) % 250) as u8, (i % 250) as u8 + 1));
+    // A client a source address over HTTP/1.1 (each stream still opens its own connection); one a stream
+    // over HTTP/2, which would otherwise carry an address's streams on one connection.
+    let addresses: Vec<reqwest::Client> = if http2() {
+        (0..conversations.len()).map(|i| client(&pem, Some(address(i / PER_ADDRESS)))).collect()
+    } else {
+        (0..conversations.len().div_ceil(PER_ADDRESS)).map(|i| client(&pem, Some(address(i)))).collect()
+    };
     println!("/v1/query at concurrency 32, {} s windows: A without streams, B beside {} idle event streams", window.as_secs(), conversations.len());
     let (mut a, mut b, mut rss_added) = (0usize, 0usize, Vec::new());
     let mut latency_done = false;
@@ -232,9 +243,10 @@ async fn bench() {
 async fn open_streams(addresses: &[reqwest::Client], base: &str, site: SiteId, conversations: &Arc<Vec<(String, String)>>) -> Vec<reqwest::Response> {
     let mut tasks = Vec::new();
     let gate = Arc::new(tokio::sync::Semaphore::new(64));
+    let per_client = if addresses.len() == conversations.len() { 1 } else { PER_ADDRESS };
     for (i, c) in addresses.iter().enumerate() {
-        for j in 0..PER_ADDRESS {
-            let Some((cid, token)) = conversations.get(i * PER_ADDRESS + j).cloned() else { break };
+        for j in 0..per_client {
+            let Some((cid, token)) = conversations.get(i * per_client + j).cloned() else { break };
             let (c, base, gate) = (c.clone(), base.to_owned(), gate.clone());
             tasks.push(tokio::spawn(async move {
                 let _permit = gate.acquire().await.unwrap();
