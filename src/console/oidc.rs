@@ -54,6 +54,9 @@ pub const COOKIE: &str = "__Host-sitebot_sso";
 pub const PENDING_FOR: Duration = Duration::from_secs(10 * 60);
 /// Sign-ons in flight at most (a start costs one entry; a flood of starts is refused past this).
 const MAX_PENDING: usize = 10_000;
+/// Sign-ons in flight from one client (an IPv4 address or an IPv6 /64) at most, so that one client cannot
+/// take the others' share of `MAX_PENDING`; an office behind one address still has room.
+const MAX_PENDING_PER_CLIENT: usize = 50;
 /// How long the provider's discovery document (and so its signing keys) is used before it is read again.
 const REDISCOVER: Duration = Duration::from_secs(3600);
 /// After a failed discovery, sign-ons are refused at once for this long rather than each waiting for
@@ -115,10 +118,19 @@ pub enum SsoError {
 /// A sign-on in flight.
 struct Pending {
     browser: [u8; 32],
+    /// Who started it, for `MAX_PENDING_PER_CLIENT`.
+    client: crate::ratelimit::Client,
     nonce: Nonce,
     verifier: PkceCodeVerifier,
     redirect: RedirectUrl,
     at: Instant,
+}
+
+/// Why a sign-on was not started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TooMany {
+    InAll,
+    FromClient,
 }
 
 /// What the provider says about the user who signed on.
@@ -246,17 +258,20 @@ impl Sso {
         Ok(SsoClient::from_provider_metadata(metadata, ClientId::new(config.client_id.clone()), secret).set_redirect_uri(redirect))
     }
 
-    /// Keeps a sign-on in flight; `false` when too many are.
-    fn remember(&self, state: [u8; 32], p: Pending) -> bool {
+    /// Keeps a sign-on in flight, unless too many are: in all, or from `p`'s client.
+    fn remember(&self, state: [u8; 32], p: Pending) -> Result<(), TooMany> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if pending.len() >= MAX_PENDING {
             pending.retain(|_, p| p.at.elapsed() < PENDING_FOR);
             if pending.len() >= MAX_PENDING {
-                return false;
+                return Err(TooMany::InAll);
             }
         }
+        if pending.values().filter(|q| q.client == p.client && q.at.elapsed() < PENDING_FOR).count() >= MAX_PENDING_PER_CLIENT {
+            return Err(TooMany::FromClient);
+        }
         pending.insert(state, p);
-        true
+        Ok(())
     }
 
     /// Takes the sign-on a callback's `state` names out: it can be used once.
@@ -371,10 +386,18 @@ pub async fn start(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso): 
     }
     let (url, csrf, nonce) = auth.set_pkce_challenge(challenge).url();
     let browser = new_url_token();
-    let pending = Pending { browser: token_hash(&browser), nonce, verifier, redirect, at: Instant::now() };
-    if !sso.remember(token_hash(csrf.secret()), pending) {
-        tracing::warn!("single sign-on: too many sign-ons in flight");
-        return message(t, None, StatusCode::TOO_MANY_REQUESTS, t.too_fast_title, t.too_fast);
+    let client = crate::ratelimit::Client::of(client_ip(req));
+    let pending = Pending { browser: token_hash(&browser), client, nonce, verifier, redirect, at: Instant::now() };
+    match sso.remember(token_hash(csrf.secret()), pending) {
+        Ok(()) => {}
+        Err(TooMany::InAll) => {
+            tracing::warn!("single sign-on: too many sign-ons in flight");
+            return message(t, None, StatusCode::TOO_MANY_REQUESTS, t.too_fast_title, t.too_fast);
+        }
+        Err(TooMany::FromClient) => {
+            tracing::warn!(client = ?client, "single sign-on: too many sign-ons in flight from one client");
+            return message(t, None, StatusCode::TOO_MANY_REQUESTS, t.too_fast_title, t.sso_too_many);
+        }
     }
     let cookie = format!("{COOKIE}={browser}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age={}", PENDING_FOR.as_secs());
     with_cookie(see_other(url.as_str()), &cookie)
@@ -498,16 +521,32 @@ mod tests {
     #[test]
     fn a_sign_on_is_taken_once() {
         let sso = Sso::new(Some(config()));
-        let p = || Pending {
+        assert!(sso.remember(token_hash("state"), pending([10, 0, 0, 1])).is_ok());
+        assert!(sso.take("forged").is_none());
+        assert!(sso.take("state").is_some());
+        assert!(sso.take("state").is_none());
+    }
+
+    fn pending(ip: [u8; 4]) -> Pending {
+        Pending {
             browser: [1; 32],
+            client: crate::ratelimit::Client::of(std::net::IpAddr::from(ip)),
             nonce: Nonce::new("n".into()),
             verifier: PkceCodeVerifier::new("v".repeat(43)),
             redirect: RedirectUrl::new("https://console.example/console/oidc/callback".into()).unwrap(),
             at: Instant::now(),
-        };
-        assert!(sso.remember(token_hash("state"), p()));
-        assert!(sso.take("forged").is_none());
-        assert!(sso.take("state").is_some());
-        assert!(sso.take("state").is_none());
+        }
+    }
+
+    #[test]
+    fn one_client_has_a_share_of_the_sign_ons_in_flight_and_a_finished_one_frees_its_place() {
+        let sso = Sso::new(Some(config()));
+        for i in 0..MAX_PENDING_PER_CLIENT {
+            assert!(sso.remember(token_hash(&format!("s{i}")), pending([10, 0, 0, 1])).is_ok());
+        }
+        assert_eq!(sso.remember(token_hash("one more"), pending([10, 0, 0, 1])), Err(TooMany::FromClient));
+        assert!(sso.remember(token_hash("another client"), pending([10, 0, 0, 2])).is_ok());
+        assert!(sso.take("s0").is_some());
+        assert!(sso.remember(token_hash("one more"), pending([10, 0, 0, 1])).is_ok(), "a finished sign-on frees its place");
     }
 }

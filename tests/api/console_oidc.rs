@@ -337,6 +337,29 @@ async fn with_local_passwords_off_only_single_sign_on_signs_in() {
 }
 
 #[tokio::test]
+async fn one_client_cannot_start_more_than_its_share_of_sign_ons() {
+    let mut provider = Provider::start().await;
+    let app = spawn(&mut provider, true).await;
+    for _ in 0..50 {
+        assert_eq!(get(&app, "/console/oidc/start", None).await.status(), StatusCode::SEE_OTHER);
+    }
+    let refused = get(&app, "/console/oidc/start", None).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(refused.text().await.unwrap().contains("Too many sign-ins were started from your network"));
+    // Another client still starts one.
+    let other = reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&app.cert_pem).unwrap())
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    assert_eq!(other.get(app.url("/console/oidc/start")).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
 async fn a_provider_that_cannot_be_reached_is_a_readable_page() {
     // A loopback port nobody listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
