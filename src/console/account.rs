@@ -18,7 +18,7 @@ use serde_json::json;
 use super::pages;
 use super::session::{self, Me};
 use super::texts::{self, Texts};
-use super::views::{self, checked_post, managed_site, see_other};
+use super::views::{self, checked_post, see_other};
 use crate::app::AppState;
 use crate::domain::SiteRole;
 
@@ -89,11 +89,7 @@ pub async fn save_account(req: &Request, body: Body, Data(state): Data<&Arc<AppS
 #[handler]
 pub async fn save_lead_email(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields) = match checked_post(state, req, body).await {
-        Ok(ok) => ok,
-        Err(page) => return page,
-    };
-    let (_, site) = match managed_site(state, req, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };

@@ -18,7 +18,7 @@ use serde_json::json;
 use super::pages::{self, InviteLink, MemberRow};
 use super::session::Me;
 use super::texts::{self, Texts};
-use super::views::{self, checked_post, field, managed_site, see_other};
+use super::views::{self, field, managed_site, see_other};
 use crate::app::AppState;
 use crate::domain::{Email, SiteId, SiteRole, Timestamp, UserId};
 use crate::secrets::{new_url_token, token_hash};
@@ -121,12 +121,6 @@ pub async fn members_page(req: &Request, Path(raw): Path<String>, Data(state): D
     page(state, t, &me, site, Extra { saved, ..Default::default() }).await
 }
 
-/// The signed-in owner or admin, the form and the site, for a POST; `Err` is the page to send instead.
-async fn owner_post(state: &AppState, req: &Request, body: Body, raw: &str) -> Result<(Me, Vec<(String, String)>, Site), Response> {
-    let (_, fields) = checked_post(state, req, body).await?;
-    let (me, site) = managed_site(state, req, raw).await?;
-    Ok((me, fields, site))
-}
 
 /// A role an owner may grant (owner at most), or what is wrong with it.
 fn role(t: &Texts, raw: &str) -> Result<SiteRole, String> {
@@ -136,7 +130,7 @@ fn role(t: &Texts, raw: &str) -> Result<SiteRole, String> {
 #[handler]
 pub async fn invite_member(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields, site) = match owner_post(state, req, body, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -175,7 +169,7 @@ async fn member(state: &AppState, t: &Texts, me: &Me, site: &Site, raw: &str) ->
 #[handler]
 pub async fn change_role(req: &Request, body: Body, Path((raw, user)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields, site) = match owner_post(state, req, body, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -201,7 +195,7 @@ pub async fn change_role(req: &Request, body: Body, Path((raw, user)): Path<(Str
 #[handler]
 pub async fn remove_member(req: &Request, body: Body, Path((raw, user)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, _, site) = match owner_post(state, req, body, &raw).await {
+    let (me, _, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };

@@ -16,7 +16,7 @@ use serde_json::json;
 use super::pages;
 use super::texts::{self, Texts};
 use super::site_settings::{form_of, page};
-use super::views::{self, checked_post, field, managed_site, see_other};
+use super::views::{self, field, managed_site, see_other};
 use crate::app::AppState;
 use crate::domain::{ClosedDates, TimeZone, WeeklyHours};
 use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
@@ -57,11 +57,7 @@ fn parse(t: &Texts, fields: &[(String, String)]) -> Result<SiteUpdate, String> {
 #[handler]
 pub async fn save_settings(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields) = match checked_post(state, req, body).await {
-        Ok(ok) => ok,
-        Err(page) => return page,
-    };
-    let (_, site) = match managed_site(state, req, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };

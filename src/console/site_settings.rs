@@ -26,7 +26,7 @@ use serde_json::json;
 use super::pages::{self, GeneralForm, Notice, SiteSections, WebhookForm};
 use super::session::Me;
 use super::texts::{self, Texts};
-use super::views::{self, checked_post, field, managed_site, see_other};
+use super::views::{self, field, see_other};
 use crate::app::AppState;
 use crate::domain::{AnswerMode, Currency, EventType, Lang, NetworkPolicy, Tier, WebhookUrl};
 use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
@@ -70,12 +70,6 @@ fn show(t: &'static Texts, me: &Me, site: Site, sections: SiteSections) -> Respo
     page(t, me, site, form, None, false, sections)
 }
 
-/// The signed-in owner or admin and the site, for a POST; `Err` is the page to send instead.
-async fn owner_post(state: &AppState, req: &Request, body: Body, raw: &str) -> Result<(Me, Vec<(String, String)>, Site), Response> {
-    let (_, fields) = checked_post(state, req, body).await?;
-    let (me, site) = managed_site(state, req, raw).await?;
-    Ok((me, fields, site))
-}
 
 /// The site form as an update (and whether it changes the tier), or the first thing wrong with it.
 fn parse_general(t: &Texts, fields: &[(String, String)], site: &Site) -> Result<(SiteUpdate, bool), String> {
@@ -99,7 +93,7 @@ fn parse_general(t: &Texts, fields: &[(String, String)], site: &Site) -> Result<
 #[handler]
 pub async fn save_site(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields, site) = match owner_post(state, req, body, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -147,7 +141,7 @@ pub async fn save_site(req: &Request, body: Body, Path(raw): Path<String>, Data(
 #[handler]
 pub async fn save_webhook(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields, site) = match owner_post(state, req, body, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -194,7 +188,7 @@ fn excerpt(body: &str) -> String {
 #[handler]
 pub async fn test_webhook(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, _, site) = match owner_post(state, req, body, &raw).await {
+    let (me, _, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -234,7 +228,7 @@ pub async fn test_webhook(req: &Request, body: Body, Path(raw): Path<String>, Da
 #[handler]
 pub async fn rotate_secret(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, _, site) = match owner_post(state, req, body, &raw).await {
+    let (me, _, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -252,7 +246,7 @@ pub async fn rotate_secret(req: &Request, body: Body, Path(raw): Path<String>, D
 #[handler]
 pub async fn rotate_token(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, _, site) = match owner_post(state, req, body, &raw).await {
+    let (me, _, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -286,7 +280,7 @@ fn mismatch(state: &AppState, t: &'static Texts, me: &Me, site: Site) -> Respons
 
 async fn set_enabled(req: &Request, body: Body, raw: &str, state: &AppState, enabled: bool) -> Response {
     let t = texts::for_request(req);
-    let (me, fields, site) = match owner_post(state, req, body, raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -317,7 +311,7 @@ pub async fn enable(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
 #[handler]
 pub async fn delete(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields, site) = match owner_post(state, req, body, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };

@@ -347,8 +347,13 @@ pub(super) fn site_nav(site: crate::store::Site, role: crate::domain::SiteRole, 
 /// The site named in a URL, when the signed-in user holds a role on it: the site and the role. `Err` is
 /// the page to send: sign in, or the same 404 as for a site that does not exist.
 pub(super) async fn site_for(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
-    let t = texts::for_request(req);
     let Some(me) = session::current(state, req).await else { return Err(sign_in_first(req)) };
+    site_of(state, req, me, raw).await
+}
+
+/// [`site_for`] for a user already signed in.
+async fn site_of(state: &AppState, req: &Request, me: Me, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
+    let t = texts::for_request(req);
     let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
     let Some(role) = me.role_on(&id) else { return Err(not_found(t, Some(&me))) };
     match lane::read(&state.store, move |s| s.site(id).get()).await {
@@ -850,10 +855,26 @@ pub async fn leads_jsonl(req: &Request, Path(raw): Path<String>, Data(state): Da
 /// viewer or an editor gets 403, anyone else what [`site_for`] sends.
 pub(super) async fn managed_site(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site), Response> {
     let (me, site, role) = site_for(state, req, raw).await?;
-    if !role.may_manage() {
-        return Err(role_refused(texts::for_request(req), &me));
+    match unless_manager(req, &me, role) {
+        Some(page) => Err(page),
+        None => Ok((me, site)),
     }
-    Ok((me, site))
+}
+
+/// A state change on a site the user may manage: [`checked_post`], then the site as [`managed_site`]
+/// gives it (the session read once). `Err` is the page to send instead.
+pub(super) async fn owner_post(state: &AppState, req: &Request, body: Body, raw: &str) -> Result<(Me, Vec<(String, String)>, crate::store::Site), Response> {
+    let (me, fields) = checked_post(state, req, body).await?;
+    let (me, site, role) = site_of(state, req, me, raw).await?;
+    match unless_manager(req, &me, role) {
+        Some(page) => Err(page),
+        None => Ok((me, fields, site)),
+    }
+}
+
+/// The 403 page when `role` may not manage its site (an editor or a viewer).
+fn unless_manager(req: &Request, me: &Me, role: crate::domain::SiteRole) -> Option<Response> {
+    (!role.may_manage()).then(|| role_refused(texts::for_request(req), me))
 }
 
 /// Audit entries on a page.

@@ -23,7 +23,7 @@ use poem::{Body, Request, Response, handler};
 use super::pages::{self, WidgetForm, WidgetLangRow};
 use super::session::Me;
 use super::texts::{self, Texts};
-use super::views::{self, checked_post, field, managed_site, see_other};
+use super::views::{self, field, managed_site, see_other};
 use crate::app::AppState;
 use crate::domain::{HexColor, Lang, Origin, Timestamp, WidgetPosition};
 use crate::store::Site;
@@ -208,11 +208,7 @@ pub async fn editor(req: &Request, Path(raw): Path<String>, Data(state): Data<&A
 #[handler]
 pub async fn save(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, fields) = match checked_post(state, req, body).await {
-        Ok(ok) => ok,
-        Err(page) => return page,
-    };
-    let (_, site) = match managed_site(state, req, &raw).await {
+    let (me, fields, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -236,11 +232,7 @@ pub async fn save(req: &Request, body: Body, Path(raw): Path<String>, Data(state
 #[handler]
 pub async fn publish(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, _) = match checked_post(state, req, body).await {
-        Ok(ok) => ok,
-        Err(page) => return page,
-    };
-    let (_, site) = match managed_site(state, req, &raw).await {
+    let (me, _, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -258,11 +250,7 @@ pub async fn publish(req: &Request, body: Body, Path(raw): Path<String>, Data(st
 #[handler]
 pub async fn discard(req: &Request, body: Body, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, _) = match checked_post(state, req, body).await {
-        Ok(ok) => ok,
-        Err(page) => return page,
-    };
-    let (_, site) = match managed_site(state, req, &raw).await {
+    let (me, _, site) = match views::owner_post(state, req, body, &raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
