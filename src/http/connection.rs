@@ -92,7 +92,10 @@ where
         async move {
             let guard = InFlight::start(&count);
             let req = poem::Request::from((req, LocalAddr(local.into()), RemoteAddr(peer.into()), Scheme::HTTPS));
-            let resp: hyper::Response<BoxBody<Bytes, io::Error>> = ep.get_response(req).await.into();
+            // Boxed, and so freed once the response is made: hyper keeps this future's place for as long
+            // as the connection (HTTP/1.1) or the stream's task (HTTP/2) lives, an event stream's whole
+            // life, and the endpoint's future inline made that place several KiB.
+            let resp: hyper::Response<BoxBody<Bytes, io::Error>> = Box::pin(ep.get_response(req)).await.into();
             // The closure owns the guard, so the request stays in flight until hyper drops the body
             // (a Server-Sent Events stream counts as long as it runs).
             Ok::<_, Infallible>(resp.map(|body| {
