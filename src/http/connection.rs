@@ -107,11 +107,12 @@ where
         }
     });
     let io = TokioIo::new(stream);
+    // Each protocol's connection is boxed, so the task holds only the one this connection speaks: inline,
+    // both would size every connection's task (HTTP/2's state is about 6 KiB), an idle event stream's
+    // included (#26, docs/performance.md "Idle hand-off streams").
     if h2 {
         let mut b = http2::Builder::new(TokioExecutor::new());
         b.timer(TokioTimer::new()).max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX));
-        // Boxed: the HTTP/2 connection's state is larger than HTTP/1.1's, and inline it would size every
-        // connection's task, an idle event stream's included.
         Box::pin(drive(b.serve_connection(io, service), in_flight, settings, stop, peer)).await;
     } else {
         let mut b = http1::Builder::new();
@@ -120,7 +121,7 @@ where
             // The read buffer holds an unfinished head: its cap is what bounds a slow client's memory.
             .max_buf_size(settings.max_header_bytes.max(8192))
             .max_header_size(settings.max_header_bytes);
-        drive(b.serve_connection(io, service), in_flight, settings, stop, peer).await;
+        Box::pin(drive(b.serve_connection(io, service), in_flight, settings, stop, peer)).await;
     }
 }
 

@@ -47,7 +47,9 @@ pub struct HandshakeDeadlines {
 
 /// A finished TLS handshake, with the client's connection slot (held for the connection's life).
 pub struct Accepted {
-    pub stream: TlsStream<TcpStream>,
+    /// Boxed: the TLS state is over a KiB, and inline it would be held twice by the connection's task
+    /// (as its argument and inside hyper's connection), an idle event stream's included (#26).
+    pub stream: Box<TlsStream<TcpStream>>,
     /// The client: the TCP peer, or the source a trusted proxy's PROXY header named.
     pub peer: SocketAddr,
     /// `None` for a trusted proxy's connection that named no client: it is not capped per client.
@@ -155,7 +157,7 @@ impl TlsOnlyAcceptor {
                                     if let Some(s) = slot.as_mut() {
                                         s.handshake_done();
                                     }
-                                    let _ = tx.send(Accepted { stream, peer, slot }).await;
+                                    let _ = tx.send(Accepted { stream: Box::new(stream), peer, slot }).await;
                                 }
                                 Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                                 Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
