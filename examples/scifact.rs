@@ -11,7 +11,12 @@
 //! cargo run --release --example scifact -- --heading-weight 1   # BM25 weight of headings (titles)
 //! cargo run --release --example scifact -- --eval DIR --data-dir DIR
 //! cargo run --release --example scifact -- --route            # through POST /v1/query of a server
+//! cargo run --release --example scifact -- --sentences 0.5 [--fit]  # the sentence-vector experiment
 //! ```
+//! `--sentences A` (an experiment for #28, in-process only): every chunk of two sentences or more also has
+//! a vector per sentence (`heading. sentence`, embedded as a passage, cached in the data directory), and a
+//! candidate's cosine becomes A × its chunk's cosine + (1 − A) × its best sentence's before the fusion
+//! scores it; `--fit` then fits the fusion on those cosines. The server does not do this (yet).
 //! `--route` starts the real server (TLS, default configuration) on the data directory and asks each
 //! test claim through `POST /v1/query` with `topK: 10`, once with `scoreThreshold: 0` and once without
 //! (the operator's `knowledge.min_score` applies), scoring the documents of the returned sources in
@@ -35,7 +40,7 @@ const DEPTH: usize = 200;
 
 #[path = "common/mod.rs"]
 mod common;
-use common::arg;
+use common::{Sentences, arg};
 
 fn site(store: &Store) -> anyhow::Result<SiteId> {
     if let Some(id) = store.meta("scifact_site").get()? {
@@ -107,13 +112,17 @@ fn evaluate(
     fusion: &Fusion,
     mode: Mode,
     mut samples: Option<&mut Vec<([f32; 3], f32)>>,
+    sentences: Option<&Sentences>,
 ) -> anyhow::Result<(f64, f64)> {
     let (mut ndcg, mut recall) = (0.0, 0.0);
     for q in queries {
         let rel = &rels[&q.id];
         let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
         let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth };
-        let ranked = search::rank(store, k, site, &query, &q.vector, fusion, mode)?;
+        let mut ranked = search::rank(store, k, site, &query, &q.vector, fusion, mode)?;
+        if let Some(sv) = sentences.filter(|_| mode != Mode::Bm25) {
+            sv.rescore(&mut ranked, &q.vector, fusion, mode == Mode::Dense);
+        }
         if let Some(s) = samples.as_deref_mut() {
             for c in &ranked {
                 let label = doc_of.get(&c.key).is_some_and(|d| rel.get(d).copied().unwrap_or(0.0) > 0.0);
@@ -205,6 +214,10 @@ fn main() -> anyhow::Result<()> {
         let idx = knowledge.bm25.build_now(&store, &site)?;
         println!("in-memory BM25 index: {} chunks, {:.1} MiB, built in {:.2}s", idx.len(), idx.bytes() as f64 / (1 << 20) as f64, t.elapsed().as_secs_f64());
     }
+    let sentences = match arg("--sentences") {
+        Some(a) => Some(Sentences::load_or_embed(&store, &knowledge, &site, &data_dir.join("sentences.bin"), a.parse()?)?),
+        None => None,
+    };
     let mut fusion = Fusion::default();
     // `--max-term-share X`: measure another BM25 term-pruning share (1 keeps every term).
     if let Some(share) = arg("--max-term-share") {
@@ -217,10 +230,10 @@ fn main() -> anyhow::Result<()> {
     if fitting {
         let (train, train_rels) = load("train")?;
         let mut samples = Vec::new();
-        evaluate(&store, &knowledge, &site, &train, &train_rels, &doc_of, &fusion, Mode::Hybrid, Some(&mut samples))?;
+        evaluate(&store, &knowledge, &site, &train, &train_rels, &doc_of, &fusion, Mode::Hybrid, Some(&mut samples), sentences.as_ref())?;
         let fitted = fit(&samples, &fusion);
-        let (before, _) = evaluate(&store, &knowledge, &site, &train, &train_rels, &doc_of, &fusion, Mode::Hybrid, None)?;
-        let (after, _) = evaluate(&store, &knowledge, &site, &train, &train_rels, &doc_of, &fitted, Mode::Hybrid, None)?;
+        let (before, _) = evaluate(&store, &knowledge, &site, &train, &train_rels, &doc_of, &fusion, Mode::Hybrid, None, sentences.as_ref())?;
+        let (after, _) = evaluate(&store, &knowledge, &site, &train, &train_rels, &doc_of, &fitted, Mode::Hybrid, None, sentences.as_ref())?;
         println!("fit on {} train queries ({} candidates): train nDCG@10 {before:.4} -> {after:.4}", train.len(), samples.len());
         println!("fitted: {fitted:?}");
         fusion = fitted;
@@ -234,7 +247,7 @@ fn main() -> anyhow::Result<()> {
     println!("{:<8} {:>9} {:>11}", "method", "nDCG@10", "Recall@100");
     for (name, mode) in [("bm25", Mode::Bm25), ("dense", Mode::Dense), ("hybrid", Mode::Hybrid)] {
         let t = Instant::now();
-        let (ndcg, recall) = evaluate(&store, &knowledge, &site, &test, &rels, &doc_of, &fusion, mode, None)?;
+        let (ndcg, recall) = evaluate(&store, &knowledge, &site, &test, &rels, &doc_of, &fusion, mode, None, sentences.as_ref())?;
         println!("{name:<8} {ndcg:>9.4} {recall:>11.4}   ({:.2} ms/query)", t.elapsed().as_secs_f64() * 1000.0 / test.len() as f64);
     }
     Ok(())
@@ -291,3 +304,4 @@ async fn through_route(config: &Config, data_dir: &std::path::Path, store: &Stor
     server.await??;
     Ok(())
 }
+

@@ -155,3 +155,113 @@ pub fn logistic<const F: usize>(samples: &[([f32; F], f32, f64)]) -> Vec<f64> {
     }
     w
 }
+
+/// The sentence-vector experiment (`--sentences A`): the vectors of every chunk's sentences, by chunk key.
+pub struct Sentences {
+    chunk_weight: f32,
+    vectors: std::collections::HashMap<u64, Vec<Vec<f32>>>,
+}
+
+impl Sentences {
+    /// The site's sentence vectors from `sentences.bin` in the data directory, else embedded and saved
+    /// there (key u64, count u32, then count × 384 f32, little-endian, per chunk).
+    pub fn load_or_embed(store: &sitebot::store::Store, k: &sitebot::knowledge::Engine, site: &sitebot::domain::SiteId, file: &Path, chunk_weight: f32) -> anyhow::Result<Sentences> {
+        let mut vectors = std::collections::HashMap::new();
+        if let Ok(bytes) = std::fs::read(file) {
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let key = u64::from_le_bytes(rest[..8].try_into()?);
+                let n = u32::from_le_bytes(rest[8..12].try_into()?) as usize;
+                rest = &rest[12..];
+                let vs = (0..n).map(|i| rest[i * 1536..(i + 1) * 1536].chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()).collect();
+                rest = &rest[n * 1536..];
+                vectors.insert(key, vs);
+            }
+            println!("sentence vectors: {} chunks read from {}", vectors.len(), file.display());
+            return Ok(Sentences { chunk_weight, vectors });
+        }
+        let mut owners = Vec::new();
+        let mut texts = Vec::new();
+        store.site(*site).knowledge().each_chunk_text(|key, _, heading, text| {
+            let parts = split_sentences(text);
+            if parts.len() >= 2 {
+                for p in parts {
+                    owners.push(key);
+                    texts.push(format!("{heading}. {p}"));
+                }
+            }
+        })?;
+        let t = std::time::Instant::now();
+        let embedded = k.embedder.embed_parallel_blocking(&texts, sitebot::knowledge::embedding::model::Purpose::Passage)?;
+        println!("sentence vectors: {} sentences of {} chunks embedded in {:.1}s", texts.len(), owners.iter().collect::<std::collections::HashSet<_>>().len(), t.elapsed().as_secs_f64());
+        for (key, v) in owners.into_iter().zip(embedded) {
+            vectors.entry(key).or_insert_with(Vec::new).push(v);
+        }
+        let mut out = Vec::new();
+        for (key, vs) in &vectors {
+            out.extend_from_slice(&key.to_le_bytes());
+            out.extend_from_slice(&(vs.len() as u32).to_le_bytes());
+            for v in vs {
+                v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+            }
+        }
+        std::fs::write(file, out)?;
+        Ok(Sentences { chunk_weight, vectors })
+    }
+
+    /// Gives each candidate its mixed cosine, relates them again (the cross-lingual lift and margin come
+    /// from the cosines), scores them again and sorts by score (by cosine when `dense`).
+    pub fn rescore(&self, ranked: &mut [sitebot::knowledge::search::Candidate], query: &[f32], fusion: &sitebot::knowledge::search::Fusion, dense: bool) {
+        for c in ranked.iter_mut() {
+            if let Some(vs) = self.vectors.get(&c.key) {
+                let best = vs.iter().map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>()).fold(f32::MIN, f32::max);
+                c.cos = self.chunk_weight * c.cos + (1.0 - self.chunk_weight) * best;
+            }
+        }
+        sitebot::knowledge::search::relate(ranked);
+        for c in ranked.iter_mut() {
+            c.score = fusion.score(c);
+        }
+        let key = |c: &sitebot::knowledge::search::Candidate| if dense { c.cos } else { c.score };
+        ranked.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.key.cmp(&b.key)));
+    }
+
+    /// Adds another site's vectors (chunk keys are unique across sites).
+    pub fn merge(&mut self, other: Sentences) {
+        self.vectors.extend(other.vectors);
+    }
+}
+
+/// Sentences as the Python experiment split them: after `.`, `!` or `?` and white space before a capital
+/// letter or a digit; a piece under 20 characters joins the sentence before it (the first joins the next).
+pub fn split_sentences(text: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        if c.is_whitespace() && matches!(chars[i - 1].1, '.' | '!' | '?') {
+            let next = chars[i + 1..].iter().find(|(_, c)| !c.is_whitespace());
+            if next.is_some_and(|(_, n)| n.is_uppercase() || n.is_ascii_digit()) {
+                parts.push(text[start..at].trim().to_owned());
+                start = at;
+            }
+        }
+    }
+    parts.push(text[start..].trim().to_owned());
+    let mut out: Vec<String> = Vec::new();
+    for p in parts.into_iter().filter(|p| !p.is_empty()) {
+        match out.last_mut() {
+            Some(last) if p.chars().count() < 20 => {
+                last.push(' ');
+                last.push_str(&p);
+            }
+            _ => out.push(p),
+        }
+    }
+    if out.len() > 1 && out[0].chars().count() < 20 {
+        let first = out.remove(0);
+        out[0] = format!("{first} {}", out[0]);
+    }
+    out
+}

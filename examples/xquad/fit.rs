@@ -72,12 +72,18 @@ pub fn embed(knowledge: &Engine, texts: &[String]) -> anyhow::Result<Vec<Vec<f32
     Ok(knowledge.embedder.embed_parallel_blocking(texts, Purpose::Query)?)
 }
 
+/// `--sentences A` (see `common::Sentences`): the sites' sentence vectors, when the experiment runs.
+pub static SENTENCES: std::sync::OnceLock<super::common::Sentences> = std::sync::OnceLock::new();
+
 /// Ranks `q` on `site` as the route does.
 fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::Result<Vec<(Candidate, Option<usize>)>> {
     let lang = sitebot::knowledge::language::detect_confident(&q.text).unwrap_or(site.lang);
     let fusion = Fusion::default();
     let query = search::LexicalQuery { text: &q.text, lang, detected: sitebot::knowledge::language::detect_confident(&q.text), depth: search::depth(5) };
-    let ranked = search::rank(store, knowledge, &site.id, &query, &q.vector, &fusion, Mode::Hybrid)?;
+    let mut ranked = search::rank(store, knowledge, &site.id, &query, &q.vector, &fusion, Mode::Hybrid)?;
+    if let Some(sv) = SENTENCES.get() {
+        sv.rescore(&mut ranked, &q.vector, &fusion, false);
+    }
     Ok(ranked.into_iter().map(|c| (c.clone(), site.paragraph_of.get(&c.key).copied())).collect())
 }
 

@@ -8,6 +8,7 @@
 //! ```
 //! `--fit` with `--more DIR` adds those languages' questions on the English knowledge to the report, and
 //! those named in `--fit-langs ar,ru,...` to the fit.
+//! `--sentences A` with `--fit`: the sentence-vector experiment (`common::Sentences`) before the fit.
 //! `--threshold T` sends `scoreThreshold: T` (0: what retrieval finds, whatever its score).
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
@@ -164,6 +165,19 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
         .map(|(lang, id, _, _)| fit::open_site(&store, &knowledge, id, lang))
         .chain([fit::open_site(&store, &knowledge, &tiny, "en")])
         .collect::<Result<_, _>>()?;
+    // `--sentences A`: the experiment of `common::Sentences`, on every site's chunks.
+    if let Some(a) = arg("--sentences") {
+        let weight: f32 = a.parse()?;
+        let mut all: Option<common::Sentences> = None;
+        for s in &sites {
+            let one = common::Sentences::load_or_embed(&store, &knowledge, &s.id, &data.join(format!("sentences-{}.bin", s.id)), weight)?;
+            match all.as_mut() {
+                Some(a) => a.merge(one),
+                None => all = Some(one),
+            }
+        }
+        let _ = fit::SENTENCES.set(all.expect("sites"));
+    }
     let questions = |i: usize| -> anyhow::Result<Vec<fit::Question>> {
         let texts: Vec<String> = sets[i].2.iter().map(|(_, q)| q.clone()).collect();
         let vectors = fit::embed(&knowledge, &texts)?;
