@@ -414,7 +414,7 @@ async fn console_sign_ins_reach_the_node(pki: &Pki, lb: &Balancer, node: &Node, 
     }
     // A site's page opened without a session sends the browser to sign in for that site.
     let (status, path, _) = Browser::new(pki, &lb.base).open(&format!("/console/sites/{site}/leads"), None).await;
-    assert_eq!((status, path), (200, format!("/console/login?site={site}")));
+    assert_eq!((status, path), (200, format!("/console/login?site={site}&next=%2Fconsole%2Fsites%2F{site}%2Fleads")));
     // HAProxy's cookie holds the site id, lower-cased, and nothing else.
     let cookie = |b: &Browser| b.cookies.get("__Host-sitebot-site").cloned();
     let mut browser = Browser::new(pki, &lb.base);

@@ -123,6 +123,8 @@ struct Pending {
     nonce: Nonce,
     verifier: PkceCodeVerifier,
     redirect: RedirectUrl,
+    /// The console page to return to once signed on (`routing::safe_next`).
+    next: Option<String>,
     at: Instant,
 }
 
@@ -368,8 +370,9 @@ fn unavailable(t: &Texts, e: &SsoError) -> Response {
 pub async fn start(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso): Data<&Arc<Sso>>) -> Response {
     let t = texts::for_request(req);
     let (Some(config), Some(http)) = (&sso.config, &sso.http) else { return super::views::not_found(t, None) };
+    let next = super::routing::next_of(req);
     if session::current(state, req).await.is_some() {
-        return see_other("/console/sites");
+        return see_other(next.as_deref().unwrap_or("/console/sites"));
     }
     let client = match redirect_url(config, req) {
         Ok(redirect) => sso.client(config, http, redirect.clone()).await.map(|c| (c, redirect)),
@@ -387,7 +390,7 @@ pub async fn start(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso): 
     let (url, csrf, nonce) = auth.set_pkce_challenge(challenge).url();
     let browser = new_url_token();
     let client = crate::ratelimit::Client::of(client_ip(req));
-    let pending = Pending { browser: token_hash(&browser), client, nonce, verifier, redirect, at: Instant::now() };
+    let pending = Pending { browser: token_hash(&browser), client, nonce, verifier, redirect, next, at: Instant::now() };
     match sso.remember(token_hash(csrf.secret()), pending) {
         Ok(()) => {}
         Err(TooMany::InAll) => {
@@ -428,6 +431,7 @@ pub async fn callback(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso
         return refuse(StatusCode::FORBIDDEN, t.sso_denied);
     }
     let Some(code) = params.get("code") else { return refuse(StatusCode::BAD_REQUEST, t.sso_expired) };
+    let next = pending.next.clone().unwrap_or_else(|| "/console/sites".to_owned());
     let identity = match sso.identity(config, http, code, pending).await {
         Ok(i) => i,
         Err(e @ (SsoError::Discovery(_) | SsoError::Resting)) => return with_cookie(unavailable(t, &e), &cleared()),
@@ -471,7 +475,7 @@ pub async fn callback(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso
     };
     state.metrics.sign_in(SignIn::Succeeded);
     audit(state, &user.email, None, "login", json!({"method": "oidc", "address": address})).await;
-    with_cookie(with_cookie(see_other("/console/sites"), &cookie), &cleared())
+    with_cookie(with_cookie(see_other(&next), &cookie), &cleared())
 }
 
 /// Password sign-in and setup links (which set a password), refused with a readable page when
@@ -534,6 +538,7 @@ mod tests {
             nonce: Nonce::new("n".into()),
             verifier: PkceCodeVerifier::new("v".repeat(43)),
             redirect: RedirectUrl::new("https://console.example/console/oidc/callback".into()).unwrap(),
+            next: None,
             at: Instant::now(),
         }
     }

@@ -28,6 +28,20 @@ pub struct Login<'a> {
     pub passwords: bool,
     /// The site the sign-in is for (`?site=`), kept on the form and the single sign-on link (#27).
     pub site: Option<SiteId>,
+    /// The page the sign-in returns to (`?next=`, checked by `routing::safe_next`), kept the same way.
+    pub next: Option<String>,
+}
+
+impl Login<'_> {
+    /// The password form's action: the sign-in page for the site, returning to `next`.
+    pub fn action(&self) -> String {
+        super::routing::sign_in_link("/console/login", self.site, self.next.as_deref())
+    }
+
+    /// The single sign-on button's link, with the same site and page to return to.
+    pub fn sso_href(&self) -> String {
+        super::routing::sign_in_link("/console/oidc/start", self.site, self.next.as_deref())
+    }
 }
 
 #[derive(Template)]

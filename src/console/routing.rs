@@ -35,6 +35,50 @@ pub fn with_site(path: &str, site: Option<SiteId>) -> String {
     crate::email::console_link("", path, site)
 }
 
+/// The longest page address a sign-in returns to; a longer one lands on the site list.
+const MAX_NEXT: usize = 1024;
+
+/// Where a sign-in returns to: the request's `next` parameter, when it is a console page of this server.
+pub fn next_of(req: &Request) -> Option<String> {
+    let query = req.original_uri().query().unwrap_or("");
+    url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "next").and_then(|(_, v)| safe_next(&v).map(str::to_owned))
+}
+
+/// `next` when it is a path on this server under `/console/` and not a page that signs in: never another
+/// host (`//host`, a scheme, a backslash that browsers read as a slash), never a control character.
+pub fn safe_next(next: &str) -> Option<&str> {
+    let rest = next.strip_prefix("/console/")?;
+    let signs_in = ["login", "oidc/", "setup/", "logout"].iter().any(|p| rest.starts_with(p));
+    let plain = next.len() <= MAX_NEXT && !next.contains(['\\', '#']) && next.chars().all(|c| c.is_ascii_graphic());
+    (plain && !rest.starts_with('/') && !signs_in).then_some(next)
+}
+
+/// The page a request without a session returns to after signing in: a page it asked for (`GET`).
+pub fn return_to(req: &Request) -> Option<String> {
+    if req.method() != poem::http::Method::GET {
+        return None;
+    }
+    let uri = req.original_uri();
+    let path = match uri.query() {
+        Some(q) => format!("{}?{q}", uri.path()),
+        None => uri.path().to_owned(),
+    };
+    // The home and the site list are where a sign-in lands anyway.
+    safe_next(&path).filter(|p| !["/console/", "/console/sites"].contains(p) && !p.starts_with("/console/?")).map(str::to_owned)
+}
+
+/// `path` for the site, with `next` (URL-encoded) when a sign-in should return there.
+pub fn sign_in_link(path: &str, site: Option<SiteId>, next: Option<&str>) -> String {
+    let base = with_site(path, site);
+    match next {
+        Some(n) => {
+            let joiner = if base.contains('?') { '&' } else { '?' };
+            format!("{base}{joiner}next={}", url::form_urlencoded::byte_serialize(n.as_bytes()).collect::<String>())
+        }
+        None => base,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,6 +87,35 @@ mod tests {
 
     fn site(uri: &str) -> Option<String> {
         site_in(&uri.parse().unwrap()).map(|s| s.to_string())
+    }
+
+    #[test]
+    fn a_sign_in_returns_only_to_a_console_page_of_this_server() {
+        for good in ["/console/sites", "/console/sites/x/leads/7?tab=1", "/console/account"] {
+            assert_eq!(safe_next(good), Some(good));
+        }
+        for bad in [
+            "//evil.example/console/",
+            "/console//evil.example",
+            "https://evil.example/console/sites",
+            "/console/\\evil.example",
+            "/elsewhere",
+            "/console/login?site=x",
+            "/console/oidc/start",
+            "/console/setup/abc",
+            "/console/sites\r\nSet-Cookie: x=y",
+            "/console/sites#x",
+            "/console/caf\u{e9}",
+            "",
+        ] {
+            assert_eq!(safe_next(bad), None, "{bad:?}");
+        }
+        assert_eq!(safe_next(&format!("/console/{}", "a".repeat(MAX_NEXT))), None);
+        assert_eq!(
+            sign_in_link("/console/login", Some(SITE.parse().unwrap()), Some("/console/sites/a/leads/1?x=1&y=2")),
+            format!("/console/login?site={SITE}&next=%2Fconsole%2Fsites%2Fa%2Fleads%2F1%3Fx%3D1%26y%3D2")
+        );
+        assert_eq!(sign_in_link("/console/login", None, None), "/console/login");
     }
 
     #[test]

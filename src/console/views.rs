@@ -50,9 +50,15 @@ pub(super) fn see_other(to: &str) -> Response {
     resp
 }
 
-/// The answer to a request without a session: the sign-in page, naming the site of the request (#27).
+/// The answer to a request without a session: the sign-in page, naming the site of the request (#27) and,
+/// for a page asked for, that page to return to once signed in (a link from an e-mail lands on its lead).
 pub(super) fn sign_in_first(req: &Request) -> Response {
-    see_other(&routing::with_site("/console/login", routing::site_of(req)))
+    see_other(&routing::sign_in_link("/console/login", routing::site_of(req), routing::return_to(req).as_deref()))
+}
+
+/// Where a signed-in user goes from the sign-in: the page the sign-in was for, else the site list.
+fn after_sign_in(req: &Request) -> Response {
+    see_other(&routing::next_of(req).unwrap_or_else(|| "/console/sites".to_owned()))
 }
 
 pub(super) fn header_of(me: &Me) -> Header<'_> {
@@ -143,11 +149,11 @@ async fn home(req: &Request, state: &AppState) -> Response {
 pub async fn login_form(req: &Request, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
     if session::current(state, req).await.is_some() {
-        return see_other("/console/sites");
+        return after_sign_in(req);
     }
     let any_user = state.store.run(|s| s.users().any()).await.unwrap_or(true);
     let (sso, passwords) = (state.config.console.oidc.is_some(), state.config.console.local_passwords);
-    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user, sso, passwords, site: routing::site_of(req) })
+    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user, sso, passwords, site: routing::site_of(req), next: routing::next_of(req) })
 }
 
 #[handler]
@@ -161,7 +167,7 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
     let address = client_ip(req);
     let sso = state.config.console.oidc.is_some();
     let page = |error: &'static str, status: StatusCode| {
-        render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true, sso, passwords: true, site: routing::site_of(req) })
+        render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true, sso, passwords: true, site: routing::site_of(req), next: routing::next_of(req) })
     };
     if throttle.wait(&email, address, Instant::now()).is_some() {
         state.metrics.sign_in(SignIn::Throttled);
@@ -201,7 +207,7 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
     };
     state.metrics.sign_in(SignIn::Succeeded);
     audit(state, &user.email, None, "login", json!({"address": address.to_string()})).await;
-    let mut resp = see_other("/console/sites");
+    let mut resp = after_sign_in(req);
     resp.headers_mut().insert(header::SET_COOKIE, cookie.parse().expect("a valid cookie"));
     resp
 }

@@ -122,14 +122,16 @@ async fn a_sign_in_for_a_site_keeps_the_site_for_a_balancer_and_drops_a_malforme
 
     // Without a session, a site's page, a form posted to it, and a page that names the site in `?site=`
     // send the browser to the sign-in page for that site.
+    // (A page asked for is also the one to return to: `a_sign_in_returns_to_the_page_asked_for...`.)
     let page = get(&app, &format!("/console/sites/{id}/leads"), None).await;
-    assert_eq!((page.status(), location(&page)), (StatusCode::SEE_OTHER, to_sign_in.clone()));
+    assert_eq!((page.status(), location(&page)), (StatusCode::SEE_OTHER, format!("{to_sign_in}&next=%2Fconsole%2Fsites%2F{id}%2Fleads")));
     let posted = post_form(&app, &format!("/console/sites/{id}/settings"), None, Some(&origin(&app)), &[]).await;
     assert_eq!((posted.status(), location(&posted)), (StatusCode::SEE_OTHER, to_sign_in.clone()));
-    for named in [format!("/console/?site={id}"), format!("/console/account?site={}", id.to_uppercase())] {
-        let page = get(&app, &named, None).await;
-        assert_eq!((page.status(), location(&page)), (StatusCode::SEE_OTHER, to_sign_in.clone()), "{named}");
-    }
+    let page = get(&app, &format!("/console/?site={id}"), None).await;
+    assert_eq!((page.status(), location(&page)), (StatusCode::SEE_OTHER, to_sign_in.clone()));
+    let upper = id.to_uppercase();
+    let page = get(&app, &format!("/console/account?site={upper}"), None).await;
+    assert_eq!((page.status(), location(&page)), (StatusCode::SEE_OTHER, format!("{to_sign_in}&next=%2Fconsole%2Faccount%3Fsite%3D{upper}")));
     // The sign-in page and the setup page keep it on their forms.
     let page = get(&app, &to_sign_in, None).await.text().await.unwrap();
     assert!(page.contains(&format!("action=\"{to_sign_in}\"")), "{page}");
@@ -146,7 +148,7 @@ async fn a_sign_in_for_a_site_keeps_the_site_for_a_balancer_and_drops_a_malforme
         assert!(!page.contains("alert(1)") && !page.contains("?site="), "{page}");
     }
     let page = get(&app, "/console/sites/not-a-site/leads?site=x", None).await;
-    assert_eq!(location(&page), "/console/login");
+    assert_eq!(location(&page), "/console/login?next=%2Fconsole%2Fsites%2Fnot-a-site%2Fleads%3Fsite%3Dx");
 
     // The password set and a sign-in, both for the site, land on the site list as ever; a wrong password
     // shows the form for the site again.
@@ -158,6 +160,51 @@ async fn a_sign_in_for_a_site_keeps_the_site_for_a_balancer_and_drops_a_malforme
     assert!(wrong.text().await.unwrap().contains(&format!("action=\"{to_sign_in}\"")));
     let signed = post_form(&app, &to_sign_in, None, Some(&origin(&app)), &[("email", "owner@example.com"), ("password", PASSWORD)]).await;
     assert_eq!((signed.status(), location(&signed)), (StatusCode::SEE_OTHER, "/console/sites".to_owned()));
+}
+
+#[tokio::test]
+async fn a_sign_in_returns_to_the_page_asked_for_and_never_elsewhere() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let id = site.id.to_string();
+    let link = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
+    let set = post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    assert_eq!(set.status(), StatusCode::SEE_OTHER);
+    let location = |r: &reqwest::Response| r.headers()["location"].to_str().unwrap().to_owned();
+    let credentials = [("email", "owner@example.com"), ("password", PASSWORD)];
+
+    // A lead e-mail's link opened without a session: the sign-in page for the site, then the page itself.
+    let asked = format!("/console/sites/{id}/leads?status=new");
+    let page = get(&app, &asked, None).await;
+    let login = location(&page);
+    assert_eq!(login, format!("/console/login?site={id}&next=%2Fconsole%2Fsites%2F{id}%2Fleads%3Fstatus%3Dnew"));
+    let form = get(&app, &login, None).await.text().await.unwrap();
+    assert!(form.contains(&format!("action=\"{}\"", login.replace('&', "&#38;"))), "{form}");
+    let wrong = post_form(&app, &login, None, Some(&origin(&app)), &[("email", "owner@example.com"), ("password", "not the password")]).await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(wrong.text().await.unwrap().contains(&format!("action=\"{}\"", login.replace('&', "&#38;"))), "a wrong password keeps the page to return to");
+    let signed = post_form(&app, &login, None, Some(&origin(&app)), &credentials).await;
+    assert_eq!((signed.status(), location(&signed)), (StatusCode::SEE_OTHER, asked.clone()));
+    let cookie = session_cookie(signed.headers()).expect("signed in");
+    assert_eq!(get(&app, &asked, Some(&cookie)).await.status(), StatusCode::OK);
+    // Signed in already, the sign-in page goes straight there.
+    let again = get(&app, &login, Some(&cookie)).await;
+    assert_eq!((again.status(), location(&again)), (StatusCode::SEE_OTHER, asked.clone()));
+
+    // Anything but a console page of this server lands on the site list: another host, a scheme, a
+    // backslash, a sign-in page, text that is no path.
+    for next in ["//evil.example/", "https://evil.example/console/sites", "/console/\\evil.example", "/console/logout", "/elsewhere", "javascript:alert(1)"] {
+        let path = format!("/console/login?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>());
+        let page = get(&app, &path, None).await.text().await.unwrap();
+        assert!(page.contains("action=\"/console/login\"") && !page.contains("evil") && !page.contains("javascript"), "{next}: {page}");
+        let signed = post_form(&app, &path, None, Some(&origin(&app)), &credentials).await;
+        assert_eq!((signed.status(), location(&signed)), (StatusCode::SEE_OTHER, "/console/sites".to_owned()), "{next}");
+    }
+    // A hostile page to return to stays inert text on the sign-in page.
+    let hostile = "/console/sites/\"><script>alert(1)</script>";
+    let path = format!("/console/login?next={}", url::form_urlencoded::byte_serialize(hostile.as_bytes()).collect::<String>());
+    let page = get(&app, &path, None).await.text().await.unwrap();
+    assert!(!page.contains("<script>alert") && !page.contains("\"><script"), "{page}");
 }
 
 #[tokio::test]

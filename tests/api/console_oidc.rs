@@ -93,7 +93,12 @@ async fn spawn(provider: &mut Provider, local_passwords: bool) -> TestApp {
 /// A sign-on started at sitebot and carried through the provider's pages as `account`: the callback
 /// URL the provider sends the browser back to, and the browser's sign-on cookie.
 async fn through_the_provider(app: &TestApp, provider: &Provider, account: &str) -> (String, String) {
-    let start = get(app, "/console/oidc/start", None).await;
+    through_the_provider_from(app, provider, account, "/console/oidc/start").await
+}
+
+/// As `through_the_provider`, started at `start` (with a site, or a page to return to).
+async fn through_the_provider_from(app: &TestApp, provider: &Provider, account: &str, start: &str) -> (String, String) {
+    let start = get(app, start, None).await;
     assert_eq!(start.status(), StatusCode::SEE_OTHER);
     let browser = start
         .headers()
@@ -211,6 +216,17 @@ async fn a_user_of_an_allowed_domain_signs_on_with_the_role_the_claim_or_the_con
     // An editor's page of the site opens (the same session as a password sign-in).
     let queue = get(&app, &format!("/console/sites/{}", site.id), Some(&cookie)).await;
     assert_eq!(queue.status(), StatusCode::OK);
+    // Sent to sign in from a page of the site, the editor signs on and lands on that page.
+    let asked = format!("/console/sites/{}/leads", site.id);
+    let login = get(&app, &asked, None).await.headers()[LOCATION].to_str().unwrap().to_owned();
+    let page = get(&app, &login, None).await.text().await.unwrap();
+    let start = format!("/console/oidc/start?site={}&next=%2Fconsole%2Fsites%2F{}%2Fleads", site.id, site.id);
+    assert!(page.contains(&format!("href=\"{}\"", start.replace('&', "&#38;"))), "{page}");
+    let (url, browser) = through_the_provider_from(&app, &provider, "editor", &start).await;
+    let landed = callback(&app, &url, Some(&browser)).await;
+    assert_eq!((landed.status(), landed.headers()[LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, asked.as_str()));
+    let cookie = session_cookie(landed.headers()).expect("a session cookie");
+    assert_eq!(get(&app, &asked, Some(&cookie)).await.status(), StatusCode::OK);
 
     // Someone new of the domain: added with no site roles, signed in, and sees none.
     let cookie = sign_on(&app, &provider, "newcomer").await;
@@ -222,7 +238,7 @@ async fn a_user_of_an_allowed_domain_signs_on_with_the_role_the_claim_or_the_con
     // Audited: who was added, and each sign-in with its method.
     let log = audit(&app);
     let logins: Vec<&str> = log.iter().filter(|(_, a, d)| a == "login" && d["method"] == "oidc").map(|(actor, _, _)| actor.as_str()).collect();
-    assert_eq!(logins, ["ada.admin@corp.example", "eddie.editor@corp.example", "nina.new@corp.example"]);
+    assert_eq!(logins, ["ada.admin@corp.example", "eddie.editor@corp.example", "eddie.editor@corp.example", "nina.new@corp.example"]);
     let added: Vec<(String, bool)> = log
         .iter()
         .filter(|(_, a, d)| a == "user_added" && d["via"] == "oidc")
