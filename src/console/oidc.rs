@@ -372,7 +372,7 @@ pub async fn start(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso): 
     let (Some(config), Some(http)) = (&sso.config, &sso.http) else { return super::views::not_found(t, None) };
     let next = super::routing::next_of(req);
     if session::current(state, req).await.is_some() {
-        return see_other(next.as_deref().unwrap_or("/console/sites"));
+        return see_other(super::routing::landing(next.as_deref()));
     }
     let client = match redirect_url(config, req) {
         Ok(redirect) => sso.client(config, http, redirect.clone()).await.map(|c| (c, redirect)),
@@ -431,7 +431,7 @@ pub async fn callback(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso
         return refuse(StatusCode::FORBIDDEN, t.sso_denied);
     }
     let Some(code) = params.get("code") else { return refuse(StatusCode::BAD_REQUEST, t.sso_expired) };
-    let next = pending.next.clone().unwrap_or_else(|| "/console/sites".to_owned());
+    let next = pending.next.clone();
     let identity = match sso.identity(config, http, code, pending).await {
         Ok(i) => i,
         Err(e @ (SsoError::Discovery(_) | SsoError::Resting)) => return with_cookie(unavailable(t, &e), &cleared()),
@@ -475,7 +475,7 @@ pub async fn callback(req: &Request, Data(state): Data<&Arc<AppState>>, Data(sso
     };
     state.metrics.sign_in(SignIn::Succeeded);
     audit(state, &user.email, None, "login", json!({"method": "oidc", "address": address})).await;
-    with_cookie(with_cookie(see_other(&next), &cookie), &cleared())
+    with_cookie(with_cookie(see_other(super::routing::landing(next.as_deref())), &cookie), &cleared())
 }
 
 /// Password sign-in and setup links (which set a password), refused with a readable page when

@@ -35,6 +35,11 @@ pub fn with_site(path: &str, site: Option<SiteId>) -> String {
     crate::email::console_link("", path, site)
 }
 
+/// Where a sign-in lands: the page it was for, else the site list.
+pub fn landing(next: Option<&str>) -> &str {
+    next.unwrap_or("/console/sites")
+}
+
 /// The longest page address a sign-in returns to; a longer one lands on the site list.
 const MAX_NEXT: usize = 1024;
 

@@ -58,7 +58,7 @@ pub(super) fn sign_in_first(req: &Request) -> Response {
 
 /// Where a signed-in user goes from the sign-in: the page the sign-in was for, else the site list.
 fn after_sign_in(req: &Request) -> Response {
-    see_other(&routing::next_of(req).unwrap_or_else(|| "/console/sites".to_owned()))
+    see_other(routing::landing(routing::next_of(req).as_deref()))
 }
 
 pub(super) fn header_of(me: &Me) -> Header<'_> {
