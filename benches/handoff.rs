@@ -19,7 +19,8 @@
 //!
 //! Bounded and stops by itself: every connection is closed and the child killed at the end. Nothing is
 //! asserted about time. Run: `cargo bench --locked --bench handoff` (`SITEBOT_BENCH_STREAMS=1000` for a
-//! quick run; `SITEBOT_BENCH_HTTP2=1` opens the streams over HTTP/2, one connection each, as browsers do).
+//! quick run; `SITEBOT_BENCH_HTTP2=1` opens the streams over HTTP/2, one connection each, as browsers do;
+//! `SITEBOT_BENCH_SERVER=PATH` serves from another build, for A against B).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -116,15 +117,18 @@ async fn bench() {
     let dir = temp.path().to_owned();
     let (site, setup) = prepare(&dir).await;
 
+    // `SITEBOT_BENCH_SERVER=PATH` serves from another build of the binary (a saved copy of the build
+    // before a change, to run A against B in the same minutes); the data directory is this build's.
+    let server = std::env::var_os("SITEBOT_BENCH_SERVER").unwrap_or_else(|| env!("CARGO_BIN_EXE_sitebot").into());
     // `SITEBOT_BENCH_HEAPTRACK=FILE` runs the server under heaptrack (Debian's), to see what a stream
     // allocates: `heaptrack_print -f FILE.zst --print-peaks 1`. Its RSS figures are then heaptrack's.
     let mut cmd = match std::env::var("SITEBOT_BENCH_HEAPTRACK") {
         Ok(out) => {
             let mut c = tokio::process::Command::new("heaptrack");
-            c.args(["-o", &out, env!("CARGO_BIN_EXE_sitebot")]);
+            c.arg("-o").arg(&out).arg(&server);
             c
         }
-        Err(_) => tokio::process::Command::new(env!("CARGO_BIN_EXE_sitebot")),
+        Err(_) => tokio::process::Command::new(&server),
     };
     let mut child = cmd
         .arg("--data-dir")

@@ -160,20 +160,11 @@ pub fn policy(d: &Decision) -> String {
     format!("{};w=60;burst={}", d.per_minute, d.limit)
 }
 
-/// A header value that changes with every response, marked so that HTTP/2's HPACK never indexes it: the
-/// encoder's table (up to what the client allows, 64 KiB for Chromium) would otherwise fill with values that
-/// never come again and stay full for as long as the connection lives (#26: 6 KB a connection after a dozen
-/// answers on it). HTTP/1.1 ignores the mark.
-pub fn volatile(mut v: HeaderValue) -> HeaderValue {
-    v.set_sensitive(true);
-    v
-}
-
 pub fn set_rate_headers(resp: &mut Response, d: &Decision) {
     let h = resp.headers_mut();
     h.insert("x-ratelimit-limit", HeaderValue::from(d.limit));
-    h.insert("x-ratelimit-remaining", volatile(HeaderValue::from(d.remaining)));
-    h.insert("x-ratelimit-reset", volatile(HeaderValue::from(d.reset_secs)));
+    h.insert("x-ratelimit-remaining", HeaderValue::from(d.remaining));
+    h.insert("x-ratelimit-reset", HeaderValue::from(d.reset_secs));
     if let Ok(v) = HeaderValue::from_str(&policy(d)) {
         h.insert("x-ratelimit-policy", v);
     }
@@ -268,7 +259,7 @@ impl<E: Endpoint> Endpoint for Edge<E> {
         set_rate_headers(&mut resp, &decision);
         let h = resp.headers_mut();
         if let Ok(v) = HeaderValue::from_str(&request_id) {
-            h.insert("x-request-id", volatile(v));
+            h.insert("x-request-id", v);
         }
         if let Some(origin) = origin.filter(|_| !meta.origin_refused())
             && let Ok(v) = HeaderValue::from_str(&origin)

@@ -181,3 +181,114 @@ async fn shutdown_lets_requests_in_flight_finish_within_the_grace() {
     assert!(took >= Duration::from_millis(1900) && took < Duration::from_secs(10), "{took:?}");
     assert!(client.get(format!("{url}?ms=0")).send().await.is_err(), "nothing is accepted after shutdown");
 }
+
+/// An HPACK integer with an `n`-bit prefix starting at `b[*i]` (RFC 7541 §5.1).
+fn hpack_int(b: &[u8], i: &mut usize, n: u32) -> usize {
+    let mask = (1usize << n) - 1;
+    let mut v = usize::from(b[*i]) & mask;
+    *i += 1;
+    if v == mask {
+        let mut shift = 0;
+        loop {
+            let byte = b[*i];
+            *i += 1;
+            v += usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+    }
+    v
+}
+
+/// The representations in one HPACK header block, by kind (RFC 7541 §6): how many fields were sent
+/// "never indexed", how many "with incremental indexing" (entering the dynamic table), and the highest
+/// table index referred to (above 61 is the dynamic table).
+fn hpack_kinds(block: &[u8]) -> (usize, usize, usize) {
+    let (mut never, mut indexing, mut highest) = (0, 0, 0);
+    let mut i = 0;
+    let skip_string = |i: &mut usize| {
+        let len = hpack_int(block, i, 7);
+        *i += len;
+    };
+    while i < block.len() {
+        let first = block[i];
+        if first & 0x80 != 0 {
+            highest = highest.max(hpack_int(block, &mut i, 7));
+            continue;
+        }
+        if first & 0xe0 == 0x20 {
+            hpack_int(block, &mut i, 5); // a table size update
+            continue;
+        }
+        // A literal: with incremental indexing (01, a 6-bit name index), without indexing (0000) or never
+        // indexed (0001, both a 4-bit name index); name index 0 means the name follows as a string.
+        let prefix = if first & 0xc0 == 0x40 {
+            indexing += 1;
+            6
+        } else {
+            never += usize::from(first & 0xf0 == 0x10);
+            4
+        };
+        let name = hpack_int(block, &mut i, prefix);
+        if name == 0 {
+            skip_string(&mut i);
+        }
+        highest = highest.max(name);
+        skip_string(&mut i);
+    }
+    (never, indexing, highest)
+}
+
+/// Over HTTP/2 the server's HPACK encoder keeps no table of the headers it sent: each connection's table
+/// would live as long as the connection (#26). Every response header is sent "never indexed", so the second
+/// response on a connection refers to nothing the first one left behind, and `Date` is among them.
+#[tokio::test]
+async fn http2_response_headers_never_enter_the_hpack_table() {
+    let app = spawn_app_with(test_config()).await;
+    let mut h2 = tls_from(&app, "127.0.0.1", b"h2").await;
+    write(&mut h2, H2_PREFACE).await;
+    // GET /healthz on streams 1 and 3: :method GET, :scheme https (static), then :path and :authority as
+    // literals without indexing, so the request adds nothing to the server's decoder table either.
+    let mut block = vec![0x82, 0x87, 0x04, 8];
+    block.extend_from_slice(b"/healthz");
+    block.extend_from_slice(&[0x01, 9]);
+    block.extend_from_slice(b"localhost");
+    let mut buf = Vec::new();
+    let mut settings_acked = false;
+    for stream in [1, 3] {
+        write(&mut h2, &h2_frame(0x1, 0x5, stream, &block)).await;
+        // One at a time, so the second answer is encoded after the first.
+        let mut headers = None;
+        while headers.is_none() {
+            let mut chunk = [0u8; 4096];
+            let n = tokio::time::timeout(Duration::from_secs(10), h2.read(&mut chunk)).await.expect("an answer").unwrap();
+            assert!(n > 0, "connection closed before the answer on stream {stream}");
+            buf.extend_from_slice(&chunk[..n]);
+            while buf.len() >= 9 {
+                let len = (usize::from(buf[0]) << 16) | (usize::from(buf[1]) << 8) | usize::from(buf[2]);
+                if buf.len() < 9 + len {
+                    break;
+                }
+                let (kind, flags, id) = (buf[3], buf[4], u32::from_be_bytes([buf[5], buf[6], buf[7], buf[8]]) & 0x7fff_ffff);
+                let payload = buf[9..9 + len].to_vec();
+                buf.drain(..9 + len);
+                if kind == 0x4 && flags & 0x1 == 0 && !settings_acked {
+                    write(&mut h2, &h2_frame(0x4, 0x1, 0, &[])).await;
+                    settings_acked = true;
+                }
+                if kind == 0x1 && id == stream {
+                    assert!(flags & 0x4 != 0, "the answer's headers fit in one frame (END_HEADERS)");
+                    assert!(flags & 0x8 == 0 && flags & 0x20 == 0, "no padding or priority expected");
+                    headers = Some(payload);
+                }
+            }
+        }
+        let (never, indexing, highest) = hpack_kinds(&headers.unwrap());
+        assert_eq!(indexing, 0, "stream {stream}: a response header entered the HPACK table");
+        assert!(highest <= 61, "stream {stream}: refers to dynamic table entry {highest}");
+        // :status is indexed from the static table; date, content-type, x-request-id and more are not.
+        assert!(never >= 4, "stream {stream}: only {never} fields sent never-indexed");
+    }
+}

@@ -18,6 +18,17 @@ async fn post_lead(app: &crate::helpers::TestApp, site: Option<&str>, body: Valu
     req.send().await.unwrap()
 }
 
+/// A client of the test server that speaks HTTP/1.1 only (the default client gets HTTP/2 by ALPN).
+fn http1_client(app: &crate::helpers::TestApp) -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&app.cert_pem).unwrap())
+        .http1_only()
+        .build()
+        .unwrap()
+}
+
 async fn plain_request(addr: std::net::SocketAddr, raw: &str) -> String {
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     s.write_all(raw.as_bytes()).await.unwrap();
@@ -55,13 +66,7 @@ async fn http2_and_http1_are_both_served_over_tls() {
     let app = spawn_app().await;
     let resp = app.client.get(app.url("/healthz")).send().await.unwrap();
     assert_eq!(resp.version(), reqwest::Version::HTTP_2, "ALPN should pick h2");
-    let h1 = reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(&app.cert_pem).unwrap())
-        .http1_only()
-        .build()
-        .unwrap();
+    let h1 = http1_client(&app);
     let resp = h1.get(app.url("/healthz")).send().await.unwrap();
     assert_eq!(resp.version(), reqwest::Version::HTTP_11);
     assert_eq!(resp.status(), 200);
@@ -69,6 +74,51 @@ async fn http2_and_http1_are_both_served_over_tls() {
     assert_eq!(body["status"], "ok");
     let ready: Value = app.client.get(app.url("/readyz")).send().await.unwrap().json().await.unwrap();
     assert_eq!(ready["status"], "ready");
+}
+
+/// HTTP/2 connections give their frame buffers back while idle (vendor/h2/PATCHED.md) and send every
+/// response header unindexed with a `Date` of the server's own: a connection must still carry responses
+/// larger than a buffer, many at once, and more after a pause, each byte for byte what HTTP/1.1 gets.
+#[tokio::test]
+async fn one_http2_connection_carries_large_concurrent_and_resumed_exchanges() {
+    let app = spawn_app().await;
+    let h1 = http1_client(&app);
+    let get = |client: &reqwest::Client, path: &str| client.get(app.url(path)).send();
+    for path in ["/v1/openapi.json", "/v1/widget.js"] {
+        let want = get(&h1, path).await.unwrap();
+        assert_eq!(want.status(), 200, "{path}");
+        let want = want.bytes().await.unwrap();
+        assert!(want.len() > 48 * 1024, "{path} is {} bytes: not larger than the buffers", want.len());
+
+        // At once on the HTTP/2 client (one connection, many streams), then again after a pause long
+        // enough for the connection to have gone idle.
+        for round in 0..2 {
+            // A connection that stopped writing or reading would hang the client, not fail it.
+            let answers = tokio::time::timeout(Duration::from_secs(60), futures_util::future::join_all((0..24).map(|_| get(&app.client, path))))
+                .await
+                .unwrap_or_else(|_| panic!("{path}, round {round}: 24 answers not in 60 s"));
+            for resp in answers {
+                let resp = resp.unwrap();
+                assert_eq!(resp.version(), reqwest::Version::HTTP_2);
+                assert_eq!(resp.status(), 200);
+                let dates: Vec<_> = resp.headers().get_all("date").iter().collect();
+                assert_eq!(dates.len(), 1, "{path}: one Date header");
+                assert!(httpdate::parse_http_date(dates[0].to_str().unwrap()).is_ok(), "{path}: Date {:?}", dates[0]);
+                assert!(resp.headers().get("x-request-id").is_some());
+                let got = resp.bytes().await.unwrap();
+                assert!(got == want, "{path}, round {round}: {} bytes over HTTP/2, {} over HTTP/1.1", got.len(), want.len());
+            }
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+        }
+    }
+    // A request body larger than the read buffer's first allocation, on the same connection: the whole
+    // body is read and answered with the field that is wrong.
+    let site = app.create_site(Tier::Pro).await.0;
+    let long = "x".repeat(40_000);
+    let resp = app.client.post(app.url("/v1/query")).header("X-Site-Id", site.id.to_string()).json(&json!({"question": long})).send().await.unwrap();
+    assert_eq!(resp.version(), reqwest::Version::HTTP_2);
+    let body = problem(resp, 422, "validation_failed").await;
+    assert_eq!(body["errors"][0]["field"], "question", "{body}");
 }
 
 #[tokio::test]
