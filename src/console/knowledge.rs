@@ -242,19 +242,11 @@ pub async fn upload(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
 #[handler]
 pub async fn delete_form(req: &Request, Path((raw, doc)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, role) = match site_for(state, req, &raw).await {
+    let (me, site, role, found) = match views::editor_item(state, req, &raw, move |s, id| s.site(id).knowledge().document(&doc)).await {
         Ok(v) => v,
         Err(page) => return page,
     };
-    if !role.may_edit() {
-        return views::role_refused(t, &me);
-    }
     let id = site.id;
-    let found = match super::lane::read(&state.store, move |s| s.site(id).knowledge().document(&doc)).await {
-        Ok(Some(d)) => d,
-        Ok(None) => return views::not_found(t, Some(&me)),
-        Err(e) => return views::failed(t, Some(&me), e),
-    };
     confirm(t, &me, site, role, pages::Confirm {
         title: t.kb_delete_document.to_owned(),
         what: found.title,

@@ -116,18 +116,9 @@ fn edit_page(t: &'static Texts, me: &Me, site: Site, role: SiteRole, answer_id: 
 #[handler]
 pub async fn edit_form(req: &Request, Path((raw, answer)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, role) = match site_for(state, req, &raw).await {
+    let (me, site, role, found) = match views::editor_item(state, req, &raw, move |s, id| s.site(id).curated().get(&answer)).await {
         Ok(v) => v,
         Err(page) => return page,
-    };
-    if !role.may_edit() {
-        return views::role_refused(t, &me);
-    }
-    let id = site.id;
-    let found = match super::lane::read(&state.store, move |s| s.site(id).curated().get(&answer)).await {
-        Ok(Some(a)) => a,
-        Ok(None) => return views::not_found(t, Some(&me)),
-        Err(e) => return views::failed(t, Some(&me), e),
     };
     let form = AnswerForm { question: found.question, answer: found.answer, url: found.url.unwrap_or_default() };
     edit_page(t, &me, site, role, found.id, form, None)
@@ -158,19 +149,11 @@ pub async fn save(req: &Request, body: Body, Path((raw, answer)): Path<(String, 
 #[handler]
 pub async fn delete_form(req: &Request, Path((raw, answer)): Path<(String, String)>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, role) = match site_for(state, req, &raw).await {
+    let (me, site, role, found) = match views::editor_item(state, req, &raw, move |s, id| s.site(id).curated().get(&answer)).await {
         Ok(v) => v,
         Err(page) => return page,
     };
-    if !role.may_edit() {
-        return views::role_refused(t, &me);
-    }
     let id = site.id;
-    let found = match super::lane::read(&state.store, move |s| s.site(id).curated().get(&answer)).await {
-        Ok(Some(a)) => a,
-        Ok(None) => return views::not_found(t, Some(&me)),
-        Err(e) => return views::failed(t, Some(&me), e),
-    };
     confirm(t, &me, site, role, pages::Confirm {
         title: t.kb_delete_answer.to_owned(),
         what: found.question,

@@ -242,20 +242,13 @@ pub async fn resync(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
 #[handler]
 pub async fn remove_form(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
     let t = texts::for_request(req);
-    let (me, site, role) = match site_for(state, req, &raw).await {
+    let url = query_value(req, "url").unwrap_or_default();
+    let u = url.clone();
+    let (me, site, role, _) = match views::editor_item(state, req, &raw, move |s, id| s.site(id).crawl().source(&u)).await {
         Ok(v) => v,
         Err(page) => return page,
     };
-    if !role.may_edit() {
-        return views::role_refused(t, &me);
-    }
-    let (id, url) = (site.id, query_value(req, "url").unwrap_or_default());
-    let u = url.clone();
-    match super::lane::read(&state.store, move |s| s.site(id).crawl().source(&u)).await {
-        Ok(Some(_)) => {}
-        Ok(None) => return views::not_found(t, Some(&me)),
-        Err(e) => return views::failed(t, Some(&me), e),
-    }
+    let id = site.id;
     confirm(t, &me, site, role, pages::Confirm {
         title: t.kb_remove_source.to_owned(),
         what: url.clone(),

@@ -357,6 +357,27 @@ pub(super) async fn site_for(state: &AppState, req: &Request, raw: &str) -> Resu
     site_of(state, req, me, raw).await
 }
 
+/// An editor's page about one thing of a site (a document, a curated answer, a crawl source): the site and
+/// role as [`site_for`] finds them, refused unless the role may edit, and the thing read from the site's
+/// store by `read` (given the site's id). `Err` is the page to send; a thing that is not there is the 404.
+pub(super) async fn editor_item<T, F>(state: &AppState, req: &Request, raw: &str, read: F) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, T), Response>
+where
+    T: Send + 'static,
+    F: FnOnce(&crate::store::Store, crate::domain::SiteId) -> crate::store::Result<Option<T>> + Send + 'static,
+{
+    let (me, site, role) = site_for(state, req, raw).await?;
+    let t = texts::for_request(req);
+    if !role.may_edit() {
+        return Err(role_refused(t, &me));
+    }
+    let id = site.id;
+    match lane::read(&state.store, move |s| read(s, id)).await {
+        Ok(Some(item)) => Ok((me, site, role, item)),
+        Ok(None) => Err(not_found(t, Some(&me))),
+        Err(e) => Err(failed(t, Some(&me), e)),
+    }
+}
+
 /// [`site_for`] for a user already signed in.
 async fn site_of(state: &AppState, req: &Request, me: Me, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole), Response> {
     let t = texts::for_request(req);

@@ -91,6 +91,13 @@ async fn an_editor_uploads_files_that_answer_and_a_deleted_one_no_longer_does() 
     assert!(!cites(&a, "Lighthouse tours"), "a deleted document is still cited: {a}");
     let audit = crate::console::audit_actions(&app);
     assert!(audit.contains(&"documents_uploaded".to_owned()) && audit.contains(&"document_deleted".to_owned()), "{audit:?}");
+    // A document, answer or source that is not (or no longer) there: the console's 404 page, for an editor too.
+    let b = format!("/console/sites/{site}/knowledge");
+    for path in [format!("{b}/documents/{id}/delete"), format!("{b}/answers/ans_nope"), format!("{b}/answers/ans_nope/delete"), format!("{b}/sources/remove?url=https%3A%2F%2Fnope.example%2F")] {
+        let resp = get(&app, &path, Some(&cookie)).await;
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{path}");
+        assert!(resp.text().await.unwrap().contains("<html"), "{path}: a readable page");
+    }
 }
 
 #[tokio::test]
@@ -288,7 +295,8 @@ async fn a_viewer_sees_no_controls_and_their_hand_made_posts_are_403() {
         assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{path}");
         assert!(resp.text().await.unwrap().contains("<html"), "{path}: a readable page");
     }
-    for path in [format!("{b}/documents/{doc}/delete"), format!("{b}/answers/{answer}"), format!("{b}/answers/{answer}/delete")] {
+    let remove = format!("{b}/sources/remove?url={}", url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>());
+    for path in [format!("{b}/documents/{doc}/delete"), format!("{b}/answers/{answer}"), format!("{b}/answers/{answer}/delete"), remove] {
         assert_eq!(get(&app, &path, Some(&cookie)).await.status(), StatusCode::FORBIDDEN, "{path}");
     }
     assert_eq!(documents(&app, site), 1);
