@@ -2,7 +2,7 @@
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, SET_COOKIE};
-use sitebot::domain::{Email, SiteRole, Tier, Timestamp};
+use sitebot::domain::{Email, SiteId, SiteRole, Tier, Timestamp};
 use sitebot::secrets::{new_url_token, token_hash};
 use sitebot::store::users::Grant;
 
@@ -18,6 +18,18 @@ pub async fn add_user(app: &TestApp, email: &str, grant: Option<Grant>) -> Strin
     let admin = grant.is_none();
     app.state.store.run(move |s| s.users().add(&email, admin, grant, &hash, expires)).await.unwrap();
     format!("/console/setup/{token}")
+}
+
+/// `owner@example.com`, the site's owner, with the password `PASSWORD` set through their setup link.
+pub async fn owner_with_password(app: &TestApp, site: SiteId) {
+    let link = add_user(app, "owner@example.com", Some(Grant { site_id: site, role: SiteRole::Owner })).await;
+    let set = post_form(app, &link, None, Some(&origin(app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    assert_eq!(set.status(), StatusCode::SEE_OTHER, "the owner's password was not set");
+}
+
+/// Where a redirect sends the browser.
+pub fn location(r: &reqwest::Response) -> String {
+    r.headers()["location"].to_str().unwrap().to_owned()
 }
 
 /// The session cookie a response sets (`name=value`).
@@ -117,7 +129,6 @@ async fn a_sign_in_for_a_site_keeps_the_site_for_a_balancer_and_drops_a_malforme
     let (site, _) = app.create_site(Tier::Pro).await;
     let id = site.id.to_string();
     let link = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
-    let location = |r: &reqwest::Response| r.headers()["location"].to_str().unwrap().to_owned();
     let to_sign_in = format!("/console/login?site={id}");
 
     // Without a session, a site's page, a form posted to it, and a page that names the site in `?site=`
@@ -167,10 +178,7 @@ async fn a_sign_in_returns_to_the_page_asked_for_and_never_elsewhere() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
     let id = site.id.to_string();
-    let link = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
-    let set = post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
-    assert_eq!(set.status(), StatusCode::SEE_OTHER);
-    let location = |r: &reqwest::Response| r.headers()["location"].to_str().unwrap().to_owned();
+    owner_with_password(&app, site.id).await;
     let credentials = [("email", "owner@example.com"), ("password", PASSWORD)];
 
     // A lead e-mail's link opened without a session: the sign-in page for the site, then the page itself.
@@ -407,8 +415,7 @@ async fn unanswered_questions_group_by_meaning_and_an_answer_written_in_the_cons
     }
     crate::knowledge::ask_ok(&app, other.id, "Do you accept credit cards?").await;
 
-    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
-    post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    owner_with_password(&app, site.id).await;
     let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
     let sid = site.id.to_string();
     let page = get(&app, &format!("/console/sites/{sid}"), Some(&cookie)).await.text().await.unwrap();
@@ -551,8 +558,7 @@ async fn leads_are_listed_shown_as_text_exported_safely_and_a_dead_delivery_is_s
     // Its delivery exhausted its retries.
     app.db().execute("UPDATE outbox SET status = 'dead', attempts = 4, last_error = 'connection refused' WHERE site_id = ?1", [site.id.to_string()]).unwrap();
 
-    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
-    post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    owner_with_password(&app, site.id).await;
     let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
     let sid = site.id.to_string();
     let list = get(&app, &format!("/console/sites/{sid}/leads"), Some(&cookie)).await.text().await.unwrap();
@@ -600,8 +606,7 @@ async fn the_audit_page_shows_a_sites_changes_to_its_owner_and_refuses_a_viewer(
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
     crate::knowledge::ask_ok(&app, site.id, "Do you accept credit cards?").await;
-    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
-    post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    owner_with_password(&app, site.id).await;
     let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
     let sid = site.id.to_string();
     let group: i64 = app.count("SELECT id FROM review_groups WHERE site_id = ?1", [&sid]);
