@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sitebot::domain::Tier;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::helpers::{new_site, problem, spawn_app, with_origins};
+use crate::helpers::{http1_client_for, new_site, problem, spawn_app, with_origins};
 
 async fn post_lead(app: &crate::helpers::TestApp, site: Option<&str>, body: Value) -> reqwest::Response {
     let mut req = app.client.post(app.url("/v1/leads")).json(&body);
@@ -16,17 +16,6 @@ async fn post_lead(app: &crate::helpers::TestApp, site: Option<&str>, body: Valu
         req = req.header("X-Site-Id", s);
     }
     req.send().await.unwrap()
-}
-
-/// A client of the test server that speaks HTTP/1.1 only (the default client gets HTTP/2 by ALPN).
-fn http1_client(app: &crate::helpers::TestApp) -> reqwest::Client {
-    reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(&app.cert_pem).unwrap())
-        .http1_only()
-        .build()
-        .unwrap()
 }
 
 async fn plain_request(addr: std::net::SocketAddr, raw: &str) -> String {
@@ -66,7 +55,7 @@ async fn http2_and_http1_are_both_served_over_tls() {
     let app = spawn_app().await;
     let resp = app.client.get(app.url("/healthz")).send().await.unwrap();
     assert_eq!(resp.version(), reqwest::Version::HTTP_2, "ALPN should pick h2");
-    let h1 = http1_client(&app);
+    let h1 = http1_client_for(&app.cert_pem);
     let resp = h1.get(app.url("/healthz")).send().await.unwrap();
     assert_eq!(resp.version(), reqwest::Version::HTTP_11);
     assert_eq!(resp.status(), 200);
@@ -82,7 +71,7 @@ async fn http2_and_http1_are_both_served_over_tls() {
 #[tokio::test]
 async fn one_http2_connection_carries_large_concurrent_and_resumed_exchanges() {
     let app = spawn_app().await;
-    let h1 = http1_client(&app);
+    let h1 = http1_client_for(&app.cert_pem);
     let get = |client: &reqwest::Client, path: &str| client.get(app.url(path)).send();
     for path in ["/v1/openapi.json", "/v1/widget.js"] {
         let want = get(&h1, path).await.unwrap();

@@ -100,14 +100,22 @@ where
     }
 }
 
-pub fn client_for(cert_pem: &[u8]) -> reqwest::Client {
+fn client_builder(cert_pem: &[u8]) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .use_rustls_tls()
         .tls_built_in_root_certs(false)
         .add_root_certificate(reqwest::Certificate::from_pem(cert_pem).unwrap())
         .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
+}
+
+/// A client of the test server; it speaks HTTP/2 (ALPN), as browsers do.
+pub fn client_for(cert_pem: &[u8]) -> reqwest::Client {
+    client_builder(cert_pem).build().unwrap()
+}
+
+/// The same client told to speak HTTP/1.1 only.
+pub fn http1_client_for(cert_pem: &[u8]) -> reqwest::Client {
+    client_builder(cert_pem).http1_only().build().unwrap()
 }
 
 impl TestApp {
