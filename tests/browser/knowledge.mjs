@@ -61,8 +61,18 @@ await check('an editor finds the Knowledge tab and an empty list', async () => {
 
 await check('two files uploaded at once show progress, then both are listed', async () => {
   await page.setInputFiles('#files', [FILE_A, FILE_B]);
-  const shown = page.waitForSelector('#upload-progress-box:not([hidden])');
-  await Promise.all([page.waitForURL(/done=uploaded/, { timeout: 60000 }), page.click('#upload-form button[type=submit]'), shown]);
+  // The upload is held at the browser's edge while the page is looked at: the progress box must be showing
+  // while the files are on their way. (Waiting for the box instead raced the redirect that follows a quick
+  // upload: the next page's box is hidden again.)
+  let shownWhileSending = null;
+  const upload = (url) => url.pathname.endsWith('/knowledge/upload');
+  await page.route(upload, async (route) => {
+    shownWhileSending = await page.isVisible('#upload-progress-box');
+    await route.continue();
+  });
+  await Promise.all([page.waitForURL(/done=uploaded/, { timeout: 60000 }), page.click('#upload-form button[type=submit]')]);
+  await page.unroute(upload);
+  assert(shownWhileSending === true, `the progress box showed while sending: ${shownWhileSending}`);
   assert((await page.textContent('#kb-done')).includes('Files imported: 2'), await page.textContent('#kb-done'));
   const table = await page.textContent('#documents');
   assert(table.includes(TITLE_A) && table.includes(TITLE_B), table);
