@@ -8,11 +8,15 @@
 //! 1. `SITEBOT_BENCH_STREAMS` (10,000) conversations are made through `/v1/query` (each first answer
 //!    carries its token).
 //! 2. Rounds (`SITEBOT_BENCH_ROUNDS`, 2), in the same minutes: A, `/v1/query` at concurrency 32 for
-//!    `SITEBOT_BENCH_WINDOW_SECS` (30: at least one of the streams' 30 s store polls falls in each
-//!    window) without streams; then every conversation's `GET /v1/conversations/{id}/events` is opened
+//!    `SITEBOT_BENCH_WINDOW_SECS` (30: every idle stream's 25 s keep-alive comment falls in each window)
+//!    without streams; then every conversation's `GET /v1/conversations/{id}/events` is opened
 //!    over its own HTTP/1.1 TLS connection, 8 per source address (the per-client cap) from 127.1.x.y, and
 //!    the server's RSS is read once all answered 200; B, the same load beside them; then they are closed.
-//!    Prints the RSS added and the throughput of each window, the totals and B/A.
+//!    Prints the RSS added, the throughput of each window and the server's CPU an answer in it (the
+//!    bench's client shares the cores, so B's throughput also pays for the client's side of the streams),
+//!    the totals and B/A.
+//!    In round 1 the server's CPU with no requests is read for `SITEBOT_BENCH_IDLE_SECS` (30) without
+//!    the streams and again beside them: what idle streams cost apart from the query load.
 //! 3. With the streams open: an owner has the inbox open, a visitor asks for a person, the owner takes
 //!    over and sends `SITEBOT_BENCH_REPLIES` (200) replies one after the other; each is timed from the
 //!    console POST to its `message` event on the visitor's stream. Prints p50, p99 and max.
@@ -57,6 +61,34 @@ fn main() {
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(bench());
+}
+
+/// The CPU time the child has used so far (user and system), from `/proc/PID/stat` in clock ticks of
+/// 10 ms (Linux's `USER_HZ` of 100, which is what every architecture Debian builds for reports).
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The name field may hold spaces; the fields counted from 3 start after its closing parenthesis.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks * 10.0
+}
+
+/// The child's CPU use while nothing is asked of it, over `secs`: milliseconds of CPU a second.
+async fn idle_cpu(pid: u32, secs: u64) -> f64 {
+    let before = cpu_ms(pid);
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    (cpu_ms(pid) - before) / secs as f64
+}
+
+/// Waits until the child is at rest (under 50 ms of CPU in a second), 30 s at most.
+async fn settle(pid: u32) {
+    for _ in 0..30 {
+        let before = cpu_ms(pid);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if cpu_ms(pid) - before < 50.0 {
+            return;
+        }
+    }
 }
 
 /// The child's resident memory, in MiB.
@@ -202,11 +234,28 @@ async fn bench() {
     };
     println!("/v1/query at concurrency 32, {} s windows: A without streams, B beside {} idle event streams", window.as_secs(), conversations.len());
     let (mut a, mut b, mut rss_added) = (0usize, 0usize, Vec::new());
+    // The server's CPU an answer in each window: the bench's client shares the machine's cores, so B's
+    // throughput also pays for the client's side of the streams; this is the server's side alone.
+    let (mut cpu_a, mut cpu_b) = (0.0, 0.0);
+    // Each round's B against its own A: the machine's speed drifts between rounds minutes apart.
+    let mut ratios = Vec::with_capacity(rounds);
     let mut latency_done = false;
+    // `SITEBOT_BENCH_IDLE_SECS` (30): in round 1, the server's CPU with no requests is read for this long
+    // without the streams and again beside them, so what idle streams cost a second is seen apart from the
+    // query load (0 skips it).
+    let idle_secs = env_usize("SITEBOT_BENCH_IDLE_SECS", 30) as u64;
+    let mut idle_without = 0.0;
     for round in 1..=rounds {
+        let cpu = cpu_ms(pid);
         let (n, failed) = support::query_window(&http, &base, site, window, QUESTIONS).await;
-        println!("  round {round} A: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
+        let per = (cpu_ms(pid) - cpu) / n.max(1) as f64;
+        println!("  round {round} A: {n} answered ({failed} failed), {:.1} req/s, server CPU {per:.2} ms an answer", n as f64 / window.as_secs_f64());
         a += n;
+        cpu_a += per;
+        let a_round = n.max(1);
+        if round == 1 && idle_secs > 0 {
+            idle_without = idle_cpu(pid, idle_secs).await;
+        }
         let before = rss_mib(pid);
         let opened = Instant::now();
         let open = open_streams(&addresses, &base, site, &conversations).await;
@@ -219,23 +268,45 @@ async fn bench() {
             (after - before) * 1024.0 / open.len() as f64
         );
         rss_added.push(after - before);
+        if round == 1 && idle_secs > 0 {
+            let with = idle_cpu(pid, idle_secs).await;
+            println!(
+                "  round {round}: server CPU with no requests, {idle_secs} s each: {idle_without:.1} ms/s without streams, {with:.1} ms/s beside them ({:.1} % of one core added)",
+                (with - idle_without) / 10.0
+            );
+        }
+        let cpu = cpu_ms(pid);
         let (n, failed) = support::query_window(&http, &base, site, window, QUESTIONS).await;
-        println!("  round {round} B: {n} answered ({failed} failed), {:.1} req/s", n as f64 / window.as_secs_f64());
+        let per = (cpu_ms(pid) - cpu) / n.max(1) as f64;
+        println!("  round {round} B: {n} answered ({failed} failed), {:.1} req/s, server CPU {per:.2} ms an answer", n as f64 / window.as_secs_f64());
         b += n;
+        cpu_b += per;
+        ratios.push(n as f64 / a_round as f64);
         if !latency_done {
             latency(&http, &base, site, &setup, &conversations[0]).await;
             latency_done = true;
         }
         drop(open);
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // The next A starts once the server has closed the connections (10,000 TLS connections take it a
+        // few seconds): an A window that overlapped that work ran slow and made B/A look better.
+        settle(pid).await;
     }
     let secs = window.as_secs_f64() * rounds as f64;
     println!(
-        "  total A {:.1} req/s, B {:.1} req/s, B/A = {:.3}; RSS added by the streams: {}",
+        "  total A {:.1} req/s, B {:.1} req/s, B/A = {:.3}; server CPU an answer A {:.2} ms, B {:.2} ms, B/A = {:.3}; RSS added by the streams: {}",
         a as f64 / secs,
         b as f64 / secs,
         b as f64 / a as f64,
+        cpu_a / rounds as f64,
+        cpu_b / rounds as f64,
+        cpu_b / cpu_a,
         rss_added.iter().map(|m| format!("{m:.1} MiB")).collect::<Vec<_>>().join(", ")
+    );
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "  B/A of each round: {}; median {:.3}",
+        ratios.iter().map(|r| format!("{r:.3}")).collect::<Vec<_>>().join(", "),
+        if ratios.len() % 2 == 1 { ratios[ratios.len() / 2] } else { (ratios[ratios.len() / 2 - 1] + ratios[ratios.len() / 2]) / 2.0 }
     );
     if std::env::var_os("SITEBOT_BENCH_HEAPTRACK").is_some() {
         // A clean stop, so heaptrack's file is complete (the child is heaptrack's script, not sitebot).

@@ -12,8 +12,9 @@
 //!   a writer rings the key after its transaction commits. A ring between the read and the wait is not
 //!   lost (a `watch` channel keeps it). Keys nobody waits on cost nothing: a bell's entry is dropped with
 //!   its last waiter.
-//! - Nothing here is durable or shared between processes; the store is the truth, and a stream that
-//!   missed a ring still reads everything at its next poll.
+//! - Nothing here is durable or shared between processes; the store is the truth. A change made by
+//!   another process rings no bell here: the server's watch (`handoff::run_watch`) reads new events every
+//!   few seconds and rings their conversations, so every stream still reads everything.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

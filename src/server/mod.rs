@@ -16,6 +16,8 @@
 //!   until they are (`AppState::indexes_ready`);
 //! - **housekeeping**: retention and the idempotency window ([`housekeeping`]);
 //! - **hand-off expiry**: waits for a person that ran out end with `missed` (`handoff::run_expiry`).
+//! - **hand-off watch**: new hand-off events no bell announced ring their conversations' streams
+//!   (`handoff::run_watch`).
 //! - **e-mail** (#25, when `[email]` is set): the e-mail worker (`email::Worker`) and the weekly digest
 //!   (`email::digest::run_weekly`).
 //!
@@ -115,6 +117,7 @@ pub enum Task {
     IndexRefresh,
     Housekeeping,
     HandoffExpiry,
+    HandoffWatch,
     // #25 email
     EmailWorker,
     DigestSchedule,
@@ -130,6 +133,7 @@ impl std::fmt::Display for Task {
             Task::IndexRefresh => "the index refresh",
             Task::Housekeeping => "housekeeping",
             Task::HandoffExpiry => "the hand-off expiry",
+            Task::HandoffWatch => "the hand-off watch",
             Task::EmailWorker => "the e-mail worker",
             Task::DigestSchedule => "the weekly digest",
         })
@@ -285,6 +289,13 @@ impl Server {
             tasks.spawn(async move {
                 crate::handoff::run_expiry(state, stop).await;
                 (Task::HandoffExpiry, Ok(()))
+            });
+        }
+        {
+            let (state, stop) = (state.clone(), workers_stop.clone());
+            tasks.spawn(async move {
+                crate::handoff::run_watch(state, stop).await;
+                (Task::HandoffWatch, Ok(()))
             });
         }
         // #25 email: the e-mail worker and the weekly digest, when e-mail is configured.

@@ -479,3 +479,51 @@ impl<'s> Expiry<'s> {
         self.store.read(|c| Ok(c.query_row("SELECT min(handoff_deadline) FROM conversations WHERE handoff = 'waiting'", [], |r| r.get(0))?))
     }
 }
+
+/// New events, across sites: the server's watch (`handoff::run_watch`), which rings the bells of the
+/// conversations they belong to, so a change no bell of the server announced (one made by another
+/// process) still reaches the streams open on it. Event ids are given in commit order (one writer), so
+/// "after the last id read" misses nothing.
+pub struct Watch<'s> {
+    store: &'s Store,
+}
+
+/// What one watch read found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// The last event id read (the `after` given when there was none): the next read starts there.
+    pub last_id: i64,
+    /// The conversations with new events, each once with its site, in the order of their first one.
+    pub conversations: Vec<(SiteId, ConversationId)>,
+    /// The read was a full batch: read again from `last_id` at once.
+    pub more: bool,
+}
+
+/// Events one watch read covers at most.
+const WATCH_BATCH: i64 = 1000;
+
+impl<'s> Watch<'s> {
+    pub(super) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// The newest event's id (0 when there is none): where a watch starts.
+    pub fn last_id(&self) -> Result<i64> {
+        self.store.read(|c| Ok(c.query_row("SELECT coalesce(max(id), 0) FROM conversation_events", [], |r| r.get(0))?))
+    }
+
+    /// The conversations with events after `after`, at most [`WATCH_BATCH`] events a call.
+    pub fn changed_after(&self, after: i64) -> Result<Changed> {
+        self.store.read(|c| {
+            let mut stmt = c.prepare_cached("SELECT id, site_id, conversation_id FROM conversation_events WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+            let rows = stmt
+                .query_map(params![after, WATCH_BATCH], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, SiteId>(1)?, r.get::<_, ConversationId>(2)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let more = rows.len() as i64 == WATCH_BATCH;
+            let last_id = rows.last().map_or(after, |r| r.0);
+            let mut seen = std::collections::HashSet::new();
+            let conversations = rows.into_iter().filter(|(_, _, id)| seen.insert(id.clone())).map(|(_, site, id)| (site, id)).collect();
+            Ok(Changed { last_id, conversations, more })
+        })
+    }
+}

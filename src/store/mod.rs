@@ -311,6 +311,11 @@ impl Store {
         handoff::Expiry::new(self)
     }
 
+    /// New hand-off events across sites (the server's watch for changes made by other processes).
+    pub fn handoff_watch(&self) -> handoff::Watch<'_> {
+        handoff::Watch::new(self)
+    }
+
     /// The console's users, their grants, setup links and sessions.
     pub fn users(&self) -> users::Users<'_> {
         users::Users::new(self)

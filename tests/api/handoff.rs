@@ -494,6 +494,32 @@ async fn nobody_joining_within_the_wait_is_missed_and_the_lead_carries_what_was_
 }
 
 #[tokio::test]
+async fn a_change_made_by_another_process_reaches_the_open_stream() {
+    // Streams read the store when a bell of their server rings; a change written through another
+    // connection to the same database (another process: a second expiry, a command) rings none, and
+    // reaches the stream through the server's watch, every few seconds.
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Owner, "Ada").await;
+    let _online = ada.online(&app, site).await;
+    let (cid, token) = converse(&app, site).await;
+    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
+    let (_, waiting) = visitor.expect("state").await;
+    assert_eq!(waiting["state"], "waiting");
+    let elsewhere = sitebot::store::Store::open(app.state.store.path(), sitebot::secrets::Keyring::from_bytes(&[9; 32])).unwrap();
+    let an_hour_on = sitebot::domain::Timestamp::from_millis(sitebot::domain::Timestamp::now().as_millis() + 3_600_000);
+    let written = Instant::now();
+    let missed = elsewhere.handoff_expiry().expire_due(an_hour_on).unwrap();
+    assert_eq!(missed.len(), 1, "the wait ended in the other process");
+    let (id, event) = visitor.expect("state").await;
+    assert_eq!(event["state"], "missed");
+    assert_eq!(id, missed[0].event.id.to_string());
+    println!("a change written by another connection reached the stream after {:?}", written.elapsed());
+    assert!(visitor.next(Duration::from_millis(300)).await.is_none(), "and only once");
+}
+
+#[tokio::test]
 async fn the_visitor_cancels_the_wait_and_the_assistant_answers_again() {
     let app = spawn_app().await;
     let site = open_site(&app).await;

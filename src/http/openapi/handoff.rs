@@ -64,7 +64,7 @@ pub(super) fn paths(p: &mut Map<String, Value>) {
              exactly the events after it, none missed and none repeated. Events are stored with the change they tell before \
              any stream sends them, so a server restart loses none. After `joined` the visitor's messages go to \
              `/messages`, and `/v1/query` answers 409 `handoff_active` until `handed_back`, `closed` or `missed`. A `:` comment \
-             every 15 s keeps idle connections open. A client (an IPv4 address or an IPv6 /64) holds at most 8 streams at once: \
+             after every 25 s without an event keeps idle connections open (a proxy in front needs an idle timeout above 25 s). A client (an IPv4 address or an IPv6 /64) holds at most 8 streams at once: \
              429 `rate_limited` beyond.",
             json!({"200": {
                 "description": "The event stream",
