@@ -27,7 +27,8 @@ struct Slot<T> {
 
 impl<T> Buffer<T> {
     pub fn new() -> Self {
-        Buffer { slab: Slab::new() }
+        // sitebot's patch: room for one frame at first, not four (see `Store::new`, PATCHED.md).
+        Buffer { slab: Slab::with_capacity(1) }
     }
 
     pub fn is_empty(&self) -> bool {

@@ -81,7 +81,10 @@ pub(super) trait Resolve {
 impl Store {
     pub fn new() -> Self {
         Store {
-            slab: slab::Slab::new(),
+            // sitebot's patch: room for one stream, not the four a first insert into an empty slab
+            // makes room for. Most connections of a browser carry one stream at a time, an idle event
+            // stream's for its whole life; a second stream grows the slab as before. See PATCHED.md.
+            slab: slab::Slab::with_capacity(1),
             ids: IndexMap::new(),
         }
     }

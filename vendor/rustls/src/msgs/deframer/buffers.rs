@@ -205,7 +205,18 @@ impl DeframerVecBuffer {
         // we get a message with a length field out of range here,
         // we do a zero length read.  That looks like an EOF to
         // the next layer up, which is fine.
-        let new_bytes = rd.read(&mut self.buf[self.used..])?;
+        let new_bytes = match rd.read(&mut self.buf[self.used..]) {
+            Ok(n) => n,
+            Err(e) => {
+                // sitebot's patch: nothing buffered and nothing more to read (an idle connection, most
+                // often `WouldBlock`): give the buffer back. `prepare_read` allocates it again for the
+                // next read. See PATCHED.md.
+                if self.used == 0 {
+                    self.buf = Vec::new();
+                }
+                return Err(e);
+            }
+        };
         self.used += new_bytes;
         Ok(new_bytes)
     }
