@@ -10,7 +10,8 @@
 //! 2. Rounds (`SITEBOT_BENCH_ROUNDS`, 2), in the same minutes: A, `/v1/query` at concurrency 32 for
 //!    `SITEBOT_BENCH_WINDOW_SECS` (30: every idle stream's 25 s keep-alive comment falls in each window)
 //!    without streams; then every conversation's `GET /v1/conversations/{id}/events` is opened
-//!    over its own HTTP/1.1 TLS connection, 8 per source address (the per-client cap) from 127.1.x.y, and
+//!    over its own HTTP/2 TLS connection, as each visitor's browser opens one (8 per source address, the
+//!    per-client cap, from 127.1.x.y), and
 //!    the server's RSS is read once all answered 200; B, the same load beside them; then they are closed.
 //!    Prints the RSS added, the throughput of each window and the server's CPU an answer in it (the
 //!    bench's client shares the cores, so B's throughput also pays for the client's side of the streams),
@@ -23,7 +24,7 @@
 //!
 //! Bounded and stops by itself: every connection is closed and the child killed at the end. Nothing is
 //! asserted about time. Run: `cargo bench --locked --bench handoff` (`SITEBOT_BENCH_STREAMS=1000` for a
-//! quick run; `SITEBOT_BENCH_HTTP2=1` opens the streams over HTTP/2, one connection each, as browsers do;
+//! quick run; `SITEBOT_BENCH_HTTP2=0` speaks HTTP/1.1 instead, as clients other than browsers may;
 //! `SITEBOT_BENCH_SERVER=PATH` serves from another build, for A against B).
 
 #[path = "support/mod.rs"]
@@ -112,10 +113,11 @@ fn client(pem: &[u8], from: Option<IpAddr>) -> reqwest::Client {
     b.build().unwrap()
 }
 
-/// `SITEBOT_BENCH_HTTP2=1`: every client speaks HTTP/2 (ALPN h2, as browsers do), and each stream gets a
-/// client, so a connection, of its own, as each visitor's browser brings one.
+/// Every client speaks HTTP/2 (ALPN h2, as the browsers the widget runs in do), and each stream gets a
+/// client, so a connection, of its own, as each visitor's browser brings one; `SITEBOT_BENCH_HTTP2=0`:
+/// HTTP/1.1, a connection a stream either way.
 fn http2() -> bool {
-    std::env::var_os("SITEBOT_BENCH_HTTP2").is_some_and(|v| v == "1")
+    std::env::var_os("SITEBOT_BENCH_HTTP2").is_none_or(|v| v != "0")
 }
 
 /// A site with the demo knowledge and hand-off on at every hour, and an owner's setup token.
