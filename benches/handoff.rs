@@ -20,7 +20,9 @@
 //!    the streams and again beside them: what idle streams cost apart from the query load.
 //! 3. With the streams open: an owner has the inbox open, a visitor asks for a person, the owner takes
 //!    over and sends `SITEBOT_BENCH_REPLIES` (200) replies one after the other; each is timed from the
-//!    console POST to its `message` event on the visitor's stream. Prints p50, p99 and max.
+//!    console POST to its `message` event on the visitor's stream; then the visitor sends up to 20
+//!    messages (a visitor's limit a minute), each timed from its POST to the staff's `inbox` event that
+//!    counts it. Prints p50, p99 and max of each.
 //!
 //! Bounded and stops by itself: every connection is closed and the child killed at the end. Nothing is
 //! asserted about time. Run: `cargo bench --locked --bench handoff` (`SITEBOT_BENCH_STREAMS=1000` for a
@@ -413,5 +415,55 @@ async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, 
         ms(0.99),
         ms(1.0)
     );
-    drop(inbox);
+
+    // The other way: a visitor's message to the staff's inbox stream, timed from the visitor's POST to the
+    // `inbox` event that counts it (the console shows the conversation again on that event). A visitor
+    // may send 20 messages a minute to a person, so at most 20 are timed.
+    let mut inbox = inbox;
+    let mut events = String::new();
+    let mut turns = 0;
+    // What the replies above rang: read until the stream is quiet, keeping the latest count.
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_millis(500), inbox.chunk()).await.map(|c| c.transpose()) {
+        events.push_str(&String::from_utf8_lossy(&chunk));
+        turns = turns.max(inbox_turns(&mut events, cid));
+    }
+    let messages = replies.min(20);
+    let mut took = Vec::with_capacity(messages);
+    for i in 0..messages {
+        let sent = Instant::now();
+        let resp = visitor("messages").json(&serde_json::json!({"text": format!("visitor message {i}")})).send().await.unwrap();
+        assert_eq!(resp.status(), 202, "a visitor's message");
+        let want = turns + 1;
+        while turns < want {
+            let chunk = tokio::time::timeout(Duration::from_secs(10), inbox.chunk()).await.expect("the inbox told of the message within 10 s");
+            events.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap()));
+            turns = turns.max(inbox_turns(&mut events, cid));
+        }
+        took.push(sent.elapsed());
+    }
+    took.sort();
+    let ms = |p: f64| took[((took.len() as f64 * p).ceil() as usize).clamp(1, took.len()) - 1].as_secs_f64() * 1000.0;
+    println!(
+        "  visitor message -> staff's inbox stream ({messages} messages, the visitor's POST included): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        ms(0.5),
+        ms(0.99),
+        ms(1.0)
+    );
+}
+
+/// The largest transcript length of conversation `cid` in the complete `inbox` events at the start of
+/// `buf` (which are taken out of it); 0 when none names it.
+fn inbox_turns(buf: &mut String, cid: &str) -> usize {
+    let mut most = 0;
+    while let Some(end) = buf.find("\n\n") {
+        let block: String = buf.drain(..end + 2).collect();
+        let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(data.trim()) else { continue };
+        for c in v["conversations"].as_array().into_iter().flatten() {
+            if c["conversationId"] == cid {
+                most = most.max(c["turns"].as_u64().unwrap_or(0) as usize);
+            }
+        }
+    }
+    most
 }
