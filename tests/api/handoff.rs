@@ -148,6 +148,29 @@ impl Staff {
     }
 }
 
+/// A site with hand-off on, Ada of its staff (with `role`) online, and a visitor's new conversation with
+/// its event stream open: where the tests of a visitor waiting for a person start.
+struct Waiting {
+    app: TestApp,
+    site: SiteId,
+    ada: Staff,
+    /// Ada's inbox stream: she is online while it is open.
+    online: Stream,
+    cid: String,
+    token: String,
+    visitor: Stream,
+}
+
+async fn waiting_scene(role: SiteRole) -> Waiting {
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, role, "Ada").await;
+    let online = ada.online(&app, site).await;
+    let (cid, token) = converse(&app, site).await;
+    let visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    Waiting { app, site, ada, online, cid, token, visitor }
+}
+
 #[tokio::test]
 async fn a_conversation_is_reached_only_with_its_token_and_never_from_another_site() {
     let app = spawn_app().await;
@@ -465,13 +488,8 @@ async fn a_dropped_stream_resumed_with_last_event_id_misses_and_repeats_nothing(
 
 #[tokio::test]
 async fn nobody_joining_within_the_wait_is_missed_and_the_lead_carries_what_was_said() {
-    let app = spawn_app().await;
-    let site = open_site(&app).await;
+    let Waiting { app, site, ada, online: _online, cid, token, mut visitor } = waiting_scene(SiteRole::Owner).await;
     set(&app, site, SiteUpdate { handoff_wait_secs: Some(1), ..Default::default() }).await;
-    let ada = staff(&app, "ada@example.com", site, SiteRole::Owner, "Ada").await;
-    let _online = ada.online(&app, site).await;
-    let (cid, token) = converse(&app, site).await;
-    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
     let requested = Instant::now();
     assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
     visitor.expect("state").await;
@@ -498,12 +516,7 @@ async fn a_change_made_by_another_process_reaches_the_open_stream() {
     // Streams read the store when a bell of their server rings; a change written through another
     // connection to the same database (another process: a second expiry, a command) rings none, and
     // reaches the stream through the server's watch, every few seconds.
-    let app = spawn_app().await;
-    let site = open_site(&app).await;
-    let ada = staff(&app, "ada@example.com", site, SiteRole::Owner, "Ada").await;
-    let _online = ada.online(&app, site).await;
-    let (cid, token) = converse(&app, site).await;
-    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    let Waiting { app, site, online: _online, cid, token, mut visitor, .. } = waiting_scene(SiteRole::Owner).await;
     assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
     let (_, waiting) = visitor.expect("state").await;
     assert_eq!(waiting["state"], "waiting");
@@ -521,12 +534,7 @@ async fn a_change_made_by_another_process_reaches_the_open_stream() {
 
 #[tokio::test]
 async fn the_visitor_cancels_the_wait_and_the_assistant_answers_again() {
-    let app = spawn_app().await;
-    let site = open_site(&app).await;
-    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
-    let _online = ada.online(&app, site).await;
-    let (cid, token) = converse(&app, site).await;
-    let mut visitor = Stream::new(events(&app, site, &cid, Some(&token), None).await);
+    let Waiting { app, site, ada, online: _online, cid, token, mut visitor } = waiting_scene(SiteRole::Editor).await;
     problem(visitor_post(&app, site, &cid, Some(&token), "handoff/cancel", None).await, 409, "handoff_inactive").await;
     assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
     assert_eq!(visitor.expect("state").await.1["state"], "waiting");
