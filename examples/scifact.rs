@@ -12,6 +12,7 @@
 //! cargo run --release --example scifact -- --eval DIR --data-dir DIR
 //! cargo run --release --example scifact -- --route            # through POST /v1/query of a server
 //! cargo run --release --example scifact -- --sentences 0.5 [--fit]  # the sentence-vector experiment
+//! cargo run --release --example scifact -- --dump FILE      # every candidate's features, for benches/scifact_features
 //! ```
 //! `--sentences A` (an experiment for #28, in-process only): every chunk of two sentences or more also has
 //! a vector per sentence (`heading. sentence`, embedded as a passage, cached in the data directory), and a
@@ -240,6 +241,35 @@ fn main() -> anyhow::Result<()> {
     }
 
     let (test, rels) = load("test")?;
+    // `--dump FILE`: every hybrid candidate of the train and test claims with its features and grade, as
+    // TSV, for trying other fusion features outside Rust.
+    if let Some(path) = arg("--dump") {
+        let (train, train_rels) = load("train")?;
+        let mut out = String::from("split\tquery\tdoc\tkey\tcos\tbm25\tbm25_rank\tdense_rank\tgrade\n");
+        for (split, queries, rels) in [("train", &train, &train_rels), ("test", &test, &rels)] {
+            for q in queries {
+                let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
+                let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth };
+                for c in search::rank(&store, &knowledge, &site, &query, &q.vector, &fusion, Mode::Hybrid)? {
+                    let doc = doc_of.get(&c.key).cloned().unwrap_or_default();
+                    let grade = rels[&q.id].get(&doc).copied().unwrap_or(0.0);
+                    let rank = |r: Option<usize>| r.map_or(String::from("0"), |r| r.to_string());
+                    out.push_str(&format!(
+                        "{split}\t{}\t{doc}\t{}\t{}\t{}\t{}\t{}\t{grade}\n",
+                        q.id,
+                        c.key,
+                        c.cos,
+                        c.bm25.unwrap_or(0.0),
+                        rank(c.bm25_rank),
+                        rank(c.dense_rank)
+                    ));
+                }
+            }
+        }
+        std::fs::write(&path, out)?;
+        println!("candidates written to {path}");
+        return Ok(());
+    }
     if std::env::args().any(|a| a == "--route") {
         return tokio::runtime::Runtime::new()?.block_on(through_route(&config, &data_dir, &store, &site, &test, &rels));
     }

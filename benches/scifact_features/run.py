@@ -1,0 +1,320 @@
+"""What else could lift SciFact nDCG@10 to 0.74 (#28): other fusion features and signals, tried outside Rust.
+
+Reads the hybrid candidates `examples/scifact -- --dump` wrote (every candidate of every train and test
+claim, with its cosine, BM25 score and both ranks) and fits a logistic model on train, as `--fit` does,
+for each feature set; prints train and test nDCG@10 over documents (a document ranks by its best chunk,
+as in `examples/scifact`). Signals added beside the shipped features:
+
+- `z`: the cosine's and BM25 score's z-scores among the question's top 50, and whether BM25 found it;
+- `gap`, `bmn`: the cosine less the question's best cosine, the BM25 score over the best;
+- `doc`: a document-level model (one sample a document, its chunks' best features), with BM25 over the
+  whole abstract (Snowball stems, k1 0.9, b 0.4, the title twice) and e5 over the whole abstract
+  (512 pieces) as extra features;
+- `prf`: dense pseudo-relevance feedback: the question's vector plus beta times the mean of the vectors
+  of the k best chunks (the chunks' stored e5 vectors, read from the data directory);
+- `minilm`: a second, English-only model's cosine (all-MiniLM-L6-v2 int8, the model `install.sh` already
+  fetches) for each candidate, and its rank among them.
+
+Usage (from the repository root, after `cargo run --release --example scifact` has imported the corpus):
+
+    cargo run --release --example scifact -- --dump target/scifact_features/candidates.tsv
+    python3 -m venv target/scifact_features/venv
+    target/scifact_features/venv/bin/pip install numpy onnxruntime tokenizers PyStemmer
+    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm]...
+
+Embeddings are cached in `target/scifact_features/` (the abstracts with e5 take about 9 minutes on two cores,
+the chunks with MiniLM about 7).
+"""
+import collections
+import json
+import math
+import os
+import re
+import sqlite3
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+import numpy as np
+
+OUT = "target/scifact_features"
+EVAL = os.environ.get("SCIFACT", "../shared/eval/scifact")
+DATA = os.environ.get("SCIFACT_DATA", "target/scifact-data")
+MODELS = os.path.expanduser("~/.cache/sitebot/models")
+RANK_SCALE = 5.0
+
+
+def rank_feature(r):
+    return 0.0 if r == 0 else 1.0 / (1.0 + (r - 1) / RANK_SCALE)
+
+
+def load():
+    by = collections.defaultdict(list)
+    with open(f"{OUT}/candidates.tsv") as f:
+        next(f)
+        for line in f:
+            split, q, doc, key, cos, bm, br, dr, grade = line.rstrip("\n").split("\t")
+            by[(split, q)].append(dict(doc=doc, key=int(key), cos=float(cos), bm=float(bm), br=int(br), dr=int(dr), g=float(grade)))
+    rels = collections.defaultdict(dict)
+    for split in ("train", "test"):
+        with open(f"{EVAL}/qrels/{split}.tsv") as f:
+            next(f)
+            for line in f:
+                q, d, g = line.split("\t")
+                rels[(split, q)][d] = float(g)
+    return by, rels
+
+
+def chunk_features(cands):
+    """Per candidate: the shipped features and the per-question normalised ones."""
+    best_cos = max(c["cos"] for c in cands)
+    best_bm = max(c["bm"] for c in cands) or 1.0
+    dense = sorted((c["cos"] for c in cands if c["dr"]), reverse=True)[:50] or [0.0]
+    lexical = sorted((c["bm"] for c in cands if c["br"]), reverse=True)[:50] or [0.0]
+    mu, sd = np.mean(dense), np.std(dense) + 1e-6
+    mub, sdb = np.mean(lexical), np.std(lexical) + 1e-6
+    return [
+        dict(
+            cos=c["cos"], rb=rank_feature(c["br"]), rd=rank_feature(c["dr"]),
+            bmn=c["bm"] / best_bm, gap=c["cos"] - best_cos, cz=(c["cos"] - mu) / sd,
+            bz=(c["bm"] - mub) / sdb if c["br"] else -3.0, hasb=1.0 if c["br"] else 0.0,
+        )
+        for c in cands
+    ]
+
+
+def logistic(x, y, l2=1e-3):
+    """Newton's method, a little ridge (as `examples/common::logistic`); returns weights then bias."""
+    x1 = np.hstack([x, np.ones((len(x), 1))])
+    w = np.zeros(x1.shape[1])
+    reg = l2 * np.eye(len(w))
+    reg[-1, -1] = 0
+    for _ in range(60):
+        p = 1 / (1 + np.exp(-x1 @ w))
+        h = (x1 * (p * (1 - p))[:, None]).T @ x1
+        w -= np.linalg.solve(h + reg, x1.T @ (p - y) + reg @ w)
+    return w
+
+
+def ndcg10(ranked_docs, rel):
+    dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked_docs[:10]))
+    ideal = sum(r / math.log2(i + 2) for i, r in enumerate(sorted(rel.values(), reverse=True)[:10]))
+    return dcg / ideal if ideal else 0.0
+
+
+class Experiment:
+    """Samples per question: (question, units, feature matrix, labels); a unit is a chunk's document."""
+
+    def __init__(self, by, rels):
+        self.by, self.rels = by, rels
+
+    def run(self, name, make):
+        per_split = {}
+        for split in ("train", "test"):
+            per_split[split] = [make(key, cands) for key, cands in self.by.items() if key[0] == split]
+        w = logistic(np.vstack([s[1] for s in per_split["train"]]), np.concatenate([s[2] for s in per_split["train"]]))
+        scores = {}
+        for split, samples in per_split.items():
+            values = []
+            for (key, _), (docs, x, _) in zip(((k, c) for k, c in self.by.items() if k[0] == split), samples):
+                s = np.hstack([x, np.ones((len(x), 1))]) @ w
+                best = {}
+                for d, v in zip(docs, s):
+                    best[d] = max(best.get(d, -1e9), v)
+                values.append(ndcg10(sorted(best, key=lambda d: -best[d]), self.rels[key]))
+            scores[split] = values
+        print(f"{name:<44} train {np.mean(scores['train']):.4f}  test {np.mean(scores['test']):.4f}  w={np.round(w, 2).tolist()}", flush=True)
+        return scores["test"]
+
+
+def chunk_set(names, extra=None):
+    def make(key, cands):
+        f = chunk_features(cands)
+        more = extra(key, cands) if extra else {}
+        x = np.array([[fi[n] if n in fi else more[n][i] for n in names] for i, fi in enumerate(f)])
+        return [c["doc"] for c in cands], x, np.array([1.0 if c["g"] > 0 else 0.0 for c in cands])
+    return make
+
+
+def paired(a, b, label):
+    wins = sum(1 for x, y in zip(a, b) if y > x + 1e-9)
+    losses = sum(1 for x, y in zip(a, b) if x > y + 1e-9)
+    n = wins + losses
+    # exact two-sided sign test
+    p = min(1.0, 2 * sum(math.comb(n, k) for k in range(0, min(wins, losses) + 1)) / 2 ** n) if n else 1.0
+    print(f"  {label}: {wins} questions better, {losses} worse, sign test p = {p:.3g}")
+
+
+# ---- signals -------------------------------------------------------------------------------------------
+
+STOP = set("a an and are as at be by for from has he in is it its of on that the to was were will with this these those which or not but can may than into".split())
+
+
+def doc_bm25(by):
+    import Stemmer
+    st = Stemmer.Stemmer("english")
+    toks = lambda s: [st.stemWord(w) for w in re.findall(r"\w+", s.lower()) if w not in STOP]
+    tf, length = {}, {}
+    df = collections.Counter()
+    with open(f"{EVAL}/corpus.jsonl") as f:
+        for line in f:
+            v = json.loads(line)
+            words = toks(v["title"]) * 2 + toks(v["text"])
+            tf[v["_id"]] = collections.Counter(words)
+            length[v["_id"]] = len(words)
+            df.update(set(words))
+    queries = {}
+    with open(f"{EVAL}/queries.jsonl") as f:
+        for line in f:
+            v = json.loads(line)
+            queries[v["_id"]] = set(toks(v["text"]))
+    n, avg = len(tf), np.mean(list(length.values()))
+
+    def score(q, d, k1=0.9, b=0.4):
+        c, s = tf[d], 0.0
+        for w in queries[q]:
+            if w in c:
+                idf = math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5))
+                s += idf * c[w] * (k1 + 1) / (c[w] + k1 * (1 - b + b * length[d] / avg))
+        return s
+
+    return {(q, c["doc"]): score(q, c["doc"]) for (_, q), cands in by.items() for c in cands}
+
+
+class Onnx:
+    def __init__(self, model_dir, max_len):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = int(os.environ["OMP_NUM_THREADS"])
+        self.sess = ort.InferenceSession(f"{model_dir}/model.onnx", so, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.sess.get_inputs()]
+        self.tok = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
+        self.tok.no_padding()
+        self.tok.enable_truncation(max_len)
+
+    def embed(self, text):
+        e = self.tok.encode(text)
+        ids = np.array([e.ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        v = self.sess.run(None, feed)[0][0].mean(0)
+        return v / np.linalg.norm(v)
+
+    def cached(self, name, texts):
+        path = f"{OUT}/{name}.npy"
+        if os.path.exists(path):
+            return np.load(path)
+        t = time.time()
+        m = np.array([self.embed(x) for x in texts], dtype=np.float32)
+        np.save(path, m)
+        print(f"  embedded {name}: {len(texts)} texts in {time.time() - t:.0f}s", flush=True)
+        return m
+
+
+def queries():
+    with open(f"{EVAL}/queries.jsonl") as f:
+        rows = [json.loads(line) for line in f]
+    return [r["_id"] for r in rows], [r["text"] for r in rows]
+
+
+def chunks():
+    db = sqlite3.connect(f"file:{DATA}/sitebot.db?mode=ro", uri=True)
+    return db.execute("select rowid, heading, text, embedding from kb_chunks order by rowid").fetchall()
+
+
+# ---- experiments ---------------------------------------------------------------------------------------
+
+SHIPPED = ["cos", "rb", "rd"]
+Z = SHIPPED + ["cz", "bz", "hasb"]
+
+
+def run_chunk(ex):
+    base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
+    for name, names in [("+ bmn", SHIPPED + ["bmn"]), ("+ gap", SHIPPED + ["gap"]), ("+ bmn + gap", SHIPPED + ["bmn", "gap"]), ("+ z", Z)]:
+        paired(base, ex.run(f"chunks: {name}", chunk_set(names)), name)
+
+
+def run_doc(ex):
+    bm = doc_bm25(ex.by)
+    ids, texts = [], []
+    with open(f"{EVAL}/corpus.jsonl") as f:
+        for line in f:
+            v = json.loads(line)
+            ids.append(v["_id"])
+            texts.append(f"passage: {v['title']}. {v['text']}".strip())
+    e5 = Onnx(f"{MODELS}/multilingual-e5-small-int8", 512)
+    qids, qtexts = queries()
+    docs = dict(zip(ids, e5.cached("e5_abstracts", texts)))
+    qv = dict(zip(qids, e5.cached("e5_queries", [f"query: {t}" for t in qtexts])))
+
+    def doc_set(names):
+        def make(key, cands):
+            per = collections.defaultdict(list)
+            for c, f in zip(cands, chunk_features(cands)):
+                per[c["doc"]].append(f)
+            units = list(per)
+            bms = np.array([bm[(key[1], d)] for d in units])
+            dcos = np.array([docs[d] @ qv[key[1]] for d in units])
+            rows = []
+            for i, d in enumerate(units):
+                fs = per[d]
+                agg = {n: max(f[n] for f in fs) for n in fs[0]}
+                agg.update(dbm=bms[i] / (bms.max() or 1.0), dcos=dcos[i], n=len(fs))
+                rows.append([agg[n] for n in names])
+            y = np.array([1.0 if ex.rels[key].get(d, 0) > 0 else 0.0 for d in units])
+            return units, np.array(rows), y
+        return make
+
+    base = ex.run("documents: shipped features", doc_set(SHIPPED))
+    for name, names in [("+ z", Z), ("+ abstract BM25", SHIPPED + ["dbm"]), ("+ abstract e5", SHIPPED + ["dcos"]), ("+ z + abstract BM25 + e5", Z + ["dbm", "dcos"])]:
+        paired(base, ex.run(f"documents: {name}", doc_set(names)), name)
+
+
+def run_prf(ex):
+    rows = chunks()
+    vec = {r[0]: np.frombuffer(r[3], dtype=np.float32) for r in rows}
+    e5 = Onnx(f"{MODELS}/multilingual-e5-small-int8", 512)
+    qids, qtexts = queries()
+    qv = dict(zip(qids, e5.cached("e5_queries", [f"query: {t}" for t in qtexts])))
+    w0 = np.array([25.05, 4.36, 3.21, -27.48])  # the shipped features refitted (run `chunk`)
+
+    def extra(beta, k):
+        def f(key, cands):
+            x = np.array([[fi[n] for n in SHIPPED] + [1.0] for fi in chunk_features(cands)])
+            top = np.argsort(-(x @ w0))[:k]
+            q = qv[key[1]] + beta * np.mean([vec[cands[i]["key"]] for i in top], axis=0)
+            q /= np.linalg.norm(q)
+            return {"pcos": [vec[c["key"]] @ q for c in cands]}
+        return f
+
+    base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
+    for beta in (0.3, 0.6, 1.0):
+        for k in (1, 3, 5):
+            paired(base, ex.run(f"prf beta {beta} k {k}", chunk_set(["pcos", "rb", "rd"], extra(beta, k))), f"prf {beta}/{k}")
+
+
+def run_minilm(ex):
+    rows = chunks()
+    mini = Onnx(f"{MODELS}/all-minilm-l6-v2-int8", 256)
+    qids, qtexts = queries()
+    cv = dict(zip((r[0] for r in rows), mini.cached("minilm_chunks", [f"{r[1]}. {r[2]}" for r in rows])))
+    qv = dict(zip(qids, mini.cached("minilm_queries", qtexts)))
+
+    def extra(key, cands):
+        m = np.array([cv[c["key"]] @ qv[key[1]] for c in cands])
+        rank = np.empty(len(m))
+        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
+        return {"mcos": m, "mr": [rank_feature(int(r)) for r in rank]}
+
+    base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
+    for name, names in [("+ MiniLM cosine", SHIPPED + ["mcos"]), ("+ MiniLM cosine and rank", SHIPPED + ["mcos", "mr"]), ("+ z + MiniLM", Z + ["mcos", "mr"])]:
+        paired(base, ex.run(f"chunks: {name}", chunk_set(names, extra)), name)
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    ex = Experiment(*load())
+    for what in sys.argv[1:] or ["chunk", "doc", "prf", "minilm"]:
+        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm}[what](ex)
