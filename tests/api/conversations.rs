@@ -151,6 +151,31 @@ async fn events_are_validated_by_batch_and_counted_per_day_and_type() {
     assert_eq!(report["topSources"][0], json!(["https://clinic.example/hours", 2]));
 }
 
+/// `at` is typed `date-time` in the contract: exactly RFC 3339 with its `T` and an offset is accepted; a space for
+/// the `T`, a date alone or a time without an offset is 422 naming the event's field, and nothing of that batch
+/// is stored.
+#[tokio::test]
+async fn an_event_time_is_exactly_rfc_3339_or_the_batch_is_refused_naming_the_field() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let ev = |at: Value| json!({"type": "widget_opened", "sessionId": "s-1", "at": at});
+    let stored = || app.count("SELECT count(*) FROM widget_events WHERE site_id = ?1", [site.id.to_string()]);
+    for bad in ["6045-11-09 11:23:28-22:09", "2026-11-21 10:00:00Z", "2026-11-21", "2026-11-21T10:00:00", "2026-11-21T25:00:00Z", "yesterday"] {
+        let body = json!({"events": [ev(json!(null)), ev(json!(bad))]});
+        let refused = problem(post(&app, site.id, "/v1/events", body).await, 422, "validation_failed").await;
+        assert_eq!(refused["errors"].as_array().map(Vec::len), Some(1), "{bad}: {refused}");
+        assert_eq!(refused["errors"][0]["field"], "events[1].at", "{bad}: {refused}");
+        assert_eq!(stored(), 0, "{bad}: a refused batch stores nothing");
+    }
+    let hour_ago = (sitebot::domain::Timestamp::now() - std::time::Duration::from_secs(3600)).rfc3339();
+    let offset = "2026-11-21T12:00:00.5+02:00";
+    let body = json!({"events": [ev(json!(hour_ago)), ev(json!(offset)), ev(json!(null))]});
+    let resp = post(&app, site.id, "/v1/events", body).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert_eq!(resp.json::<Value>().await.unwrap(), json!({"accepted": 3}));
+    assert_eq!(stored(), 3);
+}
+
 async fn site_report(app: &TestApp, site: SiteId) -> Value {
     let store = app.state.store.clone();
     let since = sitebot::domain::Timestamp::now() - std::time::Duration::from_secs(3600);
