@@ -77,7 +77,8 @@ export const axeClean = async (target, label) => {
 };
 
 /// Screenshots of the page into `dir` at desktop (1280x800) and phone (375x667) width, then back to
-/// desktop; a page wider than the phone (sideways scrolling) fails.
+/// desktop; a page wider than the phone (sideways scrolling), or a list's table that scrolls sideways in it,
+/// fails.
 export const screenshots = async (page, dir, name) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.screenshot({ path: join(dir, `desktop-${name}.png`), fullPage: true });
@@ -85,5 +86,9 @@ export const screenshots = async (page, dir, name) => {
   await page.screenshot({ path: join(dir, `phone-${name}.png`), fullPage: true });
   const wide = await page.evaluate(() => document.documentElement.scrollWidth);
   assert(wide <= 375, `${name}: the page is ${wide}px wide on a 375px phone`);
+  // A list's table is cards on a phone: none scrolls sideways, so no column is cut off. Only a grid of
+  // numbers (`.grid-wrap`) may scroll.
+  const tables = await page.evaluate(() => [...document.querySelectorAll('main .table-wrap:not(.grid-wrap)')].map((w) => [w.scrollWidth, w.clientWidth]));
+  assert(tables.every(([scroll, client]) => scroll <= client), `${name}: a table scrolls sideways on a 375px phone: ${JSON.stringify(tables)}`);
   await page.setViewportSize({ width: 1280, height: 800 });
 };
