@@ -92,3 +92,11 @@ export const screenshots = async (page, dir, name) => {
   assert(tables.every(([scroll, client]) => scroll <= client), `${name}: a table scrolls sideways on a 375px phone: ${JSON.stringify(tables)}`);
   await page.setViewportSize({ width: 1280, height: 800 });
 };
+
+/// The check of every page a browser test looks at: no injected script ran (`window.__xss` is unset), axe-core
+/// finds nothing serious, and its screenshots are kept in `dir` (with their phone checks).
+export const lookedAt = (dir) => async (page, name) => {
+  assert(await page.evaluate(() => window.__xss === undefined), `${name}: window.__xss was set`);
+  await axeClean(page, name);
+  await screenshots(page, dir, name);
+};

@@ -13,7 +13,7 @@
 //   ANSWER         the answer the owner writes for the card questions
 //   SCREENSHOT_DIR where the PNGs go (default: a new temporary directory, printed)
 //   CHROMIUM       browser executable (default /usr/bin/chromium); nothing is ever downloaded
-import { assert, axeClean, checker, launch, need, screenshotDir, screenshots } from './common.mjs';
+import { assert, checker, launch, lookedAt, need, screenshotDir } from './common.mjs';
 
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
@@ -30,15 +30,7 @@ let browser;
 const { check, done } = checker(() => browser);
 
 
-const axe = axeClean;
-const shots = (page, name) => screenshots(page, SHOTS, name);
-
-/// Every page check: no script error, no XSS, axe clean, screenshots kept.
-const looked_at = async (page, name) => {
-  assert(await page.evaluate(() => window.__xss === undefined), `${name}: window.__xss was set`);
-  await axe(page, name);
-  await shots(page, name);
-};
+const looked_at = lookedAt(SHOTS);
 
 browser = await launch();
 const owner = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, locale: 'en-US' });

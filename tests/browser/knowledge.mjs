@@ -12,7 +12,7 @@
 //   TITLE_A, TITLE_B          the titles those two files' documents get
 //   WEBSITE_URL   the start URL of a website on loopback the server may crawl
 //   PAGES         how many documents that website's crawl makes
-import { assert, axeClean, checker, launch, need, screenshotDir, screenshots, until } from './common.mjs';
+import { assert, checker, launch, lookedAt, need, screenshotDir, until } from './common.mjs';
 
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
@@ -29,13 +29,7 @@ const KB = `${SITEBOT}/console/sites/${SITE_ID}/knowledge`;
 let browser;
 const { check, done } = checker(() => browser);
 
-const axe = axeClean;
-const shots = (page, name) => screenshots(page, SHOTS, name);
-
-const looked_at = async (page, name) => {
-  await axe(page, name);
-  await shots(page, name);
-};
+const looked_at = lookedAt(SHOTS);
 
 const signIn = async (page, link) => {
   await page.goto(link);

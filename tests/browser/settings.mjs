@@ -10,7 +10,7 @@
 //   RECEIVER_URL  a webhook receiver the test event goes to (http on loopback: the server allows it)
 //   SCREENSHOT_DIR where the PNGs go (default: a new temporary directory)
 //   CHROMIUM      browser executable (default /usr/bin/chromium); nothing is ever downloaded
-import { assert, axeClean, checker, launch, need, screenshotDir, screenshots } from './common.mjs';
+import { assert, checker, launch, lookedAt, need, screenshotDir } from './common.mjs';
 
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
@@ -25,14 +25,7 @@ const USERS = `${SITEBOT}/console/sites/${SITE_ID}/users`;
 let browser;
 const { check, done } = checker(() => browser);
 
-const axe = axeClean;
-const shots = (page, name) => screenshots(page, SHOTS, name);
-
-const looked_at = async (page, name) => {
-  assert(await page.evaluate(() => window.__xss === undefined), `${name}: window.__xss was set`);
-  await axe(page, name);
-  await shots(page, name);
-};
+const looked_at = lookedAt(SHOTS);
 
 const signUp = async (page, link) => {
   await page.goto(link);

@@ -14,7 +14,7 @@
 //                  knowledge answers it)
 //   SCREENSHOT_DIR where the PNGs go (default: a new temporary directory, printed)
 //   CHROMIUM       browser executable (default /usr/bin/chromium); nothing is ever downloaded
-import { assert, axeClean, checker, launch, need, screenshotDir, screenshots, until } from './common.mjs';
+import { assert, axeClean, checker, launch, lookedAt as pageChecks, need, screenshotDir, until } from './common.mjs';
 
 const SITEBOT = need('SITEBOT_URL').replace(/\/+$/, '');
 const SITE_ID = need('SITE_ID');
@@ -36,13 +36,7 @@ let browser;
 const { check, done } = checker(() => browser);
 
 const axe = axeClean;
-const shots = (page, name) => screenshots(page, SHOTS, name);
-
-const lookedAt = async (page, name) => {
-  assert(await page.evaluate(() => window.__xss === undefined), `${name}: window.__xss was set`);
-  await axe(page, name);
-  await shots(page, name);
-};
+const lookedAt = pageChecks(SHOTS);
 
 /// The preview frame of the editor page, once its widget shows `question` as a suggestion.
 const previewShows = async (page, question) => {
