@@ -483,6 +483,13 @@ async fn cluster() {
     }
     // b2, which stays on B (b1 moves in act (b)).
     console_sign_ins_reach_the_node(&pki, &lb, &b, &b2).await;
+    // HAProxy logs a line a request with the site and the node that served it, and never a path: the setup
+    // links just opened carry their tokens there.
+    let logs = lb.logs();
+    for (node, site) in [("node1", &a1), ("node2", &b2)] {
+        assert!(logs.contains(&format!("{node}/{node} site=\"{site}\" GET 200")), "no line for {site} on {node}:\n{logs}");
+    }
+    assert!(!logs.contains("/console/") && !logs.contains("/v1/"), "a path in HAProxy's log:\n{logs}");
     // An owner of b1 sets a password through HAProxy; the account and its role move with b1 in act (b).
     let mover = "mover@b.example";
     let added = run(cli(&b.dir, &pki).args(["user", "add", "--email", mover, "--site", &b1, "--role", "owner", "--base-url", &lb.base, "--json"])).await;
