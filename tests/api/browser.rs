@@ -139,7 +139,8 @@ async fn setup_link(app: &crate::helpers::TestApp, email: &str, grant: Option<si
 /// The console in Debian's headless Chromium (`tests/browser/console.mjs`): an owner sets a password
 /// through the setup link, sees only their site (another site's page by URL is 404), finds the card
 /// questions asked through `/v1/query` as one group beside a hostile question shown as text, writes the
-/// answer, signs out and in; a viewer reads in German, has no write control, and a write by hand is 403;
+/// answer, signs out and in; a lead its CRM refused once shows both delivery attempts; a viewer reads in
+/// German, has no write control, and a write by hand is 403;
 /// axe-core finds nothing serious on any page; screenshots at 1280x800 and 375x667 go to
 /// `target/console-screenshots/`. Then the next visitor's question gets the owner's answer.
 #[tokio::test]
@@ -147,16 +148,15 @@ async fn the_console_works_in_a_real_browser() {
     use sitebot::domain::SiteRole;
     use sitebot::store::users::Grant;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut config = crate::helpers::test_config();
+    // The site's CRM refuses the lead once, then takes it: the lead's page lists both attempts.
+    let rx = Receiver::start().await;
+    rx.script([crate::receiver::Reply::Status(500)]);
+    let mut config = crate::webhooks::webhook_config();
     config.limits.ip_per_minute = 100_000;
-    let app = crate::helpers::spawn_app_with(config).await;
-    let (site, _) = app.create_site(Tier::Pro).await;
+    let app = spawn_app_with_worker(config).await;
+    let (site, _) = app.create_site_with(with_webhook(new_site(Tier::Pro), &rx.url("/crm"))).await;
     let (other, _) = app.create_site(Tier::Pro).await;
     import_files(&app, site.id, &clinic()).await;
-    for q in ["Do you accept credit cards?", "Can I pay by credit card?", "Is payment by credit card possible?", "<img src=x onerror=window.__xss=1>"] {
-        let a = crate::knowledge::ask_ok(&app, site.id, q).await;
-        assert_eq!(a["resolved"], false, "{q}: {a}");
-    }
     let lead = app
         .client
         .post(app.url("/v1/leads"))
@@ -166,6 +166,12 @@ async fn the_console_works_in_a_real_browser() {
         .await
         .unwrap();
     assert_eq!(lead.status(), 202);
+    // Before any question, whose events go to the same receiver: the refusal is the lead's.
+    rx.wait_until(std::time::Duration::from_secs(30), "the lead refused once, then delivered", |r| r.len() >= 2).await;
+    for q in ["Do you accept credit cards?", "Can I pay by credit card?", "Is payment by credit card possible?", "<img src=x onerror=window.__xss=1>"] {
+        let a = crate::knowledge::ask_ok(&app, site.id, q).await;
+        assert_eq!(a["resolved"], false, "{q}: {a}");
+    }
     let owner = setup_link(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Owner })).await;
     let viewer = setup_link(&app, "viewer@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
     let answer = "Yes, we accept all major credit cards and debit cards.";

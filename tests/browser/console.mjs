@@ -142,6 +142,8 @@ await check('the leads page and a lead show the hostile name as text; the audit 
   await page.click('tbody tr th a');
   await page.waitForSelector('.facts');
   assert((await page.$$('main a[href^="javascript:"]')).length === 0, 'no javascript: link');
+  const attempts = await page.$$eval('table.cards tbody tr', (rows) => rows.map((r) => r.textContent));
+  assert(attempts.length >= 2 && attempts.some((a) => a.includes('500')), `the delivery attempts, the refused one first: ${attempts}`);
   await looked_at(page, 'lead');
   await page.goto(`${SITEBOT}/console/sites/${SITE_ID}/audit`);
   assert((await page.textContent('main')).includes('curated_added'), 'the answer written is in the audit log');
