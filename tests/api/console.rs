@@ -390,7 +390,7 @@ fn listed_groups(page: &str, site: &str) -> Vec<(i64, String, u64)> {
         .map(|rest| {
             let id: i64 = rest.split('"').next().unwrap().parse().unwrap();
             let example = rest.split_once('>').unwrap().1.split("</a>").next().unwrap().to_owned();
-            let count: u64 = rest.split("<td class=\"num\">").nth(1).unwrap().split('<').next().unwrap().parse().unwrap();
+            let count: u64 = rest.split("<td class=\"num\"").nth(1).unwrap().split_once('>').unwrap().1.split('<').next().unwrap().parse().unwrap();
             (id, example, count)
         })
         .collect()
