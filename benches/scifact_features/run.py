@@ -97,6 +97,16 @@ def logistic(x, y, l2=1e-3):
     return w
 
 
+def ranked_ndcg10(docs, x, w, rel):
+    """nDCG@10 of the documents ranked by the model `w` over their units' features `x` (a document by its best
+    unit)."""
+    s = np.hstack([x, np.ones((len(x), 1))]) @ w
+    best = {}
+    for d, v in zip(docs, s):
+        best[d] = max(best.get(d, -1e9), v)
+    return ndcg10(sorted(best, key=lambda d: -best[d]), rel)
+
+
 def ndcg10(ranked_docs, rel):
     dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked_docs[:10]))
     ideal = sum(r / math.log2(i + 2) for i, r in enumerate(sorted(rel.values(), reverse=True)[:10]))
@@ -118,11 +128,7 @@ class Experiment:
         for split, samples in per_split.items():
             values = []
             for (key, _), (docs, x, _) in zip(((k, c) for k, c in self.by.items() if k[0] == split), samples):
-                s = np.hstack([x, np.ones((len(x), 1))]) @ w
-                best = {}
-                for d, v in zip(docs, s):
-                    best[d] = max(best.get(d, -1e9), v)
-                values.append(ndcg10(sorted(best, key=lambda d: -best[d]), self.rels[key]))
+                values.append(ranked_ndcg10(docs, x, w, self.rels[key]))
             scores[split] = values
         print(f"{name:<44} train {np.mean(scores['train']):.4f}  test {np.mean(scores['test']):.4f}  w={np.round(w, 2).tolist()}", flush=True)
         return scores["test"]
@@ -220,6 +226,30 @@ def queries():
     return [r["_id"] for r in rows], [r["text"] for r in rows]
 
 
+def e5_questions():
+    """The e5 model (512 pieces) and every claim's `query: ` vector by id."""
+    e5 = Onnx(f"{MODELS}/multilingual-e5-small-int8", 512)
+    qids, qtexts = queries()
+    return e5, dict(zip(qids, e5.cached("e5_queries", [f"query: {t}" for t in qtexts])))
+
+
+def minilm_features():
+    """MiniLM's cosine of each candidate chunk (`mcos`) and its rank among the question's candidates (`mr`)."""
+    rows = chunks()
+    mini = Onnx(f"{MODELS}/all-minilm-l6-v2-int8", 256)
+    qids, qtexts = queries()
+    cv = dict(zip((r[0] for r in rows), mini.cached("minilm_chunks", [f"{r[1]}. {r[2]}" for r in rows])))
+    qv = dict(zip(qids, mini.cached("minilm_queries", qtexts)))
+
+    def extra(key, cands):
+        m = np.array([cv[c["key"]] @ qv[key[1]] for c in cands])
+        rank = np.empty(len(m))
+        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
+        return {"mcos": m, "mr": [rank_feature(int(r)) for r in rank]}
+
+    return extra
+
+
 def chunks():
     db = sqlite3.connect(f"file:{DATA}/sitebot.db?mode=ro", uri=True)
     return db.execute("select rowid, heading, text, embedding from kb_chunks order by rowid").fetchall()
@@ -245,10 +275,8 @@ def run_doc(ex):
             v = json.loads(line)
             ids.append(v["_id"])
             texts.append(f"passage: {v['title']}. {v['text']}".strip())
-    e5 = Onnx(f"{MODELS}/multilingual-e5-small-int8", 512)
-    qids, qtexts = queries()
+    e5, qv = e5_questions()
     docs = dict(zip(ids, e5.cached("e5_abstracts", texts)))
-    qv = dict(zip(qids, e5.cached("e5_queries", [f"query: {t}" for t in qtexts])))
 
     def doc_set(names):
         def make(key, cands):
@@ -276,9 +304,7 @@ def run_doc(ex):
 def run_prf(ex):
     rows = chunks()
     vec = {r[0]: np.frombuffer(r[3], dtype=np.float32) for r in rows}
-    e5 = Onnx(f"{MODELS}/multilingual-e5-small-int8", 512)
-    qids, qtexts = queries()
-    qv = dict(zip(qids, e5.cached("e5_queries", [f"query: {t}" for t in qtexts])))
+    _, qv = e5_questions()
     w0 = np.array([25.05, 4.36, 3.21, -27.48])  # the shipped features refitted (run `chunk`)
 
     def extra(beta, k):
@@ -297,17 +323,7 @@ def run_prf(ex):
 
 
 def run_minilm(ex):
-    rows = chunks()
-    mini = Onnx(f"{MODELS}/all-minilm-l6-v2-int8", 256)
-    qids, qtexts = queries()
-    cv = dict(zip((r[0] for r in rows), mini.cached("minilm_chunks", [f"{r[1]}. {r[2]}" for r in rows])))
-    qv = dict(zip(qids, mini.cached("minilm_queries", qtexts)))
-
-    def extra(key, cands):
-        m = np.array([cv[c["key"]] @ qv[key[1]] for c in cands])
-        rank = np.empty(len(m))
-        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
-        return {"mcos": m, "mr": [rank_feature(int(r)) for r in rank]}
+    extra = minilm_features()
 
     base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
     for name, names in [("+ MiniLM cosine", SHIPPED + ["mcos"]), ("+ MiniLM cosine and rank", SHIPPED + ["mcos", "mr"]), ("+ z + MiniLM", Z + ["mcos", "mr"])]:
@@ -317,17 +333,7 @@ def run_minilm(ex):
 def run_cv(ex):
     """The MiniLM and z-score sets again, as 5-fold cross-validation over all 1,109 train and test claims (the
     test split's 300 alone scatter)."""
-    rows = chunks()
-    mini = Onnx(f"{MODELS}/all-minilm-l6-v2-int8", 256)
-    qids, qtexts = queries()
-    cv = dict(zip((r[0] for r in rows), mini.cached("minilm_chunks", [f"{r[1]}. {r[2]}" for r in rows])))
-    qv = dict(zip(qids, mini.cached("minilm_queries", qtexts)))
-
-    def extra(key, cands):
-        m = np.array([cv[c["key"]] @ qv[key[1]] for c in cands])
-        rank = np.empty(len(m))
-        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
-        return {"mcos": m, "mr": [rank_feature(int(r)) for r in rank]}
+    extra = minilm_features()
 
     keys = sorted(ex.by)
     order = np.random.default_rng(7).permutation(len(keys))
@@ -343,11 +349,7 @@ def run_cv(ex):
             w = logistic(np.vstack([made[i][1] for i in train]), np.concatenate([made[i][2] for i in train]))
             for i in held:
                 docs, x, _ = made[i]
-                s = np.hstack([x, np.ones((len(x), 1))]) @ w
-                best = {}
-                for d, v in zip(docs, s):
-                    best[d] = max(best.get(d, -1e9), v)
-                per[i] = ndcg10(sorted(best, key=lambda d: -best[d]), ex.rels[keys[i]])
+                per[i] = ranked_ndcg10(docs, x, w, ex.rels[keys[i]])
         scores[name] = per
         print(f"5-fold over {len(keys)} claims: {name:<28} nDCG@10 {per.mean():.4f}", flush=True)
         if name != "shipped three":
