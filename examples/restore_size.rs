@@ -50,7 +50,7 @@ fn main() -> anyhow::Result<()> {
                 let norm = embedding.iter().map(|x| x * x).sum::<f32>().sqrt();
                 embedding.iter_mut().for_each(|x| *x /= norm);
                 let heading = format!("Section {c}");
-                NewChunk { index_heading: index_text("en", &heading), index_text: index_text("en", &text), heading, text, embedding }
+                NewChunk { index_heading: index_text("en", &heading), index_text: index_text("en", &text), heading, text, embedding, english: None }
             })
             .collect();
         kb.replace_document(&NewDocument {
@@ -60,6 +60,7 @@ fn main() -> anyhow::Result<()> {
             format: "md".into(),
             content_hash: format!("{d}"),
             model: model.clone(),
+            english_model: String::new(),
             lang: Some(("en".into(), 1.0)),
             chunks,
         })?;

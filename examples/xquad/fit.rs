@@ -80,7 +80,7 @@ fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::
     let lang = sitebot::knowledge::language::detect_confident(&q.text).unwrap_or(site.lang);
     let fusion = Fusion::default();
     let query = search::LexicalQuery { text: &q.text, lang, detected: sitebot::knowledge::language::detect_confident(&q.text), depth: search::depth(5) };
-    let mut ranked = search::rank(store, knowledge, &site.id, &query, &q.vector, &fusion, Mode::Hybrid)?;
+    let mut ranked = search::rank(store, knowledge, &site.id, &query, &q.vector, None, &fusion, Mode::Hybrid)?;
     if let Some(sv) = SENTENCES.get() {
         sv.rescore(&mut ranked, &q.vector, &fusion, false);
     }

@@ -89,7 +89,7 @@ pub fn import_inputs(store: &Store, knowledge: &Engine, site: &SiteId, inputs: &
         pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}").expect("a valid template"));
         pb
     });
-    let report = import::import(store, &knowledge.embedder, site, inputs, force, &|done, _| {
+    let report = import::import(store, knowledge.models(), site, inputs, force, &|done, _| {
         if let Some(pb) = &progress {
             pb.set_position(done as u64);
         }

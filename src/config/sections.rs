@@ -292,6 +292,13 @@ pub struct KnowledgeConfig {
     /// core, at most 4, plus (on two cores or more) one on every core for a question embedded alone.
     /// Each beyond the first costs about 30 MiB, or 5 MiB with three or more (every weight shared).
     pub embedding_sessions: usize,
+    /// English questions on English passages are also scored with an English-only model's cosine
+    /// (all-MiniLM-L6-v2; `knowledge::search::English`). Off by default: it lifts SciFact but costs
+    /// speed and memory (docs/performance.md, "A second, English model").
+    pub english_model: bool,
+    /// Directory of the English model (`model.onnx`, `tokenizer.json`); found next to the installed
+    /// binary when unset, and off (with a warning) when not found there.
+    pub english_model_dir: Option<PathBuf>,
 }
 
 impl Default for KnowledgeConfig {
@@ -303,6 +310,8 @@ impl Default for KnowledgeConfig {
             curated_min_similarity: CURATED_MIN_SIMILARITY,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             embedding_sessions: 0,
+            english_model: false,
+            english_model_dir: None,
         }
     }
 }

@@ -219,7 +219,7 @@ pub async fn upload(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
     let (store, knowledge, id) = (state.store.clone(), state.knowledge.clone(), site.id);
     // Parsing and embedding are CPU work: a blocking thread, the embedder's own pool bounding it.
     let imported = tokio::task::spawn_blocking(move || {
-        let report = import::import(&store, &knowledge.embedder, &id, &inputs, false, &|_, _| {})?;
+        let report = import::import(&store, knowledge.models(), &id, &inputs, false, &|_, _| {})?;
         knowledge.sync_index_blocking(&store, &id)?;
         anyhow::Ok(report)
     })

@@ -141,7 +141,7 @@ struct Tally {
 /// Receives parsed pages, embeds and writes them in batches (on a blocking thread), and saves each
 /// page's record once its document is written.
 fn importer(store: Store, knowledge: Arc<Engine>, site: SiteId, source: String, mut jobs: tokio::sync::mpsc::Receiver<Job>) -> Result<Tally, CrawlError> {
-    let mut batch = Batch::new(&store, &knowledge.embedder, &site, false);
+    let mut batch = Batch::new(&store, knowledge.models(), &site, false);
     let mut tally = Tally::default();
     let mut waiting: Vec<PageRecord> = Vec::new();
     while let Some(job) = jobs.blocking_recv() {

@@ -121,6 +121,7 @@ pub enum Task {
     // #25 email
     EmailWorker,
     DigestSchedule,
+    EnglishVectors,
 }
 
 impl std::fmt::Display for Task {
@@ -136,6 +137,7 @@ impl std::fmt::Display for Task {
             Task::HandoffWatch => "the hand-off watch",
             Task::EmailWorker => "the e-mail worker",
             Task::DigestSchedule => "the weekly digest",
+            Task::EnglishVectors => "the English vectors' filling",
         })
     }
 }
@@ -296,6 +298,15 @@ impl Server {
             tasks.spawn(async move {
                 crate::handoff::run_watch(state, stop).await;
                 (Task::HandoffWatch, Ok(()))
+            });
+        }
+        {
+            let (knowledge, store, stop) = (state.knowledge.clone(), state.store.clone(), workers_stop.clone());
+            tasks.spawn(async move {
+                crate::knowledge::import::english::run_until_stopped(knowledge, store, stop.clone()).await;
+                // With no English model it returns at once, which is no reason to stop the others.
+                stop.cancelled().await;
+                (Task::EnglishVectors, Ok(()))
             });
         }
         // #25 email: the e-mail worker and the weekly digest, when e-mail is configured.

@@ -27,6 +27,8 @@ pub struct NewChunk {
     pub heading: String,
     pub text: String,
     pub embedding: Vec<f32>,
+    /// The English model's vector, for a chunk of an English document (`NewDocument::english_model`).
+    pub english: Option<Vec<f32>>,
     /// What the full-text index holds for the heading and the text: their analyzed terms, joined by
     /// spaces (`knowledge::analysis::index_text`).
     pub index_heading: String,
@@ -44,6 +46,8 @@ pub struct NewDocument {
     pub content_hash: String,
     /// The fingerprint of the model that made the chunks' embeddings.
     pub model: String,
+    /// The fingerprint of the English model that made the chunks' `english` vectors ('' for none).
+    pub english_model: String,
     /// The detected language (ISO 639-1) and the detector's confidence.
     pub lang: Option<(String, f32)>,
     pub chunks: Vec<NewChunk>,
@@ -187,11 +191,24 @@ impl<'s> Knowledge<'s> {
                 ],
             )?;
             let mut stmt = tx.prepare_cached(
-                "INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding, model) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding, model, en_embedding, en_model) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
             let mut fts_insert = tx.prepare_cached(&format!("INSERT INTO {fts} (rowid, heading, text) VALUES (?1, ?2, ?3)"))?;
             for (i, c) in doc.chunks.iter().enumerate() {
-                stmt.execute(params![format!("chk_{}", ulid::Ulid::new()), site, id, i as i64, c.heading, c.text, vector_to_blob(&c.embedding), doc.model])?;
+                let english = c.english.as_deref().map(vector_to_blob);
+                let english_model = if english.is_some() { doc.english_model.as_str() } else { "" };
+                stmt.execute(params![
+                    format!("chk_{}", ulid::Ulid::new()),
+                    site,
+                    id,
+                    i as i64,
+                    c.heading,
+                    c.text,
+                    vector_to_blob(&c.embedding),
+                    doc.model,
+                    english,
+                    english_model
+                ])?;
                 fts_insert.execute(params![tx.last_insert_rowid(), c.index_heading, c.index_text])?;
             }
             bump_generation(tx, site)?;
@@ -382,6 +399,65 @@ impl<'s> Knowledge<'s> {
                 bump_generation(tx, site)?;
             }
             Ok(n)
+        })
+    }
+
+    /// Up to `limit` chunks of the site's English documents (their language as `chunk_languages` reads it,
+    /// FAQ entries left out) with no English vector of `model`, in key order: what
+    /// `knowledge::import::english` fills.
+    pub fn english_pending(&self, model: &str, min_confidence: f32, limit: usize) -> Result<Vec<StaleChunk>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT c.rowid, c.heading, c.text, {CHUNK_LANGUAGE} \
+                 WHERE c.site_id = ?1 AND d.site_id = ?1 AND c.en_model <> ?3 AND d.format <> 'faq' AND c.rowid > ?4 ORDER BY c.rowid LIMIT 512"
+            ))?;
+            let mut out = Vec::new();
+            let mut after = 0i64;
+            // Scanned in pages so that a site of many chunks in other languages ends the loop.
+            loop {
+                let mut seen = 0;
+                let mut rows = stmt.query(params![site, min_confidence as f64, model, after])?;
+                while let Some(r) = rows.next()? {
+                    seen += 1;
+                    after = r.get(0)?;
+                    if r.get::<_, String>(3)? == "en" {
+                        out.push(StaleChunk { key: after as u64, heading: r.get(1)?, text: r.get(2)?, faq_question: None });
+                        if out.len() >= limit {
+                            return Ok(out);
+                        }
+                    }
+                }
+                if seen == 0 {
+                    return Ok(out);
+                }
+            }
+        })
+    }
+
+    /// Stores English vectors of `model` for these chunks (chunks deleted meanwhile are passed over);
+    /// returns how many were stored. The generation does not move: no index is built from them.
+    pub fn set_english_embeddings(&self, model: &str, vectors: &[(u64, Vec<f32>)]) -> Result<usize> {
+        self.write(|tx, site| {
+            let mut stmt = tx.prepare_cached("UPDATE kb_chunks SET en_embedding = ?3, en_model = ?4 WHERE site_id = ?1 AND rowid = ?2")?;
+            let mut n = 0;
+            for (key, v) in vectors {
+                n += stmt.execute(params![site, *key as i64, vector_to_blob(v), model])?;
+            }
+            Ok(n)
+        })
+    }
+
+    /// The English vectors of `model` of these chunks of the site, where they have one.
+    pub fn english_embeddings(&self, model: &str, keys: &[u64]) -> Result<std::collections::HashMap<u64, Vec<f32>>> {
+        self.read(|conn, site| {
+            let mut stmt = conn.prepare_cached("SELECT en_embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2 AND en_model = ?3 AND en_embedding IS NOT NULL")?;
+            let mut out = std::collections::HashMap::with_capacity(keys.len());
+            for &k in keys {
+                if let Some(blob) = stmt.query_row(params![site, k as i64, model], |r| r.get::<_, Vec<u8>>(0)).optional_row()? {
+                    out.insert(k, blob_to_vector(&blob));
+                }
+            }
+            Ok(out)
         })
     }
 

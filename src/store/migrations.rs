@@ -35,6 +35,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0023_email.sql"),
     // #25 knowledge
     include_str!("migrations/0024_crawl_progress.sql"),
+    // #28 exactness
+    include_str!("migrations/0025_english_vectors.sql"),
 ];
 
 pub fn run(conn: &mut Connection) -> Result<()> {

@@ -296,11 +296,13 @@ async fn import_elsewhere(app: &TestApp, site: SiteId, chunks: usize) {
             format: "jsonl".into(),
             content_hash: "archive".into(),
             model,
+            english_model: String::new(),
             lang: None,
             chunks: (0..chunks).map(|i| NewChunk {
                     heading: "Archive".into(),
                     text: format!("Archived note number {i}."),
                     embedding: vector(i),
+                    english: None,
                     index_heading: sitebot::knowledge::search::analysis::index_text("en", "Archive"),
                     index_text: sitebot::knowledge::search::analysis::index_text("en", &format!("Archived note number {i}.")),
                 }).collect(),
@@ -311,7 +313,7 @@ async fn import_elsewhere(app: &TestApp, site: SiteId, chunks: usize) {
             format: sitebot::knowledge::import::Format::Markdown,
             bytes: b"# Languages\n\nOur dentists speak Japanese and Korean with their patients.\n".to_vec(),
         };
-        sitebot::knowledge::import::import(&store, &knowledge.embedder, &site, &[input], false, &|_, _| {}).unwrap();
+        sitebot::knowledge::import::import(&store, knowledge.models(), &site, &[input], false, &|_, _| {}).unwrap();
     })
     .await
     .unwrap();

@@ -3,7 +3,7 @@
 
 use sitebot::domain::Tier;
 
-use crate::helpers::{spawn_app, spawn_app_in, test_config};
+use crate::helpers::{spawn_app, spawn_app_in, spawn_app_with, test_config};
 use crate::knowledge::{ask_ok, clinic, import_files};
 
 #[tokio::test]
@@ -244,4 +244,75 @@ async fn spanish_and_german_questions_find_english_knowledge_on_a_site_of_many_p
         assert_eq!(a["resolved"], true, "{question}: {a}");
         assert_eq!(a["sources"][0]["url"], format!("https://museum.example/{slug}"), "{question}: {a}");
     }
+}
+
+/// The English model (`knowledge.english_model`, off by default): an import gives English documents' chunks its vectors,
+/// and none to another language's or to FAQ entries; a site imported without them (before the model
+/// existed) is filled in the background after a restart; English questions are then scored with it
+/// (their scores differ from a server without it) and still find the same passages.
+#[tokio::test]
+async fn english_chunks_get_the_english_models_vectors_at_import_and_old_sites_are_filled() {
+    const DE_MD: &str = "---\ntitle: Öffnungszeiten\nurl: https://clinic.example/de/zeiten\n---\n# Öffnungszeiten\n\n\
+Die Praxis ist montags bis freitags von acht bis achtzehn Uhr geöffnet. Samstags bleibt sie geschlossen. \
+Termine vereinbaren Sie bitte telefonisch oder über das Formular auf unserer Webseite; wir melden uns am selben Tag.\n";
+    let with_english = || {
+        let mut config = test_config();
+        config.knowledge.english_model = true;
+        config
+    };
+    let app = spawn_app_with(with_english()).await;
+    let english = app.state.knowledge.english.clone().expect("the English model is installed (./install.sh --deps-only)");
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let mut files = clinic();
+    files.push(("zeiten.md", DE_MD.as_bytes()));
+    import_files(&app, site.id, &files).await;
+    let id = site.id.to_string();
+    let with_vectors = |app: &crate::helpers::TestApp, source_like: &str| -> (i64, i64) {
+        let total = app.count(
+            "SELECT count(*) FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1 AND d.source LIKE ?2",
+            [id.clone(), source_like.to_owned()],
+        );
+        let filled = app.count(
+            "SELECT count(*) FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id WHERE c.site_id = ?1 AND d.source LIKE ?2 AND c.en_embedding IS NOT NULL",
+            [id.clone(), source_like.to_owned()],
+        );
+        (total, filled)
+    };
+    let (prices, prices_filled) = with_vectors(&app, "%prices.md");
+    assert!(prices > 0 && prices_filled == prices, "an English page's chunks all have English vectors: {prices_filled} of {prices}");
+    let (de, de_filled) = with_vectors(&app, "%zeiten.md");
+    assert!(de > 0 && de_filled == 0, "a German page's chunks have none: {de_filled} of {de}");
+    let (faq, faq_filled) = with_vectors(&app, "%faq.csv%");
+    assert!(faq > 0 && faq_filled == 0, "FAQ entries have none: {faq_filled} of {faq}");
+    let models = app.count("SELECT count(DISTINCT en_model) FROM kb_chunks WHERE site_id = ?1 AND en_embedding IS NOT NULL", [id.clone()]);
+    assert_eq!(models, 1);
+    let stored: String = app.db().query_row("SELECT en_model FROM kb_chunks WHERE site_id = ?1 AND en_embedding IS NOT NULL LIMIT 1", [&id], |r| r.get(0)).unwrap();
+    assert_eq!(stored, english.fingerprint);
+
+    let question = "How much does teeth whitening cost?";
+    let with = ask_ok(&app, site.id, question).await;
+    assert_eq!(with["sources"][0]["url"], "https://clinic.example/prices", "{with}");
+
+    // As if imported before the English model existed.
+    app.db().execute("UPDATE kb_chunks SET en_embedding = NULL, en_model = '' WHERE site_id = ?1", [&id]).unwrap();
+    let dir = app.stop().await;
+    let app = spawn_app_in(test_config(), dir).await;
+    assert!(app.state.knowledge.english.is_none(), "off by default");
+    let without = ask_ok(&app, site.id, question).await;
+    assert_eq!(without["sources"][0]["url"], "https://clinic.example/prices", "{without}");
+    let score = |a: &serde_json::Value| a["sources"][0]["score"].as_f64().unwrap();
+    assert!((score(&with) - score(&without)).abs() > 1e-4, "the English model's cosine counts: {} with it, {} without", score(&with), score(&without));
+    let dir = app.stop().await;
+
+    let app = spawn_app_in(with_english(), dir).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while with_vectors(&app, "%prices.md").1 < prices {
+        assert!(std::time::Instant::now() < deadline, "the English vectors were not filled within a minute");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(with_vectors(&app, "%zeiten.md").1, 0, "still none for the German page");
+    assert_eq!(with_vectors(&app, "%faq.csv%").1, 0, "nor for FAQ entries");
+    let again = ask_ok(&app, site.id, question).await;
+    assert_eq!(again["sources"][0]["url"], "https://clinic.example/prices", "{again}");
+    assert!((score(&again) - score(&with)).abs() < 1e-4, "filled in the background, ranked as at import: {} and {}", score(&again), score(&with));
 }

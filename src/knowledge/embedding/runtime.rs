@@ -14,6 +14,8 @@ pub const ORT_FILE: &str = "libonnxruntime.so.1.31.1";
 pub const MODEL_NAME: &str = "multilingual-e5-small-int8";
 /// The files the default model's directory holds (its manifest says prefixes and limits).
 pub const MODEL_FILES: [&str; 3] = ["model.onnx", "tokenizer.json", crate::knowledge::embedding::model::MANIFEST_FILE];
+/// The English model (all-MiniLM-L6-v2, int8 products), derived by install.sh (`knowledge.english_model`).
+pub const ENGLISH_MODEL_NAME: &str = "all-minilm-l6-v2-int8";
 /// The files any configured model directory must hold; without a manifest it is read as MiniLM
 /// (`model::Manifest`), so `knowledge.model_dir` can still name an all-MiniLM-L6-v2 directory.
 pub const REQUIRED_FILES: [&str; 2] = ["model.onnx", "tokenizer.json"];
@@ -28,6 +30,8 @@ pub enum RuntimeError {
     ModelMissing(String),
     #[error("embedding model in {0} cannot be loaded ({1}); run ./install.sh --deps-only to fetch it again")]
     ModelCorrupt(PathBuf, String),
+    #[error("English model not found (looked at {0}); run ./install.sh --deps-only, or set knowledge.english_model_dir")]
+    EnglishModelMissing(String),
 }
 
 /// The installer's cache directory.
@@ -72,4 +76,22 @@ pub fn model_dir(config: &KnowledgeConfig) -> Result<PathBuf, RuntimeError> {
     let paths = candidates(config.model_dir.as_deref(), |p| p.join("share/sitebot/models").join(MODEL_NAME), |c| c.join("models").join(MODEL_NAME));
     let files: &[&str] = if config.model_dir.is_some() { &REQUIRED_FILES } else { &MODEL_FILES };
     paths.iter().find(|p| files.iter().all(|f| p.join(f).is_file())).cloned().ok_or_else(|| RuntimeError::ModelMissing(joined(&paths)))
+}
+
+/// The English model's directory: the configured one, else the installed or cached one; `None` when it
+/// is turned off (`knowledge.english_model = false`) or, unconfigured, not found.
+pub fn english_model_dir(config: &KnowledgeConfig) -> Result<Option<PathBuf>, RuntimeError> {
+    if !config.english_model {
+        return Ok(None);
+    }
+    let paths = candidates(
+        config.english_model_dir.as_deref(),
+        |p| p.join("share/sitebot/models").join(ENGLISH_MODEL_NAME),
+        |c| c.join("models").join(ENGLISH_MODEL_NAME),
+    );
+    match paths.iter().find(|p| REQUIRED_FILES.iter().all(|f| p.join(f).is_file())) {
+        Some(p) => Ok(Some(p.clone())),
+        None if config.english_model_dir.is_some() => Err(RuntimeError::EnglishModelMissing(joined(&paths))),
+        None => Ok(None),
+    }
 }

@@ -26,7 +26,7 @@ pub fn inputs() -> Vec<Input> {
 /// Imports the demo knowledge into `site` (idempotent) and brings its vector index up to date.
 pub fn import(store: &Store, config: &KnowledgeConfig, data_dir: &Path, site: &SiteId) -> anyhow::Result<ImportReport> {
     let knowledge = Engine::open(config, data_dir)?;
-    let report = import::import(store, &knowledge.embedder, site, &inputs(), false, &|_, _| {})?;
+    let report = import::import(store, knowledge.models(), site, &inputs(), false, &|_, _| {})?;
     if let Some(f) = report.failed.first() {
         anyhow::bail!("demo knowledge {} failed to import: {}", f.path, f.reason);
     }

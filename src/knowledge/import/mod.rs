@@ -13,6 +13,7 @@ pub mod html;
 pub mod markdown;
 mod pdf;
 pub mod records;
+pub mod english;
 pub mod refresh;
 
 use std::collections::HashSet;
@@ -257,17 +258,33 @@ pub const FAQ_FORMAT: &str = "faq";
 /// Embeds this many chunks at a time, across documents.
 const EMBED_BATCH: usize = 64;
 
-fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pending>, report: &mut ImportReport) -> Result<(), ImportError> {
+fn flush(store: &Store, models: Models<'_>, site: &SiteId, pending: &mut Vec<Pending>, report: &mut ImportReport) -> Result<(), ImportError> {
     if pending.is_empty() {
         return Ok(());
     }
     let inputs: Vec<(String, Option<String>)> =
         pending.iter().flat_map(|p| p.chunks.iter().map(|c| (c.embedding_input(), (p.doc.format == FAQ_FORMAT).then(|| p.doc.title.clone())))).collect();
-    let mut vectors = chunk::embed(embedder, &inputs)?.into_iter();
+    let mut vectors = chunk::embed(models.main, &inputs)?.into_iter();
     // An index another analysis built is rebuilt before new terms join it.
     let site_lang = crate::knowledge::search::analysis::reindex_if_stale(store, site)?;
-    for p in pending.drain(..) {
-        let lang = crate::knowledge::search::analysis::language_of(p.lang.as_ref().map(|(l, c)| (l.as_str(), *c)), &site_lang);
+    let langs: Vec<String> =
+        pending.iter().map(|p| crate::knowledge::search::analysis::language_of(p.lang.as_ref().map(|(l, c)| (l.as_str(), *c)), &site_lang)).collect();
+    // The English model's vectors of English documents' chunks (FAQ entries are scored without them).
+    let english_of = |p: &Pending, lang: &str| lang == "en" && p.doc.format != FAQ_FORMAT;
+    let mut english = match models.english {
+        Some(e) => {
+            let texts: Vec<String> = pending
+                .iter()
+                .zip(&langs)
+                .filter(|(p, lang)| english_of(p, lang))
+                .flat_map(|(p, _)| p.chunks.iter().map(Chunk::embedding_input))
+                .collect();
+            e.embed_parallel_blocking(&texts, crate::knowledge::embedding::model::Purpose::Passage)?.into_iter()
+        }
+        None => Vec::new().into_iter(),
+    };
+    for (p, lang) in pending.drain(..).zip(langs) {
+        let with_english = models.english.is_some() && english_of(&p, &lang);
         let chunks: Vec<NewChunk> = p
             .chunks
             .into_iter()
@@ -277,6 +294,7 @@ fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pe
                 heading: c.heading,
                 text: c.text,
                 embedding: vectors.next().expect("one vector per chunk"),
+                english: if with_english { english.next() } else { None },
             })
             .collect();
         let n = chunks.len();
@@ -286,7 +304,8 @@ fn flush(store: &Store, embedder: &Embedder, site: &SiteId, pending: &mut Vec<Pe
             url: p.doc.url,
             format: p.doc.format.to_owned(),
             content_hash: p.hash,
-            model: embedder.fingerprint.clone(),
+            model: models.main.fingerprint.clone(),
+            english_model: models.english.filter(|_| with_english).map(|e| e.fingerprint.clone()).unwrap_or_default(),
             lang: p.lang,
             chunks,
         };
@@ -310,12 +329,28 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// The models an import embeds with: the main one, and the English one (`knowledge.english_model`) for the
+/// chunks of English documents, so that they are ranked with it from the moment they are searchable
+/// (`english` fills those imported before it).
+#[derive(Debug, Clone, Copy)]
+pub struct Models<'a> {
+    pub main: &'a Embedder,
+    pub english: Option<&'a Embedder>,
+}
+
+impl<'a> Models<'a> {
+    /// The main model alone.
+    pub fn main(main: &'a Embedder) -> Self {
+        Models { main, english: None }
+    }
+}
+
 /// Documents on their way into the store: each is checked against its stored content hash, chunked,
 /// and embedded with others in batches of `EMBED_BATCH` chunks; each is written in its own
 /// transaction once its batch is embedded. Call `finish` to write the last batch.
 pub struct Batch<'a> {
     store: &'a Store,
-    embedder: &'a Embedder,
+    models: Models<'a>,
     site: &'a SiteId,
     force: bool,
     pending: Vec<Pending>,
@@ -325,13 +360,13 @@ pub struct Batch<'a> {
 
 impl<'a> Batch<'a> {
     /// `force` re-embeds unchanged documents (after a model change).
-    pub fn new(store: &'a Store, embedder: &'a Embedder, site: &'a SiteId, force: bool) -> Self {
-        Batch { store, embedder, site, force, pending: Vec::new(), pending_chunks: 0, report: ImportReport::default() }
+    pub fn new(store: &'a Store, models: Models<'a>, site: &'a SiteId, force: bool) -> Self {
+        Batch { store, models, site, force, pending: Vec::new(), pending_chunks: 0, report: ImportReport::default() }
     }
 
     /// Adds one document; embeds and writes the batch when it is full.
     pub fn add(&mut self, doc: Parsed) -> Result<Outcome, ImportError> {
-        let hash = content_hash(&doc, &self.embedder.fingerprint);
+        let hash = content_hash(&doc, &self.models.main.fingerprint);
         let stored = self.store.site(*self.site).knowledge().content_hash(&doc.source)?;
         if !self.force && stored.as_deref() == Some(hash.as_str()) {
             self.report.skipped += 1;
@@ -359,7 +394,7 @@ impl<'a> Batch<'a> {
 
     pub fn flush(&mut self) -> Result<(), ImportError> {
         self.pending_chunks = 0;
-        flush(self.store, self.embedder, self.site, &mut self.pending, &mut self.report)
+        flush(self.store, self.models, self.site, &mut self.pending, &mut self.report)
     }
 
     /// Writes what is pending and returns the report.
@@ -373,7 +408,7 @@ impl<'a> Batch<'a> {
 /// `progress` is called after each input with (inputs done, inputs total).
 pub fn import(
     store: &Store,
-    embedder: &Embedder,
+    models: Models<'_>,
     site: &SiteId,
     inputs: &[Input],
     force: bool,
@@ -381,7 +416,7 @@ pub fn import(
 ) -> Result<ImportReport, ImportError> {
     // An index another analysis built is rebuilt even when every document is unchanged.
     crate::knowledge::search::analysis::reindex_if_stale(store, site)?;
-    let mut batch = Batch::new(store, embedder, site, force);
+    let mut batch = Batch::new(store, models, site, force);
     let mut deleted = 0;
     for (i, input) in inputs.iter().enumerate() {
         let docs = match parse(input) {

@@ -337,6 +337,7 @@ mod tests {
                 heading: (*h).into(),
                 text: (*t).into(),
                 embedding: vec![0.0; 384],
+                english: None,
             })
             .collect();
         let doc = NewDocument {
@@ -346,6 +347,7 @@ mod tests {
             format: "md".into(),
             content_hash: source.into(),
             model: "m".into(),
+            english_model: String::new(),
             lang: Some(("en".into(), 0.99)),
             chunks,
         };

@@ -552,7 +552,7 @@ mod tests {
     }
 
     fn document(source: &str, embedding: Vec<f32>) -> NewDocument {
-        let chunk = NewChunk { index_heading: "h".into(), index_text: "t".into(), heading: "h".into(), text: "t".into(), embedding };
+        let chunk = NewChunk { index_heading: "h".into(), index_text: "t".into(), heading: "h".into(), text: "t".into(), embedding, english: None };
         NewDocument {
             source: source.into(),
             title: source.into(),
@@ -560,6 +560,7 @@ mod tests {
             format: "md".into(),
             content_hash: format!("{source}{}", ulid::Ulid::new()),
             model: "m".into(),
+            english_model: String::new(),
             lang: None,
             chunks: vec![chunk],
         }
