@@ -161,7 +161,13 @@ async fn the_console_works_in_a_real_browser() {
         .client
         .post(app.url("/v1/leads"))
         .header("X-Site-Id", site.id.to_string())
-        .json(&serde_json::json!({"email": "ada@example.com", "name": "<script>window.__xss=1</script>", "message": "Call me <b>now</b>"}))
+        .json(&serde_json::json!({
+            "email": "ada@example.com",
+            "name": "<script>window.__xss=1</script>",
+            "message": "Call me <b>now</b>",
+            // A valid http(s) URL is stored as sent: the lead's page shows and links it without running it.
+            "pageUrl": "https://clinic.example/prices?from=\"><script>window.__xss=1</script><img src=x onerror=window.__xss=1>"
+        }))
         .send()
         .await
         .unwrap();

@@ -134,7 +134,7 @@ await check('the conversations page filters and opens a transcript with the host
   await looked_at(page, 'conversation');
 });
 
-await check('the leads page and a lead show the hostile name as text; the audit log lists what the owner did', async () => {
+await check('the leads page and a lead show the hostile name and page URL as text; the audit log lists what the owner did', async () => {
   await page.goto(`${SITEBOT}/console/sites/${SITE_ID}/leads`);
   const names = await page.$$eval('tbody tr td:first-of-type', (tds) => tds.map((td) => td.textContent));
   assert(names.includes('<script>window.__xss=1</script>'), `the name as text: ${names}`);
@@ -142,6 +142,10 @@ await check('the leads page and a lead show the hostile name as text; the audit 
   await page.click('tbody tr th a');
   await page.waitForSelector('.facts');
   assert((await page.$$('main a[href^="javascript:"]')).length === 0, 'no javascript: link');
+  // The page the visitor wrote from, sent with markup in its query: shown as text, linked, never run.
+  const pageLink = await page.$eval('.facts a[rel~="noopener"]', (a) => ({ text: a.textContent, href: a.getAttribute('href') }));
+  assert(pageLink.text.includes('<script>window.__xss=1</script>') && pageLink.href.startsWith('https://clinic.example/prices?'), `the page URL as text: ${JSON.stringify(pageLink)}`);
+  assert((await page.$$('.facts script, .facts img')).length === 0, 'no element made from the page URL');
   const attempts = await page.$$eval('table.cards tbody tr', (rows) => rows.map((r) => r.textContent));
   assert(attempts.length >= 2 && attempts.some((a) => a.includes('500')), `the delivery attempts, the refused one first: ${attempts}`);
   await looked_at(page, 'lead');
