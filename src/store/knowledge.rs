@@ -403,32 +403,33 @@ impl<'s> Knowledge<'s> {
     }
 
     /// Up to `limit` chunks of the site's English documents (their language as `chunk_languages` reads it,
-    /// FAQ entries left out) with no English vector of `model`, in key order: what
-    /// `knowledge::import::english` fills.
-    pub fn english_pending(&self, model: &str, min_confidence: f32, limit: usize) -> Result<Vec<StaleChunk>> {
+    /// FAQ entries left out) with a key above `after` and no English vector of `model`, in key order: what
+    /// `knowledge::import::english` fills. Also returns the last key scanned: when no chunk is returned,
+    /// every chunk up to it has been looked at (chunk keys are never reused, so a caller resumes there).
+    pub fn english_pending(&self, model: &str, min_confidence: f32, after: u64, limit: usize) -> Result<(Vec<StaleChunk>, u64)> {
         self.read(|conn, site| {
             let mut stmt = conn.prepare_cached(&format!(
                 "SELECT c.rowid, c.heading, c.text, {CHUNK_LANGUAGE} \
                  WHERE c.site_id = ?1 AND d.site_id = ?1 AND c.en_model <> ?3 AND d.format <> 'faq' AND c.rowid > ?4 ORDER BY c.rowid LIMIT 512"
             ))?;
             let mut out = Vec::new();
-            let mut after = 0i64;
+            let mut scanned = after as i64;
             // Scanned in pages so that a site of many chunks in other languages ends the loop.
             loop {
                 let mut seen = 0;
-                let mut rows = stmt.query(params![site, min_confidence as f64, model, after])?;
+                let mut rows = stmt.query(params![site, min_confidence as f64, model, scanned])?;
                 while let Some(r) = rows.next()? {
                     seen += 1;
-                    after = r.get(0)?;
+                    scanned = r.get(0)?;
                     if r.get::<_, String>(3)? == "en" {
-                        out.push(StaleChunk { key: after as u64, heading: r.get(1)?, text: r.get(2)?, faq_question: None });
+                        out.push(StaleChunk { key: scanned as u64, heading: r.get(1)?, text: r.get(2)?, faq_question: None });
                         if out.len() >= limit {
-                            return Ok(out);
+                            return Ok((out, scanned as u64));
                         }
                     }
                 }
                 if seen == 0 {
-                    return Ok(out);
+                    return Ok((out, scanned as u64));
                 }
             }
         })

@@ -315,4 +315,26 @@ Termine vereinbaren Sie bitte telefonisch oder über das Formular auf unserer We
     let again = ask_ok(&app, site.id, question).await;
     assert_eq!(again["sources"][0]["url"], "https://clinic.example/prices", "{again}");
     assert!((score(&again) - score(&with)).abs() < 1e-4, "filled in the background, ranked as at import: {} and {}", score(&again), score(&with));
+
+    // A page imported without the English model (as by a CLI whose configuration has it off) while this
+    // server runs: the worker, past the keys it has looked at, fills the new chunks too.
+    let (state, site_id) = (app.state.clone(), site.id);
+    tokio::task::spawn_blocking(move || {
+        let input = sitebot::knowledge::import::Input {
+            name: "insurance.md".into(),
+            format: sitebot::knowledge::import::Format::Markdown,
+            bytes: b"# Insurance\n\nWe bill every public and private dental insurance directly, so patients pay only their share.\n".to_vec(),
+        };
+        let models = sitebot::knowledge::import::Models::main(&state.knowledge.embedder);
+        sitebot::knowledge::import::import(&state.store, models, &site_id, &[input], false, &|_, _| {}).unwrap();
+    })
+    .await
+    .unwrap();
+    let (insurance, _) = with_vectors(&app, "%insurance.md");
+    assert!(insurance > 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while with_vectors(&app, "%insurance.md").1 < insurance {
+        assert!(std::time::Instant::now() < deadline, "the new page's English vectors were not filled within a minute");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }

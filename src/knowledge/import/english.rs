@@ -11,7 +11,9 @@
 //! ranked as before, never by two models at once.
 //!
 //! Work is found by the site's generation: a site whose scan found nothing at generation `g` is not
-//! scanned again until an import or a deletion moves it past `g`.
+//! scanned again until an import or a deletion moves it past `g`, and then only from the last chunk key
+//! it scanned (keys are never reused, so a new chunk always has a higher one). The positions are kept in
+//! memory: a restart, as after a change of the English model, scans every site once from the start.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +39,8 @@ pub async fn run_until_stopped(knowledge: Arc<Engine>, store: Store, stop: Cance
     let Some(english) = knowledge.english.clone() else { return };
     // Sites found with nothing to fill, at the generation they were found at.
     let mut filled: HashMap<SiteId, i64> = HashMap::new();
+    // Per site, the chunk key up to which every English chunk has its vector.
+    let mut position: HashMap<SiteId, u64> = HashMap::new();
     loop {
         let mut worked = false;
         let sites = match store.run(|s| s.sites().list()).await {
@@ -51,23 +55,28 @@ pub async fn run_until_stopped(knowledge: Arc<Engine>, store: Store, stop: Cance
                 return;
             }
             let (e, s) = (english.clone(), store.clone());
-            let seen = filled.get(&site).copied();
-            let done = tokio::task::spawn_blocking(move || -> Result<Option<i64>, String> {
+            let (seen, after) = (filled.get(&site).copied(), position.get(&site).copied().unwrap_or(0));
+            let done = tokio::task::spawn_blocking(move || -> Result<(Option<i64>, u64), String> {
                 let generation = s.site(site).knowledge().generation().map_err(|e| e.to_string())?;
                 if seen == Some(generation) {
-                    return Ok(Some(generation));
+                    return Ok((Some(generation), after));
                 }
-                Ok((batch(&e, &s, &site, false).map_err(|e| e.to_string())? == 0).then_some(generation))
+                let (n, at) = batch(&e, &s, &site, after, false).map_err(|e| e.to_string())?;
+                Ok(((n == 0).then_some(generation), at))
             })
             .await;
             match done {
-                Ok(Ok(Some(generation))) => {
+                Ok(Ok((Some(generation), at))) => {
                     if seen != Some(generation) {
                         tracing::debug!(site = %site, generation, "English vectors filled");
                     }
                     filled.insert(site, generation);
+                    position.insert(site, at);
                 }
-                Ok(Ok(None)) => worked = true,
+                Ok(Ok((None, at))) => {
+                    position.insert(site, at);
+                    worked = true;
+                }
                 Ok(Err(e)) => {
                     // Tried again once the site's knowledge changes (or at the next start).
                     tracing::error!(site = %site, error = %e, "English vectors: filling failed");
@@ -87,31 +96,31 @@ pub async fn run_until_stopped(knowledge: Arc<Engine>, store: Store, stop: Cance
     }
 }
 
-/// Embeds and stores one batch of the site's English chunks that lack a vector of this model
-/// (blocking), on one session or, `parallel`, on all; returns how many were stored.
-pub fn batch(english: &Embedder, store: &Store, site: &SiteId, parallel: bool) -> Result<usize, FillError> {
+/// Embeds and stores one batch of the site's English chunks with a key above `after` that lack a vector
+/// of this model (blocking), on one session or, `parallel`, on all. Returns how many were stored and the
+/// key up to which every English chunk now has its vector.
+pub fn batch(english: &Embedder, store: &Store, site: &SiteId, after: u64, parallel: bool) -> Result<(usize, u64), FillError> {
     let kb = store.site(*site).knowledge();
-    let chunks = kb.english_pending(&english.fingerprint, crate::knowledge::language::CONFIDENT, if parallel { 8 * BATCH } else { BATCH })?;
-    if chunks.is_empty() {
-        return Ok(0);
-    }
+    let limit = if parallel { 8 * BATCH } else { BATCH };
+    let (chunks, scanned) = kb.english_pending(&english.fingerprint, crate::knowledge::language::CONFIDENT, after, limit)?;
+    let Some(last) = chunks.last().map(|c| c.key) else { return Ok((0, scanned)) };
     // The text the main model embeds (`Chunk::embedding_input`); the English model takes no prefix.
     let inputs: Vec<String> = chunks.iter().map(|c| Chunk { heading: c.heading.clone(), text: c.text.clone() }.embedding_input()).collect();
     let vectors = if parallel { english.embed_parallel_blocking(&inputs, Purpose::Passage)? } else { english.embed_blocking(&inputs, Purpose::Passage)? };
     let pairs: Vec<(u64, Vec<f32>)> = chunks.iter().map(|c| c.key).zip(vectors).collect();
     kb.set_english_embeddings(&english.fingerprint, &pairs)?;
     // Never zero for a non-empty batch, so chunks deleted meanwhile cannot end the filling early.
-    Ok(pairs.len())
+    Ok((pairs.len(), last))
 }
 
 /// Fills every English vector of the site now, on every session (blocking; benchmarks): returns how
 /// many.
 pub fn fill_blocking(english: &Embedder, store: &Store, site: &SiteId) -> Result<usize, FillError> {
-    let mut n = 0;
+    let (mut n, mut after) = (0, 0);
     loop {
-        match batch(english, store, site, true)? {
-            0 => return Ok(n),
-            k => n += k,
+        match batch(english, store, site, after, true)? {
+            (0, _) => return Ok(n),
+            (k, at) => (n, after) = (n + k, at),
         }
     }
 }
