@@ -97,7 +97,8 @@ struct Query {
     id: String,
     text: String,
     vector: Vec<f32>,
-    /// The English model's vector (`knowledge.english_model`), unless `--no-english`.
+    /// The English model's vector (`knowledge.english_model`, unless `--no-english`), for a question the
+    /// server would give it (`knowledge::is_english`).
     english: Option<Vec<f32>>,
 }
 
@@ -125,9 +126,7 @@ fn evaluate(
         let rel = &rels[&q.id];
         let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
         let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth };
-        // As the server: the English model for a question not detected as another language.
-        let english = q.english.as_deref().filter(|_| sitebot::knowledge::is_english(query.detected, &q.text));
-        let mut ranked = search::rank(store, k, site, &query, &q.vector, english, fusion, mode)?;
+        let mut ranked = search::rank(store, k, site, &query, &q.vector, q.english.as_deref(), fusion, mode)?;
         if let Some(sv) = sentences.filter(|_| mode != Mode::Bm25) {
             sv.rescore(&mut ranked, &q.vector, fusion, mode == Mode::Dense);
         }
@@ -193,13 +192,11 @@ fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     let mut failed = Vec::new();
     let inputs = import::read_paths(&[eval.join("corpus.jsonl")], &mut failed);
-    let no_english = std::env::args().any(|a| a == "--no-english");
-    let models = if no_english { import::Models::main(&knowledge.embedder) } else { knowledge.models() };
-    let report = import::import(&store, models, &site, &inputs, false, &|_, _| {})?;
+    let report = import::import(&store, knowledge.models(), &site, &inputs, false, &|_, _| {})?;
     let imported = started.elapsed().as_secs_f64();
     knowledge.sync_index_blocking(&store, &site)?;
     // The English model's vectors of chunks imported without them, as a server's worker fills them.
-    if let Some(english) = knowledge.english.as_ref().filter(|_| !no_english) {
+    if let Some(english) = knowledge.english.as_ref() {
         let t = Instant::now();
         let n = import::english::fill_blocking(english, &store, &site)?;
         if n > 0 {
@@ -229,8 +226,14 @@ fn main() -> anyhow::Result<()> {
         ids.sort();
         let text: Vec<String> = ids.iter().map(|id| texts[*id].clone()).collect();
         let vectors = knowledge.embedder.embed_parallel_blocking(&text, sitebot::knowledge::embedding::model::Purpose::Query)?;
-        let english: Vec<Option<Vec<f32>>> = match knowledge.english.as_ref().filter(|_| !no_english) {
-            Some(e) => e.embed_parallel_blocking(&text, sitebot::knowledge::embedding::model::Purpose::Query)?.into_iter().map(Some).collect(),
+        // As the server: the English model's vector for a question it would give it.
+        let english: Vec<Option<Vec<f32>>> = match knowledge.english.as_ref() {
+            Some(e) => e
+                .embed_parallel_blocking(&text, sitebot::knowledge::embedding::model::Purpose::Query)?
+                .into_iter()
+                .zip(&text)
+                .map(|(v, t)| sitebot::knowledge::is_english(sitebot::knowledge::language::detect_confident(t), t).then_some(v))
+                .collect(),
             None => vec![None; text.len()],
         };
         let queries = ids
@@ -311,8 +314,7 @@ fn main() -> anyhow::Result<()> {
             for q in queries {
                 let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
                 let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth };
-                let english = q.english.as_deref().filter(|_| sitebot::knowledge::is_english(query.detected, &q.text));
-                for c in search::rank(&store, &knowledge, &site, &query, &q.vector, english, &fusion, Mode::Hybrid)? {
+                for c in search::rank(&store, &knowledge, &site, &query, &q.vector, q.english.as_deref(), &fusion, Mode::Hybrid)? {
                     let doc = doc_of.get(&c.key).cloned().unwrap_or_default();
                     let grade = rels[&q.id].get(&doc).copied().unwrap_or(0.0);
                     let rank = |r: Option<usize>| r.map_or(String::from("0"), |r| r.to_string());

@@ -98,18 +98,14 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
             }
         }),
     );
-    match runtime::english_model_dir(&config.knowledge) {
-        Ok(Some(dir)) => {
-            let mut english = config.knowledge.clone();
-            english.model_dir = Some(dir.clone());
-            checks.report(
-                "English model",
-                Embedder::load(&english).map_err(|e| e.to_string()).and_then(|e| {
-                    e.embed_blocking(&["Where is the practice?"], Purpose::Query).map_err(|e| e.to_string())?;
-                    Ok(format!("{} embeds a sentence; English questions on English passages are scored with it too", dir.display()))
-                }),
-            );
-        }
+    // What the server loads (`Engine::open`), the same way.
+    match Embedder::load_english(&config.knowledge) {
+        Ok(Some(e)) => checks.report(
+            "English model",
+            e.embed_blocking(&["Where is the practice?"], Purpose::Query).map_err(|err| err.to_string()).map(|_| {
+                format!("{} embeds a sentence; English questions on English passages are scored with it too", e.model_dir.display())
+            }),
+        ),
         // Not a failure: English questions are ranked by the main model alone, as before it existed.
         Ok(None) if config.knowledge.english_model => println!(
             "note  English model: {} not found next to the binary or in the install cache; English questions are ranked without it (run ./install.sh)",

@@ -92,16 +92,11 @@ pub struct Question {
     pub context: Option<String>,
 }
 
-/// Whether the English model scores this question's passages: the question is English, detected
-/// confidently or, when no language is, as the detector's best guess. The English model reads only
-/// English: German questions on English knowledge lost 2.6 points of R@1 on XQuAD-R when every question
-/// not detected confidently was given it, while a fifth of SciFact's English claims are not detected
-/// confidently.
-pub fn english_question(q: &Question) -> bool {
-    is_english(q.detected, &q.search_text())
-}
-
-/// `english_question` for a text and its confident language (for the benchmarks).
+/// Whether the English model scores a question's passages, given its confident language and the text
+/// searched for: the question is English, detected confidently or, when no language is, as the detector's
+/// best guess. The English model reads only English: German questions on English knowledge lost 2.6
+/// points of R@1 on XQuAD-R when every question not detected confidently was given it, while a fifth of
+/// SciFact's English claims are not detected confidently. Public for the benchmarks.
 pub fn is_english(detected: Option<&str>, text: &str) -> bool {
     match detected {
         Some(lang) => lang == "en",
@@ -189,23 +184,13 @@ impl Engine {
     /// As `open`, with the lines in front of the embedding sessions and the search slots bounded.
     pub fn open_with(config: &KnowledgeConfig, data_dir: &Path, queues: Queues) -> Result<Arc<Engine>, RuntimeError> {
         let embedder = Embedder::load(config)?;
-        let english = match embedding::runtime::english_model_dir(config)? {
-            // Single-threaded sessions only, at most two: a question's English embedding runs beside its
-            // main one, and two sessions each spread over every core would fight for them.
-            Some(dir) => {
-                let sessions = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
-                Some(Embedder::load(&KnowledgeConfig { model_dir: Some(dir), embedding_sessions: sessions, ..config.clone() })?)
-            }
-            None => {
-                if config.english_model {
-                    tracing::warn!(
-                        "English model ({}) not found next to the binary or in the installer's cache: English questions are ranked without it; run ./install.sh, or set knowledge.english_model_dir",
-                        embedding::runtime::ENGLISH_MODEL_NAME
-                    );
-                }
-                None
-            }
-        };
+        let english = Embedder::load_english(config)?;
+        if english.is_none() && config.english_model {
+            tracing::warn!(
+                "English model ({}) not found next to the binary or in the installer's cache: English questions are ranked without it; run ./install.sh, or set knowledge.english_model_dir",
+                embedding::runtime::ENGLISH_MODEL_NAME
+            );
+        }
         Ok(Arc::new(Engine {
             english,
             stale: Default::default(),
@@ -239,7 +224,7 @@ impl Engine {
         });
         let t = Instant::now();
         // An English question is embedded by the English model too, at the same time.
-        let english = self.english.clone().filter(|_| mode == Mode::Hybrid && english_question(q));
+        let english = self.english.clone().filter(|_| mode == Mode::Hybrid && is_english(q.detected, &search));
         let (vector, english_vector) = tokio::join!(
             async {
                 match mode {

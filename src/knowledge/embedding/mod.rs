@@ -281,6 +281,15 @@ impl Embedder {
         Ok(embedder)
     }
 
+    /// The English model (`knowledge.english_model`) when it is on and found (`runtime::english_model_dir`),
+    /// on single-threaded sessions only, at most two: a question's English embedding runs beside its main
+    /// one, and sessions each spread over every core would fight for them.
+    pub fn load_english(config: &KnowledgeConfig) -> Result<Option<Arc<Embedder>>, RuntimeError> {
+        let Some(dir) = runtime::english_model_dir(config)? else { return Ok(None) };
+        let sessions = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
+        Embedder::load(&KnowledgeConfig { model_dir: Some(dir), embedding_sessions: sessions, ..config.clone() }).map(Some)
+    }
+
     /// One inference run for one text: prefix for its role, tokenize (truncated), run, pool, normalize.
     fn run(&self, session: &mut Session, text: &str, role: Purpose) -> Result<Vec<f32>, EmbedError> {
         let prefix = self.manifest.prefix(role);

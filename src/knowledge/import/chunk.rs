@@ -25,8 +25,14 @@ pub struct Chunk {
 impl Chunk {
     /// What the embedding model sees: the heading path, then the text.
     pub fn embedding_input(&self) -> String {
-        format!("{}. {}", self.heading, self.text)
+        embedding_input(&self.heading, &self.text)
     }
+}
+
+/// What a chunk of this heading and text is embedded as (`Chunk::embedding_input`), for chunks read back
+/// from the store.
+pub fn embedding_input(heading: &str, text: &str) -> String {
+    format!("{heading}. {text}")
 }
 
 /// The vectors of chunks, each given as its `embedding_input` and, for a FAQ entry's chunk, the entry's

@@ -25,7 +25,7 @@ use crate::domain::SiteId;
 use crate::knowledge::Engine;
 use crate::knowledge::embedding::Embedder;
 use crate::knowledge::embedding::model::Purpose;
-use crate::knowledge::import::chunk::Chunk;
+use crate::knowledge::import::chunk::embedding_input;
 use crate::store::{Store, StoreError};
 
 /// Chunks embedded per blocking task: about a second of one core with MiniLM.
@@ -105,7 +105,7 @@ pub fn batch(english: &Embedder, store: &Store, site: &SiteId, after: u64, paral
     let (chunks, scanned) = kb.english_pending(&english.fingerprint, crate::knowledge::language::CONFIDENT, after, limit)?;
     let Some(last) = chunks.last().map(|c| c.key) else { return Ok((0, scanned)) };
     // The text the main model embeds (`Chunk::embedding_input`); the English model takes no prefix.
-    let inputs: Vec<String> = chunks.iter().map(|c| Chunk { heading: c.heading.clone(), text: c.text.clone() }.embedding_input()).collect();
+    let inputs: Vec<String> = chunks.iter().map(|c| embedding_input(&c.heading, &c.text)).collect();
     let vectors = if parallel { english.embed_parallel_blocking(&inputs, Purpose::Passage)? } else { english.embed_blocking(&inputs, Purpose::Passage)? };
     let pairs: Vec<(u64, Vec<f32>)> = chunks.iter().map(|c| c.key).zip(vectors).collect();
     kb.set_english_embeddings(&english.fingerprint, &pairs)?;

@@ -146,7 +146,7 @@ fn batch(knowledge: &Engine, store: &Store, site: &SiteId) -> Result<usize, Stri
     // The same inputs an import gives the model (`chunk::embed`).
     let inputs: Vec<(String, Option<String>)> = chunks
         .iter()
-        .map(|c| (crate::knowledge::import::chunk::Chunk { heading: c.heading.clone(), text: c.text.clone() }.embedding_input(), c.faq_question.clone()))
+        .map(|c| (crate::knowledge::import::chunk::embedding_input(&c.heading, &c.text), c.faq_question.clone()))
         .collect();
     let vectors = crate::knowledge::import::chunk::embed(&knowledge.embedder, &inputs).map_err(|e| e.to_string())?;
     let pairs: Vec<(u64, Vec<f32>)> = chunks.iter().map(|c| c.key).zip(vectors).collect();

@@ -480,6 +480,7 @@ pub fn fuse(
 ) -> Result<Vec<Candidate>, IndexError> {
     let lexical = &lex.hits;
     let cross_lingual = lex.lang.filter(|_| mode == Mode::Hybrid);
+    let english = english.filter(|_| mode == Mode::Hybrid);
     let (mut out, languages) = indexes.with_index(store, site, lex.generation, |idx| -> Result<_, IndexError> {
         let dense = if mode == Mode::Bm25 { Vec::new() } else { idx.search_at(query, depth, lex.generation)? };
         let mut out: Vec<Candidate> = Vec::with_capacity(dense.len() + lexical.len());
@@ -513,7 +514,7 @@ pub fn fuse(
         let keys: Vec<u64> = out.iter().map(|c| c.key).collect();
         // The English model also needs them: a question English by the detector's best guess only is not
         // checked across languages, and its candidates in other languages have no English vector.
-        let languages = match (cross_lingual, english.filter(|_| mode == Mode::Hybrid)) {
+        let languages = match (cross_lingual, english) {
             (None, None) => Default::default(),
             _ => idx.chunk_languages(&keys)?,
         };
@@ -526,10 +527,12 @@ pub fn fuse(
     if let Some(lang) = cross_lingual {
         mark_cross_lingual(lang, &languages, &mut out);
     }
-    if let Some(e) = english.filter(|_| mode == Mode::Hybrid) {
-        let keys: Vec<u64> = out.iter().filter(|c| !c.cross_lingual && !c.faq && languages.get(&c.key).is_some_and(|l| l == "en")).map(|c| c.key).collect();
+    if let Some(e) = english {
+        // English passages that are not FAQ entries: what the English model scores.
+        let scored_by = |c: &Candidate| !c.cross_lingual && !c.faq && languages.get(&c.key).is_some_and(|l| l == "en");
+        let keys: Vec<u64> = out.iter().filter(|c| scored_by(c)).map(|c| c.key).collect();
         let vectors = store.site(*site).knowledge().english_embeddings(e.model, &keys)?;
-        add_english(&mut out, e.vector, &vectors, |c| !c.cross_lingual && !c.faq && languages.get(&c.key).is_some_and(|l| l == "en"));
+        add_english(&mut out, e.vector, &vectors, scored_by);
     }
     for c in &mut out {
         c.score = if mode == Mode::Bm25 { fusion.score_lexical_only(c) } else { fusion.score(c) };
@@ -556,7 +559,7 @@ pub fn add_english(candidates: &mut [Candidate], query: &[f32], vectors: &std::c
             continue;
         }
         let Some(v) = vectors.get(&c.key) else { return };
-        scored.push((v.iter().zip(query).map(|(a, b)| a * b).sum(), i));
+        scored.push((vector::cosine(query, v), i));
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(candidates[a.1].key.cmp(&candidates[b.1].key)));
     for (rank, (cos, i)) in scored.into_iter().enumerate() {

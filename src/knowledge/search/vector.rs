@@ -57,7 +57,7 @@ const FORMAT: &str = "bf16";
 const CATCH_UP_CHUNKS: usize = 2048;
 
 /// Cosine similarity of unit vectors: their dot product.
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
