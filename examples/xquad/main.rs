@@ -10,6 +10,10 @@
 //! those named in `--fit-langs ar,ru,...` to the fit.
 //! `--sentences A` with `--fit`: the sentence-vector experiment (`common::Sentences`) before the fit.
 //! `--threshold T` sends `scoreThreshold: T` (0: what retrieval finds, whatever its score).
+//! `--shift FILE` with `--fit` (the language-shift experiment of session 18, not built): a JSON object of
+//! per-language vectors, `mean(English questions) - mean(the language's)`, added to a question's vector on
+//! knowledge in another language. `--sweep-shipped` with `--fit`: the per-language table of what moving the
+//! bias trades is for the shipped cross-lingual model instead of the fitted one.
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
 //! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered).
@@ -138,6 +142,9 @@ fn main() -> anyhow::Result<()> {
             anyhow::ensure!(paragraphs.len() == sets[0].3.len(), "{lang}: {} paragraphs, English has {}", paragraphs.len(), sets[0].3.len());
             more.push((lang.to_owned(), questions));
         }
+    }
+    if let Some(file) = arg("--shift") {
+        let _ = fit::SHIFT.set(serde_json::from_str(&std::fs::read_to_string(file)?)?);
     }
     if std::env::args().any(|a| a == "--fit") {
         return fit_cross_lingual(&bin, &dir, data.path(), &sets, &more);

@@ -114,6 +114,25 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         Ok(None) => println!("ok    English model: off (knowledge.english_model = false)"),
         Err(e) => checks.report("English model", Err(e.to_string())),
     }
+    // Not a failure either: without dictionaries a question in another language is searched as it is.
+    let dictionaries = crate::knowledge::search::dictionary::Dictionaries::new(runtime::dictionaries_dir(&config.knowledge));
+    match dictionaries.dir() {
+        Some(dir) => {
+            let read: Vec<String> =
+                crate::knowledge::search::dictionary::languages().filter_map(|l| dictionaries.get(l).map(|d| format!("{l} {}", d.len()))).collect();
+            checks.report(
+                "dictionaries",
+                if read.is_empty() {
+                    Err(format!("none readable in {}; run ./install.sh --deps-only to fetch them again", dir.display()))
+                } else {
+                    Ok(format!("{}: words of {} translated into English for questions on English knowledge", dir.display(), read.join(", ")))
+                },
+            );
+        }
+        None => println!(
+            "note  dictionaries: not found next to the binary or in the install cache; questions in another language than the knowledge's are searched untranslated (run ./install.sh)"
+        ),
+    }
     checks.report("data directory", data_dir_check(data_dir));
     checks.report("free space", free_space_check(config, data_dir));
     checks.report("TLS certificate", certificate_check(config, data_dir));

@@ -299,6 +299,11 @@ pub struct KnowledgeConfig {
     /// Directory of the English model (`model.onnx`, `tokenizer.json`); found next to the installed
     /// binary when unset, and off (with a warning) when not found there.
     pub english_model_dir: Option<PathBuf>,
+    /// Directory of the bilingual dictionaries (`install.sh` fetches them): a question in Arabic, Chinese,
+    /// German, Greek, Russian, Spanish or Turkish on English documents is also searched by its words'
+    /// English translations. Found next to the installed binary when unset; without them questions are
+    /// searched as they are.
+    pub dictionaries_dir: Option<PathBuf>,
 }
 
 impl Default for KnowledgeConfig {
@@ -312,6 +317,7 @@ impl Default for KnowledgeConfig {
             embedding_sessions: 0,
             english_model: false,
             english_model_dir: None,
+            dictionaries_dir: None,
         }
     }
 }

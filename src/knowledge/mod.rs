@@ -152,6 +152,8 @@ pub struct Engine {
     pub bm25: Arc<Bm25Indexes>,
     /// Document frequencies of question terms, for the FTS5 query while a site's BM25 index builds.
     pub term_stats: search::TermStats,
+    /// Bilingual dictionaries: a question's words in English, for BM25 on English knowledge.
+    pub dictionaries: search::dictionary::Dictionaries,
     /// The fusion model every question is ranked with.
     pub fusion: Fusion,
     /// Bounds concurrent retrievals (index searches need a reserved usearch context each).
@@ -199,6 +201,7 @@ impl Engine {
             bm25: Default::default(),
             embedder,
             term_stats: search::TermStats::default(),
+            dictionaries: search::dictionary::Dictionaries::new(embedding::runtime::dictionaries_dir(config)),
             fusion: Fusion::default(),
             searches: gate::Gate::new(search::vector::SEARCH_THREADS),
             queues,
@@ -218,7 +221,7 @@ impl Engine {
         let lexical = tokio::task::spawn_blocking(move || {
             let t = Instant::now();
             let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k) };
-            let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &site_id, &query, &this.fusion, mode);
+            let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode);
             this.stages.observe(Stage::Lexical, t.elapsed());
             lex
         });
@@ -267,7 +270,7 @@ impl Engine {
                     break;
                 }
                 let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k) };
-                let lex = search::lexical(&store, &this.bm25, &this.term_stats, &site_id, &query, &this.fusion, mode)?;
+                let lex = search::lexical(&store, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode)?;
                 found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, english, top_k, threshold, &this.fusion, mode)?;
             }
             Ok((found.passages, curated, vector))

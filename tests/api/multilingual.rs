@@ -338,3 +338,72 @@ Termine vereinbaren Sie bitte telefonisch oder über das Formular auf unserer We
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
+
+/// A garden centre's English pages, one product each, all alike but for the product.
+const GARDEN: [(&str, &str); 12] = [
+    ("roses", "Roses"),
+    ("tomatoes", "Tomato plants"),
+    ("mowers", "Lawn mowers"),
+    ("fertilizer", "Fertilizer"),
+    ("apples", "Apple trees"),
+    ("honey", "Honey"),
+    ("fish", "Pond fish"),
+    ("furniture", "Garden furniture"),
+    ("firewood", "Firewood"),
+    ("pumpkins", "Pumpkins"),
+    ("strawberries", "Strawberry plants"),
+    ("tulips", "Tulip bulbs"),
+];
+
+fn garden_pages() -> Vec<(String, Vec<u8>)> {
+    GARDEN
+        .iter()
+        .map(|(slug, title)| {
+            let body = format!(
+                "---\ntitle: {title}\nurl: https://garden.example/{slug}\n---\n# {title}\n\n{title} are sold in our garden centre from March to October. \
+                 Ask our staff for advice; we order what is not in stock within a week.\n"
+            );
+            (format!("{slug}.md"), body.into_bytes())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn questions_in_other_scripts_find_english_pages_by_their_words_translated() {
+    // The same site and questions with the dictionaries and with an empty dictionaries directory: the
+    // difference is what the translation adds.
+    let empty = tempfile::tempdir().unwrap();
+    let mut found = Vec::new();
+    for dictionaries in [None, Some(empty.path().to_owned())] {
+        let mut config = test_config();
+        config.knowledge.dictionaries_dir = dictionaries;
+        let app = spawn_app_with(config).await;
+        let (site, _) = app.create_site(Tier::Pro).await;
+        let pages = garden_pages();
+        let files: Vec<(&str, &[u8])> = pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+        import_files(&app, site.id, &files).await;
+        let mut answers = Vec::new();
+        for (question, url) in [
+            ("هل تبيعون العسل؟", "https://garden.example/honey"),
+            ("有没有割草机？", "https://garden.example/mowers"),
+            ("你们卖草莓吗？", "https://garden.example/strawberries"),
+            ("Сколько стоят тюльпаны?", "https://garden.example/tulips"),
+        ] {
+            let a = ask_ok(&app, site.id, question).await;
+            answers.push((question, a["resolved"] == true && a["sources"][0]["url"] == url, a["sources"][0]["score"].as_f64().unwrap_or(0.0), a));
+        }
+        found.push(answers);
+    }
+    let (with, without) = (&found[0], &found[1]);
+    for (question, ok, _, a) in with {
+        assert!(ok, "with the dictionaries, {question} cites its page: {a}");
+    }
+    // "honey" (Arabic) and "lawn mower" (Chinese) are answered only through their translation; the others
+    // are found either way, with a higher score through it.
+    for i in [0, 1] {
+        assert!(!without[i].1, "without dictionaries, {} gets the fallback: {}", without[i].0, without[i].3);
+    }
+    for i in [2, 3] {
+        assert!(with[i].2 > without[i].2 + 0.1, "{}: {} with the dictionaries, {} without", with[i].0, with[i].2, without[i].2);
+    }
+}

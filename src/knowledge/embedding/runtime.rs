@@ -95,3 +95,14 @@ pub fn english_model_dir(config: &KnowledgeConfig) -> Result<Option<PathBuf>, Ru
         None => Ok(None),
     }
 }
+
+/// The bilingual dictionaries' directory (`search::dictionary`): the configured one, else the installed or
+/// cached one that holds them all; `None` when none is found (questions are then searched untranslated).
+pub fn dictionaries_dir(config: &KnowledgeConfig) -> Option<PathBuf> {
+    let paths = candidates(config.dictionaries_dir.as_deref(), |p| p.join("share/sitebot/dictionaries"), |c| c.join("dictionaries"));
+    if config.dictionaries_dir.is_some() {
+        return paths.into_iter().next();
+    }
+    let files = crate::knowledge::search::dictionary::files();
+    paths.into_iter().find(|p| files.iter().all(|f| p.join(f).is_file()))
+}

@@ -29,7 +29,7 @@ use crate::store::{Store, StoreError};
 pub const VERSION: i64 = 2;
 
 /// The Snowball stemmer for an ISO 639-1 code, if there is one.
-fn stemmer(lang: &str) -> Option<Stemmer> {
+pub(crate) fn stemmer(lang: &str) -> Option<Stemmer> {
     let algorithm = match lang {
         "ar" => Algorithm::Arabic,
         "da" => Algorithm::Danish,
@@ -237,6 +237,11 @@ fn push_terms(lang: &str, text: &str, stop: &[&str], max_terms: usize, max_bytes
 pub const MAX_TERMS: usize = 32;
 /// Longer "words" are no words (a pasted token, a hash): they are left out of the search.
 pub const MAX_TERM_BYTES: usize = 64;
+
+/// Whether `word` (lower-cased, unstemmed) is a stopword of `lang`.
+pub(crate) fn is_stopword(lang: &str, word: &str) -> bool {
+    stopwords(lang).contains(&word)
+}
 
 /// Words too common to say what a question is about, for the languages that list them (the common-term
 /// pruning in `retrieve::TermStats` handles the others).

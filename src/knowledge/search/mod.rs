@@ -35,10 +35,12 @@
 //! the question's language and in the site's main document languages, character pairs for unspaced
 //! scripts); the heading column weighs more than the text. The in-memory index scores every term; FTS5
 //! gets them quoted (so FTS5 syntax in a question is inert), less those too common to be worth its cost
-//! (`TermStats`).
+//! (`TermStats`). A question in another language than the site's English documents also searches its words'
+//! English translations (`dictionary`), so that BM25 has something to match across scripts.
 
 pub mod analysis;
 pub mod bm25;
+pub mod dictionary;
 pub mod vector;
 
 use serde::Serialize;
@@ -429,7 +431,17 @@ pub struct LexicalQuery<'a> {
 
 /// BM25 hits for the question (blocking): from the site's index in memory when it holds the site's
 /// generation, else from FTS5 (and a rebuild starts); none in `Mode::Dense`.
-pub fn lexical(store: &Store, bm25: &Bm25Indexes, stats: &TermStats, site: &SiteId, q: &LexicalQuery<'_>, fusion: &Fusion, mode: Mode) -> Result<Lexical, IndexError> {
+#[allow(clippy::too_many_arguments)] // the engine's parts each search takes, borrowed
+pub fn lexical(
+    store: &Store,
+    bm25: &Bm25Indexes,
+    stats: &TermStats,
+    dictionaries: &dictionary::Dictionaries,
+    site: &SiteId,
+    q: &LexicalQuery<'_>,
+    fusion: &Fusion,
+    mode: Mode,
+) -> Result<Lexical, IndexError> {
     let kb = store.site(*site).knowledge();
     let generation = kb.generation()?;
     let (question, lang, depth, detected) = (q.text, q.lang, q.depth, q.detected);
@@ -437,7 +449,18 @@ pub fn lexical(store: &Store, bm25: &Bm25Indexes, stats: &TermStats, site: &Site
         return Ok(Lexical { generation, hits: Vec::new(), lang: detected });
     }
     let langs = stats.languages(&kb, site, generation, lang)?;
-    let terms = question_terms(question, &langs.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut terms = question_terms(question, &langs.iter().map(String::as_str).collect::<Vec<_>>());
+    // A question in another language than the site's English documents: its words' English translations
+    // are searched too (`dictionary`), as the documents' analysis holds them.
+    if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
+        for word in dictionaries.translate(l, question) {
+            for t in analysis::index_terms("en", &word) {
+                if !terms.contains(&t) {
+                    terms.push(t);
+                }
+            }
+        }
+    }
     let hits = match bm25.at(store, site, generation) {
         Some(index) => index.search(&terms, fusion.heading_weight, depth),
         None => match stats.expression(&kb, site, generation, &terms, fusion.max_term_share)? {
@@ -460,7 +483,7 @@ pub fn rank(
     fusion: &Fusion,
     mode: Mode,
 ) -> Result<Vec<Candidate>, IndexError> {
-    let lex = lexical(store, &engine.bm25, &engine.term_stats, site, q, fusion, mode)?;
+    let lex = lexical(store, &engine.bm25, &engine.term_stats, &engine.dictionaries, site, q, fusion, mode)?;
     let english = english.zip(engine.english.as_ref()).map(|(vector, e)| EnglishQuery { model: &e.fingerprint, vector });
     fuse(store, &engine.vectors, site, lex, query, english, q.depth, fusion, mode)
 }
