@@ -115,7 +115,7 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         Err(e) => checks.report("English model", Err(e.to_string())),
     }
     // Not a failure either: without dictionaries a question in another language is searched as it is.
-    let dictionaries = crate::knowledge::search::dictionary::Dictionaries::new(runtime::dictionaries_dir(&config.knowledge));
+    let dictionaries = crate::knowledge::search::dictionary::Dictionaries::new(crate::knowledge::search::dictionary::dir(&config.knowledge));
     match dictionaries.dir() {
         Some(dir) => {
             let read: Vec<String> =

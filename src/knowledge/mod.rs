@@ -201,7 +201,7 @@ impl Engine {
             bm25: Default::default(),
             embedder,
             term_stats: search::TermStats::default(),
-            dictionaries: search::dictionary::Dictionaries::new(embedding::runtime::dictionaries_dir(config)),
+            dictionaries: search::dictionary::Dictionaries::new(search::dictionary::dir(config)),
             fusion: Fusion::default(),
             searches: gate::Gate::new(search::vector::SEARCH_THREADS),
             queues,

@@ -50,7 +50,9 @@ fn exe_prefix() -> Option<PathBuf> {
     Some(exe.parent()?.parent()?.to_owned())
 }
 
-fn candidates(configured: Option<&Path>, installed: impl Fn(&Path) -> PathBuf, cached: impl Fn(&Path) -> PathBuf) -> Vec<PathBuf> {
+/// Where a file or directory may be: the configured path alone, else the installed layout next to the
+/// binary, then the installer's cache.
+pub(crate) fn candidates(configured: Option<&Path>, installed: impl Fn(&Path) -> PathBuf, cached: impl Fn(&Path) -> PathBuf) -> Vec<PathBuf> {
     if let Some(p) = configured {
         return vec![p.to_owned()];
     }
@@ -96,13 +98,3 @@ pub fn english_model_dir(config: &KnowledgeConfig) -> Result<Option<PathBuf>, Ru
     }
 }
 
-/// The bilingual dictionaries' directory (`search::dictionary`): the configured one, else the installed or
-/// cached one that holds them all; `None` when none is found (questions are then searched untranslated).
-pub fn dictionaries_dir(config: &KnowledgeConfig) -> Option<PathBuf> {
-    let paths = candidates(config.dictionaries_dir.as_deref(), |p| p.join("share/sitebot/dictionaries"), |c| c.join("dictionaries"));
-    if config.dictionaries_dir.is_some() {
-        return paths.into_iter().next();
-    }
-    let files = crate::knowledge::search::dictionary::files();
-    paths.into_iter().find(|p| files.iter().all(|f| p.join(f).is_file()))
-}

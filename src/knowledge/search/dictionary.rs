@@ -71,6 +71,18 @@ pub fn files() -> Vec<String> {
         .collect()
 }
 
+/// The dictionaries' directory: the configured one (`knowledge.dictionaries_dir`), else the installed or
+/// cached one that holds every file; `None` when none is found (questions are then searched untranslated).
+pub fn dir(config: &crate::config::KnowledgeConfig) -> Option<PathBuf> {
+    use crate::knowledge::embedding::runtime::candidates;
+    let paths = candidates(config.dictionaries_dir.as_deref(), |p| p.join("share/sitebot/dictionaries"), |c| c.join("dictionaries"));
+    if config.dictionaries_dir.is_some() {
+        return paths.into_iter().next();
+    }
+    let files = files();
+    paths.into_iter().find(|p| files.iter().all(|f| p.join(f).is_file()))
+}
+
 /// The languages questions are translated from.
 pub fn languages() -> impl Iterator<Item = &'static str> {
     SOURCES.iter().map(|(l, _)| *l)
