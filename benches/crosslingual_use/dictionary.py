@@ -5,6 +5,9 @@ the 240 English paragraphs, one e5 vector a paragraph. The dictionaries are thos
 Mueller dictd files, CC-CEDICT), read from $SITEBOT_CACHE_DIR/dictionaries (default ~/.cache/sitebot/dictionaries).
 Chinese questions are cut into words by jieba here (sitebot cuts them greedily by the dictionary's own words).
 
+`AR_ARTICLE=1` strips the Arabic article (and the conjunctions and prepositions written onto it) before
+stemming, as sitebot does.
+
 Run from the repository root with the venv of README.md here, plus `pip install snowballstemmer jieba`:
     target/crosslingual_use/venv/bin/python benches/crosslingual_use/dictionary.py ar,el,zh,ru,tr,es,de,hi
 """
@@ -91,9 +94,16 @@ def cedict():
     return out
 def strip_accents(s): return "".join(c for c in unicodedata.normalize("NFD", s) if unicodedata.category(c) != "Mn")
 AR_NORM = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ة": "ه", "ى": "ي", "ـ": None})
+ARTICLE = os.environ.get("AR_ARTICLE") == "1"
 def norm(l, w):
     w = w.lower()
-    if l == "ar": return strip_accents(w).translate(AR_NORM)
+    if l == "ar":
+        w = strip_accents(w).translate(AR_NORM)
+        if ARTICLE:
+            for p in ("وال", "فال", "بال", "كال", "لل", "ال"):
+                if w.startswith(p) and len(w) - len(p) >= 3:
+                    return w[len(p):]
+        return w
     if l == "el": return strip_accents(w)
     return w
 STEM = {"ar": "arabic", "el": "greek", "hi": "hindi", "de": "german", "ru": "russian", "tr": "turkish", "es": "spanish"}
