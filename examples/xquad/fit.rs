@@ -129,12 +129,24 @@ enum Model {
     /// Before this fit: the higher of the main model's score and sigmoid(1.37 cos + 115 lift - 6.14).
     Before,
     Fusion(Fusion),
+    /// `--bm25-feature` (an experiment): cross-lingual candidates by a logistic model over the five features
+    /// and the candidate's BM25 score over the question's best (stashed in `Candidate::score` by `normalized`);
+    /// weights then bias.
+    Six([f32; 7]),
 }
 
 impl Model {
     fn score(&self, c: &Candidate) -> f32 {
         match self {
             Model::Fusion(f) => f.score(c),
+            Model::Six(w) => {
+                if !c.cross_lingual {
+                    return Fusion::default().score(c);
+                }
+                let x = c.cross_features();
+                let z = (0..5).map(|i| w[i] * x[i]).sum::<f32>() + w[5] * c.score + w[6];
+                1.0 / (1.0 + (-z).exp())
+            }
             Model::Before => {
                 let main = Fusion::default().score(&Candidate { cross_lingual: false, ..c.clone() });
                 if c.cross_lingual { main.max(1.0 / (1.0 + (-(1.37 * c.cos + 115.0 * c.lift - 6.14)).exp())) } else { main }
@@ -146,6 +158,58 @@ impl Model {
 /// The best candidate under `model`: (its paragraph, its score).
 fn best(candidates: &[(Candidate, Option<usize>)], model: &Model) -> Option<(Option<usize>, f32)> {
     candidates.iter().map(|(c, p)| (*p, model.score(c))).max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The candidates with each one's BM25 score over the best of them in `Candidate::score` (`Model::Six`).
+fn normalized(candidates: &[(Candidate, Option<usize>)]) -> Vec<(Candidate, Option<usize>)> {
+    let best = candidates.iter().filter_map(|(c, _)| c.bm25).fold(0.0f64, f64::max);
+    candidates.iter().map(|(c, p)| (Candidate { score: if best > 0.0 { (c.bm25.unwrap_or(0.0) / best) as f32 } else { 0.0 }, ..c.clone() }, *p)).collect()
+}
+
+/// `--bm25-feature`: fits `Model::Six` on the training pairs' even articles and prints, per pair, what it
+/// answers on the held-out articles at each move of its bias.
+fn bm25_feature(pairs: &[Pair], unanswerable: f64) {
+    let held_out = |a: usize| a % 2 == 1;
+    let mut samples: Vec<([f32; 6], f32, f64)> = Vec::new();
+    let six = |c: &Candidate| {
+        let x = c.cross_features();
+        [x[0], x[1], x[2], x[3], x[4], c.score]
+    };
+    for pair in pairs.iter().filter(|p| p.train) {
+        for a in pair.asked.iter().filter(|a| !held_out(a.article)) {
+            for (c, p) in normalized(&a.candidates).iter().filter(|(c, _)| c.cross_lingual) {
+                let label = a.paragraph.is_some() && *p == a.paragraph;
+                samples.push((six(c), label as u8 as f32, if a.paragraph.is_some() { 1.0 } else { unanswerable }));
+            }
+            if a.paragraph.is_some() && pair.removable {
+                for (c, _) in normalized(&without(&a.candidates, &pair.article_of, a.article)).iter().filter(|(c, _)| c.cross_lingual) {
+                    samples.push((six(c), 0.0, unanswerable));
+                }
+            }
+        }
+    }
+    let w = super::common::logistic(&samples);
+    println!("six features (cos, lift, bm25 rank, dense rank, margin, bm25 / best): {w:?}");
+    for d in [-1.0f32, -0.75, -0.5, -0.25, 0.0, 0.25] {
+        let mut m = [0f32; 7];
+        m.iter_mut().zip(&w).for_each(|(m, w)| *m = *w as f32);
+        m[6] += d;
+        let model = Model::Six(m);
+        let mut line = format!("d={d:>5.2}");
+        let mut removed = Tally::default();
+        for pair in pairs {
+            let mut t = Tally::default();
+            for a in pair.asked.iter().filter(|a| held_out(a.article) || a.paragraph.is_none()) {
+                t.add(best(&normalized(&a.candidates), &model), a.paragraph);
+                if pair.removable && a.paragraph.is_some() && pair.name.contains("on en") && held_out(a.article) {
+                    removed.add(best(&normalized(&without(&a.candidates, &pair.article_of, a.article)), &model), None);
+                }
+            }
+            let answerable = pair.asked.iter().any(|a| a.paragraph.is_some());
+            line.push_str(&format!("  {}={}", pair.name.split(' ').next().unwrap_or(""), t.show(answerable)));
+        }
+        println!("{line}  removed={}", removed.show(false));
+    }
 }
 
 /// Logistic regression over the five cross-lingual features (`common::logistic`): weights then bias.
@@ -225,6 +289,9 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
                 }
             }
         }
+    }
+    if std::env::args().any(|a| a == "--bm25-feature") {
+        bm25_feature(pairs, unanswerable);
     }
     let w = logistic(&samples);
     let fitted =

@@ -13,7 +13,9 @@
 //! `--shift FILE` with `--fit` (the language-shift experiment of session 18, not built): a JSON object of
 //! per-language vectors, `mean(English questions) - mean(the language's)`, added to a question's vector on
 //! knowledge in another language. `--sweep-shipped` with `--fit`: the per-language table of what moving the
-//! bias trades is for the shipped cross-lingual model instead of the fitted one.
+//! bias trades is for the shipped cross-lingual model instead of the fitted one. `--bm25-feature` with
+//! `--fit` (an experiment, not built): also fits a cross-lingual model with a sixth feature, the candidate's
+//! BM25 score over the question's best, and prints what it answers per language at each move of its bias.
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
 //! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered).
