@@ -194,22 +194,32 @@ fn bm25_feature(pairs: &[Pair], unanswerable: f64) {
         let mut m = [0f32; 7];
         m.iter_mut().zip(&w).for_each(|(m, w)| *m = *w as f32);
         m[6] += d;
-        let model = Model::Six(m);
-        let mut line = format!("d={d:>5.2}");
-        let mut removed = Tally::default();
-        for pair in pairs {
-            let mut t = Tally::default();
-            for a in pair.asked.iter().filter(|a| held_out(a.article) || a.paragraph.is_none()) {
-                t.add(best(&normalized(&a.candidates), &model), a.paragraph);
-                if pair.removable && a.paragraph.is_some() && pair.name.contains("on en") && held_out(a.article) {
-                    removed.add(best(&normalized(&without(&a.candidates, &pair.article_of, a.article)), &model), None);
-                }
-            }
-            let answerable = pair.asked.iter().any(|a| a.paragraph.is_some());
-            line.push_str(&format!("  {}={}", pair.name.split(' ').next().unwrap_or(""), t.show(answerable)));
-        }
-        println!("{line}  removed={}", removed.show(false));
+        per_pair(pairs, d, &Model::Six(m), normalized);
     }
+}
+
+/// A candidate with its paragraph (`None`: another article's or none).
+type Ranked = (Candidate, Option<usize>);
+
+/// One line of what `model` answers, per pair, on the held-out articles (off-topic: all), and the pooled
+/// share answered of questions on English knowledge with their article removed; `prepare` readies each
+/// question's candidates for the model.
+fn per_pair(pairs: &[Pair], d: f32, model: &Model, prepare: fn(&[Ranked]) -> Vec<Ranked>) {
+    let held_out = |a: usize| a % 2 == 1;
+    let mut line = format!("d={d:>5.2}");
+    let mut removed = Tally::default();
+    for pair in pairs {
+        let mut t = Tally::default();
+        for a in pair.asked.iter().filter(|a| held_out(a.article) || a.paragraph.is_none()) {
+            t.add(best(&prepare(&a.candidates), model), a.paragraph);
+            if pair.removable && a.paragraph.is_some() && pair.name.contains("on en") && held_out(a.article) {
+                removed.add(best(&prepare(&without(&a.candidates, &pair.article_of, a.article)), model), None);
+            }
+        }
+        let answerable = pair.asked.iter().any(|a| a.paragraph.is_some());
+        line.push_str(&format!("  {}={}", pair.name.split(' ').next().unwrap_or(""), t.show(answerable)));
+    }
+    println!("{line}  removed={}", removed.show(false));
 }
 
 /// Logistic regression over the five cross-lingual features (`common::logistic`): weights then bias.
@@ -333,21 +343,7 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     // `--sweep-shipped`: the shipped model's bias moved instead of the fitted one's.
     let swept = if std::env::args().any(|a| a == "--sweep-shipped") { shipped.cross } else { fitted };
     for d in [-0.75f32, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0] {
-        let model = Model::Fusion(Fusion { cross: CrossLingual { bias: swept.bias + d, ..swept }, ..shipped });
-        let mut line = format!("d={d:>5.2}");
-        let mut removed = Tally::default();
-        for pair in pairs {
-            let mut t = Tally::default();
-            for a in pair.asked.iter().filter(|a| held_out(a.article) || a.paragraph.is_none()) {
-                t.add(best(&a.candidates, &model), a.paragraph);
-                if pair.removable && a.paragraph.is_some() && pair.name.contains("on en") && held_out(a.article) {
-                    removed.add(best(&without(&a.candidates, &pair.article_of, a.article), &model), None);
-                }
-            }
-            let answerable = pair.asked.iter().any(|a| a.paragraph.is_some());
-            line.push_str(&format!("  {}={}", pair.name.split(' ').next().unwrap_or(""), t.show(answerable)));
-        }
-        println!("{line}  removed={}", removed.show(false));
+        per_pair(pairs, d, &Model::Fusion(Fusion { cross: CrossLingual { bias: swept.bias + d, ..swept }, ..shipped }), |c| c.to_vec());
     }
     // What moving the bias would trade: answered share of the answerable against that of the others.
     println!("fitted with its bias moved by d (held-out articles; off-topic: all):");

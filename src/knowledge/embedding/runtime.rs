@@ -97,4 +97,3 @@ pub fn english_model_dir(config: &KnowledgeConfig) -> Result<Option<PathBuf>, Ru
         None => Ok(None),
     }
 }
-

@@ -217,6 +217,14 @@ pub fn question_terms(question: &str, langs: &[&str]) -> Vec<String> {
     out
 }
 
+/// Adds the terms of `text` in `lang` to a question's `terms` as `question_terms` makes them (distinct, no
+/// stopword, none over [`MAX_TERM_BYTES`]), at most `more` of them: a question's words translated into
+/// `lang` (`dictionary`).
+pub fn push_question_terms(lang: &str, text: &str, more: usize, terms: &mut Vec<String>) {
+    let max = terms.len().saturating_add(more);
+    push_terms(lang, text, stopwords(lang), max, MAX_TERM_BYTES, terms);
+}
+
 fn push_terms(lang: &str, text: &str, stop: &[&str], max_terms: usize, max_bytes: usize, out: &mut Vec<String>) {
     for t in analyze(lang, text) {
         if out.len() >= max_terms {

@@ -453,13 +453,7 @@ pub fn lexical(
     // A question in another language than the site's English documents: its words' English translations
     // are searched too (`dictionary`), as the documents' analysis holds them.
     if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
-        for word in dictionaries.translate(l, question) {
-            for t in analysis::index_terms("en", &word) {
-                if !terms.contains(&t) {
-                    terms.push(t);
-                }
-            }
-        }
+        analysis::push_question_terms("en", &dictionaries.translate(l, question).join(" "), dictionary::MAX_WORDS, &mut terms);
     }
     let hits = match bm25.at(store, site, generation) {
         Some(index) => index.search(&terms, fusion.heading_weight, depth),
