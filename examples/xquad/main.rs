@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release && cargo run --release --example xquad [-- --eval DIR --bin target/release/sitebot]
-//! cargo run --release --example xquad -- --fit [--unanswerable-weight W]   # fit `search::CrossLingual`
+//! cargo run --release --example xquad -- --fit [--unanswerable-weight W]   # fit `search::Translated`
 //! ```
 //! `--fit` with `--more DIR` adds those languages' questions on the English knowledge to the report, and
 //! those named in `--fit-langs ar,ru,...` to the fit.
@@ -13,9 +13,7 @@
 //! `--shift FILE` with `--fit` (the language-shift experiment of session 18, not built): a JSON object of
 //! per-language vectors, `mean(English questions) - mean(the language's)`, added to a question's vector on
 //! knowledge in another language. `--sweep-shipped` with `--fit`: the per-language table of what moving the
-//! bias trades is for the shipped cross-lingual model instead of the fitted one. `--bm25-feature` with
-//! `--fit` (an experiment, not built): also fits a cross-lingual model with a sixth feature, the candidate's
-//! BM25 score over the question's best, and prints what it answers per language at each move of its bias.
+//! bias trades is for the shipped translated questions' model instead of the fitted one.
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
 //! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered).

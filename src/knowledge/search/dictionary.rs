@@ -14,7 +14,8 @@
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
 //! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
-//! words, its dictionaries' first. Reading all seven raises a process's peak memory by about 72 MB.
+//! words, those ranked first in their entries (`Builder`). Reading all seven raises a process's peak memory
+//! by about 72 MB.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -23,8 +24,9 @@ use std::sync::{Arc, OnceLock};
 
 use crate::knowledge::search::analysis;
 
-/// English words kept per source word: a word's first senses (dictionaries list the common ones first). On
-/// XQuAD-R the first four found as much as all senses weighted by their count (within a point).
+/// English words kept per source word: those ranked first in their entries (dictionaries list the common
+/// senses first). On XQuAD-R the first four found as much as all senses weighted by their count (within a
+/// point).
 pub const SENSES: usize = 4;
 
 /// English words a question adds at most (each is a term BM25 walks).
@@ -41,8 +43,8 @@ enum Source {
     /// A FreeDict dictd pair from English to the language, read backwards: each one-word translation
     /// leads to its English headword.
     Backward(&'static str),
-    /// Mueller's English-Russian dictd pair, read backwards: every Russian word of an entry leads to its
-    /// English headword.
+    /// Mueller's English-Russian dictd pair, read backwards: each one-word Russian translation of an entry
+    /// (`mueller_translations`) leads to its English headword.
     Mueller(&'static str),
     /// CC-CEDICT (gzip): simplified Chinese words to English.
     Cedict(&'static str),
@@ -144,21 +146,29 @@ impl Dictionary {
     }
 }
 
-/// Builds a dictionary entry by entry, keeping each key's first `SENSES` distinct English words.
+/// A translation's rank in its entry and its English word's id.
+type Sense = (u32, u32);
+
+/// Builds a dictionary entry by entry, keeping each key's `SENSES` distinct English words of the best
+/// rank: a translation's place in its entry (0 the first), so that a word's first translation in one
+/// entry outranks its fourth in another whatever their order in the file (the backward dictionaries
+/// list a Russian or Spanish word under many English headwords, in alphabetical order).
 #[derive(Default)]
 struct Builder {
-    words: HashMap<Box<str>, Vec<u32>>,
+    /// Per key: at most `SENSES`, in the order added.
+    words: HashMap<Box<str>, Vec<Sense>>,
     english: Vec<Box<str>>,
     ids: HashMap<Box<str>, u32>,
 }
 
 impl Builder {
-    fn add(&mut self, key: &str, english: &str) {
+    fn add(&mut self, key: &str, english: &str, rank: u32) {
         if key.is_empty() || english.is_empty() {
             return;
         }
         let senses = self.words.entry(key.into()).or_default();
-        if senses.len() >= SENSES {
+        let worst = senses.iter().enumerate().max_by_key(|(i, (r, _))| (*r, *i)).map(|(i, (r, _))| (i, *r));
+        if senses.len() >= SENSES && worst.is_none_or(|(_, r)| r <= rank) {
             return;
         }
         let id = match self.ids.get(english) {
@@ -170,19 +180,25 @@ impl Builder {
                 id
             }
         };
-        if !senses.contains(&id) {
-            senses.push(id);
+        if let Some(sense) = senses.iter_mut().find(|(_, i)| *i == id) {
+            sense.0 = sense.0.min(rank);
+        } else if senses.len() < SENSES {
+            senses.push((rank, id));
+        } else if let Some((i, _)) = worst {
+            senses.remove(i);
+            senses.push((rank, id));
         }
     }
 
     fn finish(self) -> Dictionary {
-        let mut words: Vec<(Box<str>, Vec<u32>)> = self.words.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+        let mut words: Vec<(Box<str>, Vec<Sense>)> = self.words.into_iter().filter(|(_, v)| !v.is_empty()).collect();
         words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let (mut keys, mut entries, mut senses) = (String::new(), Vec::with_capacity(words.len() + 1), Vec::new());
-        for (key, ids) in words {
+        for (key, mut ranked) in words {
             entries.push((keys.len() as u32, senses.len() as u32));
             keys.push_str(&key);
-            senses.extend(ids);
+            ranked.sort_by_key(|(rank, _)| *rank);
+            senses.extend(ranked.into_iter().map(|(_, id)| id));
         }
         entries.push((keys.len() as u32, senses.len() as u32));
         let (mut english, mut english_starts) = (String::new(), Vec::with_capacity(self.english.len() + 1));
@@ -359,19 +375,15 @@ pub fn load(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
                     return; // phrases: a question's words are looked up one by one
                 }
                 let key = key(lang, headword);
-                for line in translation_lines(body) {
-                    english_words(line).for_each(|e| b.add(&key, &e));
+                for (rank, e) in translation_lines(body).flat_map(english_words).enumerate() {
+                    b.add(&key, &e, rank as u32);
                 }
             })?,
             Source::Backward(name) => dictd(dir, name, |headword, body| {
                 let english: Vec<String> = english_words(headword).collect();
-                for line in translation_lines(body) {
-                    for piece in strip_brackets(line).split([',', ';']) {
-                        let piece = piece.trim().replace('~', " ");
-                        if !piece.is_empty() && !piece.contains(' ') {
-                            english.iter().for_each(|e| b.add(&key(lang, &piece), e));
-                        }
-                    }
+                let pieces = translation_lines(body).flat_map(|line| strip_brackets(line).split([',', ';']).map(|p| p.trim().replace('~', " ")).collect::<Vec<_>>());
+                for (rank, piece) in pieces.filter(|p| !p.is_empty() && !p.contains(' ')).enumerate() {
+                    english.iter().for_each(|e| b.add(&key(lang, &piece), e, rank as u32));
                 }
             })?,
             Source::Mueller(name) => dictd(dir, name, |headword, body| {
@@ -379,12 +391,8 @@ pub fn load(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
                     return;
                 }
                 let english: Vec<String> = english_words(headword).collect();
-                let text = strip_brackets(body.split_once('\n').map_or("", |(_, rest)| rest));
-                // Grammar and usage labels start with '_' ("_a.", "_разг."): not translations.
-                for word in text.split_whitespace().filter(|w| !w.starts_with('_')).flat_map(|w| w.split(|c: char| !c.is_alphabetic())) {
-                    if word.chars().count() > 2 && word.chars().all(|c| matches!(c, 'а'..='я' | 'А'..='Я' | 'ё' | 'Ё')) {
-                        english.iter().for_each(|e| b.add(&key(lang, word), e));
-                    }
+                for (rank, word) in mueller_translations(body.split_once('\n').map_or("", |(_, rest)| rest)).iter().enumerate() {
+                    english.iter().for_each(|e| b.add(&key(lang, word), e, rank as u32));
                 }
             })?,
             Source::Cedict(name) => {
@@ -395,18 +403,38 @@ pub fn load(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
                     let mut fields = line.splitn(3, ' ');
                     let (Some(_traditional), Some(simplified), Some(rest)) = (fields.next(), fields.next(), fields.next()) else { continue };
                     let Some((_, senses)) = rest.split_once('/') else { continue };
-                    for sense in senses.split('/') {
-                        let s = sense.trim();
-                        if s.is_empty() || s.starts_with("CL:") || s.contains("variant of") || s.starts_with("see ") || s.starts_with("surname ") || s.starts_with("used in") {
-                            continue;
-                        }
-                        english_words(s).for_each(|e| b.add(simplified, &e));
+                    let kept = senses.split('/').map(str::trim).filter(|s| {
+                        !(s.is_empty() || s.starts_with("CL:") || s.contains("variant of") || s.starts_with("see ") || s.starts_with("surname ") || s.starts_with("used in"))
+                    });
+                    for (rank, e) in kept.flat_map(english_words).enumerate() {
+                        b.add(simplified, &e, rank as u32);
                     }
                 }
             }
         }
     }
     Ok(b.finish())
+}
+
+/// The one-word translations of a Mueller entry's text, in order: the pieces between `;`, `,` and sense
+/// numbers ("1)", "2.", "а)"), brackets and grammar or usage labels ("_n.", "_разг.") removed, that are one
+/// Russian word. A piece of several words is an example or a phrase ("at any price любой ценой", "из года в
+/// год"), skipped whole: its Russian words translate the phrase, not the headword.
+fn mueller_translations(text: &str) -> Vec<String> {
+    let is_marker = |t: &str| {
+        let Some(n) = t.strip_suffix([')', '.']) else { return false };
+        !n.is_empty() && (n.chars().all(|c| c.is_ascii_digit()) || (n.chars().count() == 1 && n.chars().all(|c| matches!(c, 'а'..='я'))))
+    };
+    let marked: Vec<&str> = text.split_whitespace().map(|t| if is_marker(t) { ";" } else { t }).collect();
+    let text = strip_brackets(&marked.join(" "));
+    text.split([';', ','])
+        .filter_map(|piece| {
+            let mut words = piece.split_whitespace().filter(|w| !w.starts_with('_'));
+            let word = words.next()?;
+            let one_russian = words.next().is_none() && word.chars().count() > 2 && word.chars().all(|c| matches!(c, 'а'..='я' | 'А'..='Я' | 'ё' | 'Ё'));
+            one_russian.then(|| word.to_owned())
+        })
+        .collect()
 }
 
 /// A dictd entry's translation lines: after the headword line, up to the first blank line, without notes,
@@ -561,8 +589,8 @@ mod tests {
         );
         let d = load(dir.path(), "de").unwrap();
         // "Zahnaufhellungen" stems as "Zahnaufhellung" does; the two entries of "kosten" share the key, and
-        // its first four words are kept.
-        assert_eq!(translate(&d, "de", "Was kosten Zahnaufhellungen?"), ["cost", "priced", "costs", "charges", "tooth", "whitening", "dental", "bleaching"]);
+        // four words are kept, each entry's first before either's second.
+        assert_eq!(translate(&d, "de", "Was kosten Zahnaufhellungen?"), ["cost", "costs", "priced", "charges", "tooth", "whitening", "dental", "bleaching"]);
         // Phrases are not keys; notes, brackets and stopwords ("be") are no translations.
         assert!(translate(&d, "de", "guten Tag").is_empty());
     }
@@ -589,6 +617,26 @@ mod tests {
         let ru = load(dir.path(), "ru").unwrap();
         assert_eq!(translate(&ru, "ru", "Какая цена?"), ["price"]);
         assert_eq!(translate(&ru, "ru", "Какая стоимость?"), ["price"]);
+    }
+
+    #[test]
+    fn a_mueller_entrys_translations_leave_its_examples_and_labels_out_and_rank_first_senses_first() {
+        let price = "[praɪs]\n   1. _n.\n      1) цена; above (или beyond, without) price бесценный; at a price по\n      дорогой цене\n      2) ценность\n      3) цена, жертва; at any price любой ценой\n   2. _v. назначать цену, оценивать\n";
+        assert_eq!(mueller_translations(price), ["цена", "ценность", "цена", "жертва", "оценивать"]);
+        // "год" is the first translation of "year" and an example's word under "annual": year ranks first,
+        // though "annual" comes first in the file.
+        let dir = tempfile::tempdir().unwrap();
+        write_dictd(
+            dir.path(),
+            "mueller7",
+            &[
+                ("annual", "annual\n   _a. 1) ежегодный; annual income годовой доход; once a year раз в год\n"),
+                ("anniversary", "anniversary\n   _n. годовщина; один раз; год\n"),
+                ("year", "year\n   _n. 1) год; year by year каждый год\n"),
+            ],
+        );
+        let ru = load(dir.path(), "ru").unwrap();
+        assert_eq!(translate(&ru, "ru", "Какой год?"), ["year", "anniversary"]);
     }
 
     #[test]
