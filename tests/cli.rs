@@ -626,3 +626,35 @@ fn the_demo_prints_its_real_address_a_console_link_and_serves_a_page_with_the_wi
     let server = serve(dir.path());
     assert_eq!(c.get(format!("https://127.0.0.1:{}/demo/", server.port)).send().unwrap().status(), 404);
 }
+
+#[test]
+fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
+    let cache = sitebot::knowledge::embedding::runtime::cache_dir().expect("a cache directory").join("dictionaries");
+    let dicts = tempfile::tempdir().unwrap();
+    for f in sitebot::knowledge::search::dictionary::files() {
+        std::fs::copy(cache.join(&f), dicts.path().join(&f)).unwrap_or_else(|e| panic!("{f} (run ./install.sh --deps-only): {e}"));
+    }
+    let data = tempfile::tempdir().unwrap();
+    let doctor = || {
+        let out = run(sitebot(data.path()).env("SITEBOT_KNOWLEDGE__DICTIONARIES_DIR", dicts.path()).arg("doctor"));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        stdout.lines().filter(|l| l.contains("dictionaries")).map(str::to_owned).collect::<Vec<_>>()
+    };
+    let before = doctor();
+    assert!(before[0].starts_with("ok") && before[0].contains("de 212974,") && !before[0].contains("packed"), "{before:?}");
+    assert!(before.iter().any(|l| l.starts_with("note") && l.contains("pack-dictionaries")), "{before:?}");
+
+    let packed = run_ok(sitebot(data.path()).args(["pack-dictionaries", "--dir"]).arg(dicts.path()));
+    assert_eq!(packed.lines().filter(|l| l.starts_with("packed ")).count(), 7, "{packed}");
+    assert!(packed.contains("packed de: 212974 words, 7.8 MB"), "{packed}");
+    let after = doctor();
+    assert!(after[0].contains("de 212974 packed") && after[0].contains("zh 114864 packed"), "{after:?}");
+    assert_eq!(after.len(), 1, "no note once all are packed: {after:?}");
+
+    // A directory without them: an error naming the files, and nothing written.
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(sitebot(data.path()).args(["pack-dictionaries", "--dir"]).arg(empty.path()));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("freedict-deu-eng.index"), "{out:?}");
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
+}

@@ -118,8 +118,10 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     let dictionaries = crate::knowledge::search::dictionary::Dictionaries::new(crate::knowledge::search::dictionary::dir(&config.knowledge));
     match dictionaries.dir() {
         Some(dir) => {
-            let read: Vec<String> =
-                crate::knowledge::search::dictionary::languages().filter_map(|l| dictionaries.get(l).map(|d| format!("{l} {}", d.len()))).collect();
+            use crate::knowledge::search::dictionary::{is_packed, languages};
+            let read: Vec<String> = languages()
+                .filter_map(|l| dictionaries.get(l).map(|d| format!("{l} {}{}", d.len(), if is_packed(dir, l) { " packed" } else { "" })))
+                .collect();
             checks.report(
                 "dictionaries",
                 if read.is_empty() {
@@ -128,6 +130,12 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
                     Ok(format!("{}: words of {} translated into English for questions on English knowledge", dir.display(), read.join(", ")))
                 },
             );
+            if languages().any(|l| !is_packed(dir, l)) {
+                println!(
+                    "note  dictionaries: not all packed; the server reads those from their sources, slower and with more memory (run `sitebot pack-dictionaries --dir {}`)",
+                    dir.display()
+                );
+            }
         }
         None => println!(
             "note  dictionaries: not found next to the binary or in the install cache; questions in another language than the knowledge's are searched untranslated (run ./install.sh)"
@@ -183,5 +191,21 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
         anyhow::bail!("{} check(s) failed", checks.failed);
     }
     println!("all checks passed");
+    Ok(())
+}
+
+/// `sitebot pack-dictionaries`: writes each language's dictionary packed beside its sources
+/// (`dictionary::pack`).
+pub fn pack_dictionaries(config: &Config, dir: Option<std::path::PathBuf>) -> anyhow::Result<()> {
+    use crate::knowledge::search::dictionary;
+    let dir = dir.or_else(|| dictionary::dir(&config.knowledge)).ok_or_else(|| {
+        anyhow::anyhow!("no dictionaries found next to the binary or in the install cache (run ./install.sh, or give --dir)")
+    })?;
+    let packed = dictionary::pack(&dir)?;
+    anyhow::ensure!(!packed.is_empty(), "no dictionary's files are all in {} (expected {})", dir.display(), dictionary::files().join(", "));
+    for (lang, words, bytes) in packed {
+        println!("packed {lang}: {words} words, {:.1} MB", bytes as f64 / 1e6);
+    }
+    println!("in {}", dir.display());
     Ok(())
 }

@@ -111,6 +111,12 @@ pub enum Command {
     },
     /// Check every prerequisite (runtime, model, data directory, certificate, database) and the replica's lag
     Doctor,
+    /// Pack the bilingual dictionaries for the server to read in one go (install.sh runs it)
+    PackDictionaries {
+        /// The dictionaries' directory [default: the one the server finds]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Manage sites (tenants)
     Site {
         #[command(subcommand)]
@@ -236,6 +242,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Knowledge { command } => knowledge::run(command, &config, &data_dir),
         Command::Cluster { command } => transfer::run_cluster(command, &config, &data_dir),
         Command::Doctor => doctor::run(&config, &data_dir),
+        Command::PackDictionaries { dir } => doctor::pack_dictionaries(&config, dir),
         Command::Webhooks { command } => webhooks::run(command, &config, &data_dir),
         Command::Leads { command } => leads::run(command, &config, &data_dir),
         Command::User { command } => user::run(command, &config, &data_dir),

@@ -14,13 +14,18 @@
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
 //! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
-//! words, those ranked first in their entries (`Builder`). Reading all seven raises a process's peak memory
-//! by about 72 MB.
+//! words, those ranked first in their entries (`Builder`). `sitebot pack-dictionaries` (`pack`, which
+//! `install.sh` runs) writes each language's dictionary packed beside its sources, and a server reads that
+//! file in one go: all seven raise a process's peak memory by 15 MB packed, by 44 MB built from the dictd
+//! files (docs/performance.md, "Dictionaries").
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+use hashbrown::HashTable;
 
 use crate::knowledge::search::analysis;
 
@@ -61,11 +66,16 @@ const SOURCES: &[(&str, &[Source])] = &[
     ("zh", &[Source::Cedict("cedict_1_0_ts_utf-8_mdbg.txt.gz")]),
 ];
 
-/// The files `install.sh` puts in the dictionaries' directory.
+/// The files `install.sh` puts in the dictionaries' directory (besides the packed ones, `pack`).
 pub fn files() -> Vec<String> {
-    SOURCES
+    languages().flat_map(source_files).collect()
+}
+
+/// The files `lang`'s dictionary is read from.
+fn source_files(lang: &str) -> Vec<String> {
+    let sources = SOURCES.iter().find(|(l, _)| *l == lang).map(|(_, s)| *s).unwrap_or_default();
+    sources
         .iter()
-        .flat_map(|(_, s)| s.iter())
         .flat_map(|s| match s {
             Source::Forward(n) | Source::Backward(n) | Source::Mueller(n) => vec![format!("{n}.index"), format!("{n}.dict.dz")],
             Source::Cedict(n) => vec![n.to_string()],
@@ -115,6 +125,11 @@ impl Dictionary {
         self.len() == 0
     }
 
+    /// The bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.keys.len() + self.entries.len() * 8 + self.senses.len() * 4 + self.english.len() + self.english_starts.len() * 4
+    }
+
     fn key(&self, i: usize) -> &str {
         &self.keys[self.entries[i].0 as usize..self.entries[i + 1].0 as usize]
     }
@@ -149,16 +164,54 @@ impl Dictionary {
 /// A translation's rank in its entry and its English word's id.
 type Sense = (u32, u32);
 
+/// Strings kept once each, one after another in one string, found by a hash table of their ids: a
+/// dictionary's 213,000 German keys in about 4 MB, where a hash map of boxed strings took several times that
+/// while it was built (and the allocator kept much of it after).
+#[derive(Default)]
+struct Interner {
+    text: String,
+    /// Where each string starts in `text`; it ends where the next starts (or at the end).
+    starts: Vec<u32>,
+    table: HashTable<u32>,
+    hasher: RandomState,
+}
+
+impl Interner {
+    fn get(&self, id: u32) -> &str {
+        let start = self.starts[id as usize] as usize;
+        let end = self.starts.get(id as usize + 1).map_or(self.text.len(), |&e| e as usize);
+        &self.text[start..end]
+    }
+
+    /// `s`'s id, and whether it is new.
+    fn intern(&mut self, s: &str) -> (u32, bool) {
+        let hash = self.hasher.hash_one(s);
+        let (text, starts, hasher) = (&self.text, &self.starts, &self.hasher);
+        let get = |id: u32| {
+            let start = starts[id as usize] as usize;
+            &text[start..starts.get(id as usize + 1).map_or(text.len(), |&e| e as usize)]
+        };
+        if let Some(&id) = self.table.find(hash, |&id| get(id) == s) {
+            return (id, false);
+        }
+        let id = self.starts.len() as u32;
+        self.table.insert_unique(hash, id, |&id| hasher.hash_one(get(id)));
+        self.starts.push(self.text.len() as u32);
+        self.text.push_str(s);
+        (id, true)
+    }
+}
+
 /// Builds a dictionary entry by entry, keeping each key's `SENSES` distinct English words of the best
 /// rank: a translation's place in its entry (0 the first), so that a word's first translation in one
 /// entry outranks its fourth in another whatever their order in the file (the backward dictionaries
 /// list a Russian or Spanish word under many English headwords, in alphabetical order).
 #[derive(Default)]
 struct Builder {
-    /// Per key: at most `SENSES`, in the order added.
-    words: HashMap<Box<str>, Vec<Sense>>,
-    english: Vec<Box<str>>,
-    ids: HashMap<Box<str>, u32>,
+    keys: Interner,
+    /// Per key id: at most `SENSES`, in the order added, and how many.
+    senses: Vec<([Sense; SENSES], u8)>,
+    english: Interner,
 }
 
 impl Builder {
@@ -166,52 +219,48 @@ impl Builder {
         if key.is_empty() || english.is_empty() {
             return;
         }
-        let senses = self.words.entry(key.into()).or_default();
-        let worst = senses.iter().enumerate().max_by_key(|(i, (r, _))| (*r, *i)).map(|(i, (r, _))| (i, *r));
-        if senses.len() >= SENSES && worst.is_none_or(|(_, r)| r <= rank) {
+        let (k, new) = self.keys.intern(key);
+        if new {
+            self.senses.push(([(0, 0); SENSES], 0));
+        }
+        let (slots, n) = &mut self.senses[k as usize];
+        let held = &mut slots[..*n as usize];
+        let worst = held.iter().enumerate().max_by_key(|(i, (r, _))| (*r, *i)).map(|(i, (r, _))| (i, *r));
+        if held.len() >= SENSES && worst.is_none_or(|(_, r)| r <= rank) {
             return;
         }
-        let id = match self.ids.get(english) {
-            Some(&id) => id,
-            None => {
-                let id = self.english.len() as u32;
-                self.english.push(english.into());
-                self.ids.insert(english.into(), id);
-                id
-            }
-        };
-        if let Some(sense) = senses.iter_mut().find(|(_, i)| *i == id) {
+        let (id, _) = self.english.intern(english);
+        if let Some(sense) = held.iter_mut().find(|(_, i)| *i == id) {
             sense.0 = sense.0.min(rank);
-        } else if senses.len() < SENSES {
-            senses.push((rank, id));
+        } else if (*n as usize) < SENSES {
+            slots[*n as usize] = (rank, id);
+            *n += 1;
         } else if let Some((i, _)) = worst {
-            senses.remove(i);
-            senses.push((rank, id));
+            slots[i..].rotate_left(1);
+            slots[SENSES - 1] = (rank, id);
         }
     }
 
     fn finish(self) -> Dictionary {
-        let mut words: Vec<(Box<str>, Vec<Sense>)> = self.words.into_iter().filter(|(_, v)| !v.is_empty()).collect();
-        words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let (mut keys, mut entries, mut senses) = (String::new(), Vec::with_capacity(words.len() + 1), Vec::new());
-        for (key, mut ranked) in words {
+        let mut order: Vec<u32> = (0..self.senses.len() as u32).collect();
+        order.sort_unstable_by(|a, b| self.keys.get(*a).cmp(self.keys.get(*b)));
+        let (mut keys, mut entries, mut senses) = (String::with_capacity(self.keys.text.len()), Vec::with_capacity(order.len() + 1), Vec::new());
+        for k in order {
             entries.push((keys.len() as u32, senses.len() as u32));
-            keys.push_str(&key);
+            keys.push_str(self.keys.get(k));
+            let (slots, n) = self.senses[k as usize];
+            let mut ranked = slots[..n as usize].to_vec();
             ranked.sort_by_key(|(rank, _)| *rank);
             senses.extend(ranked.into_iter().map(|(_, id)| id));
         }
         entries.push((keys.len() as u32, senses.len() as u32));
-        let (mut english, mut english_starts) = (String::new(), Vec::with_capacity(self.english.len() + 1));
-        for word in &self.english {
-            english_starts.push(english.len() as u32);
-            english.push_str(word);
-        }
-        english_starts.push(english.len() as u32);
+        let mut english_starts = self.english.starts;
+        english_starts.push(self.english.text.len() as u32);
         Dictionary {
             keys: keys.into(),
             entries: entries.into(),
             senses: senses.into(),
-            english: english.into(),
+            english: self.english.text.into(),
             english_starts: english_starts.into(),
         }
     }
@@ -363,8 +412,175 @@ pub enum DictionaryError {
     Format(PathBuf, String),
 }
 
-/// Reads `lang`'s dictionaries from `dir`.
+/// Reads `lang`'s dictionary from `dir`: its packed file (`pack`) when it was made from these very sources,
+/// else its sources.
 pub fn load(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
+    let packed = dir.join(packed_name(lang));
+    if packed.is_file() {
+        match read_packed(&packed, fingerprint(dir, lang)?) {
+            Ok(d) => return Ok(d),
+            Err(e) => tracing::warn!(lang, error = %e, "packed dictionary not used: read from its sources"),
+        }
+    }
+    build(dir, lang)
+}
+
+/// The packed file of `lang`'s dictionary.
+fn packed_name(lang: &str) -> String {
+    format!("{lang}.packed")
+}
+
+/// Whether `lang`'s dictionary in `dir` has a packed file made from its sources as they are (`pack`).
+pub fn is_packed(dir: &Path, lang: &str) -> bool {
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(dir.join(packed_name(lang))).and_then(|mut f| f.read_exact(&mut head));
+    read.is_ok() && &head[..8] == PACK_MAGIC && fingerprint(dir, lang).is_ok_and(|f| head[8..] == f.to_le_bytes())
+}
+
+/// Builds every language's dictionary from its sources in `dir` and writes it there packed, so that a server
+/// reads it in one go: German's 213,000 keys are 7.8 MB to read, where building them from the dictd files
+/// raised the process's peak memory by 39 MB. `install.sh` runs it (`sitebot pack-dictionaries`). Returns
+/// each language packed with its keys and bytes; a language whose sources are not all there is left out.
+pub fn pack(dir: &Path) -> Result<Vec<(&'static str, usize, usize)>, DictionaryError> {
+    let mut out = Vec::new();
+    for lang in languages().filter(|l| source_files(l).iter().all(|f| dir.join(f).is_file())) {
+        let d = build(dir, lang)?;
+        let path = dir.join(packed_name(lang));
+        let tmp = dir.join(format!(".{}.tmp", packed_name(lang)));
+        let io = |e| DictionaryError::Io(path.clone(), e);
+        std::fs::write(&tmp, d.to_bytes(fingerprint(dir, lang)?)).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(io)?;
+        out.push((lang, d.len(), d.bytes()));
+    }
+    Ok(out)
+}
+
+/// What a packed file was made from: the reading's `PACK_VERSION` and the sources' names and sizes
+/// (FNV-1a, stable across builds), so that new sources or a new way of reading them are never hidden by an
+/// old packed file.
+fn fingerprint(dir: &Path, lang: &str) -> Result<u64, DictionaryError> {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| bytes.iter().for_each(|b| hash = (hash ^ *b as u64).wrapping_mul(0x0100_0000_01b3));
+    eat(&PACK_VERSION.to_le_bytes());
+    eat(&(SENSES as u32).to_le_bytes());
+    for name in source_files(lang) {
+        let path = dir.join(&name);
+        let size = std::fs::metadata(&path).map_err(|e| DictionaryError::Io(path, e))?.len();
+        eat(name.as_bytes());
+        eat(&size.to_le_bytes());
+    }
+    Ok(hash)
+}
+
+/// Raise it whenever the sources are read differently: packed files made before are then read from their
+/// sources again until `pack` runs.
+const PACK_VERSION: u32 = 1;
+const PACK_MAGIC: &[u8; 8] = b"SBDICT1\n";
+
+impl Dictionary {
+    /// The packed file: magic, fingerprint, the five parts' lengths, then the parts (numbers little-endian).
+    fn to_bytes(&self, fingerprint: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.bytes());
+        out.extend_from_slice(PACK_MAGIC);
+        out.extend_from_slice(&fingerprint.to_le_bytes());
+        for n in [self.keys.len(), self.entries.len(), self.senses.len(), self.english.len(), self.english_starts.len()] {
+            out.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+        out.extend_from_slice(self.keys.as_bytes());
+        self.entries.iter().for_each(|(k, s)| {
+            out.extend_from_slice(&k.to_le_bytes());
+            out.extend_from_slice(&s.to_le_bytes());
+        });
+        self.senses.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+        out.extend_from_slice(self.english.as_bytes());
+        self.english_starts.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+        out
+    }
+
+    /// Reads a packed file part by part into its final buffers (so reading takes no more memory than the
+    /// dictionary), checking every offset it holds: a damaged file is an error, never a panic at a lookup.
+    fn read_from(mut r: impl Read, fingerprint: u64) -> Result<Dictionary, String> {
+        let mut magic = [0u8; 8];
+        r.read_exact(&mut magic).map_err(io)?;
+        if &magic != PACK_MAGIC {
+            return Err("not a packed dictionary".into());
+        }
+        if read_u64(&mut r)? != fingerprint {
+            return Err("made from other sources or by another version".into());
+        }
+        let mut lens = [0usize; 5];
+        for l in &mut lens {
+            // Never more than a packed file holds: a damaged length must not allocate gigabytes.
+            *l = usize::try_from(read_u64(&mut r)?).ok().filter(|&l| l <= MAX_PACKED_BYTES).ok_or("a length out of range")?;
+        }
+        let keys = read_text(&mut r, lens[0], "keys")?;
+        let flat = read_u32s(&mut r, lens[1] * 2)?;
+        let (key_starts, sense_starts): (Vec<u32>, Vec<u32>) = flat.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
+        drop(flat);
+        let senses = read_u32s(&mut r, lens[2])?;
+        let english = read_text(&mut r, lens[3], "English words")?;
+        let english_starts = read_u32s(&mut r, lens[4])?;
+        if r.read(&mut [0u8; 1]).map_err(io)? != 0 {
+            return Err("bytes after the last part".into());
+        }
+        let ordered = |v: &[u32], end: usize, text: Option<&str>| {
+            v.first() == Some(&0)
+                && v.last().is_some_and(|&l| l as usize == end)
+                && v.windows(2).all(|w| w[0] <= w[1])
+                && text.is_none_or(|t| v.iter().all(|&i| t.is_char_boundary(i as usize)))
+        };
+        let words = english_starts.len().saturating_sub(1);
+        if !ordered(&key_starts, keys.len(), Some(&keys))
+            || !ordered(&sense_starts, senses.len(), None)
+            || !ordered(&english_starts, english.len(), Some(&english))
+            || senses.iter().any(|&s| s as usize >= words)
+        {
+            return Err("offsets out of order or out of range".into());
+        }
+        let entries: Box<[(u32, u32)]> = key_starts.into_iter().zip(sense_starts).collect();
+        Ok(Dictionary { keys: keys.into(), entries, senses: senses.into(), english: english.into(), english_starts: english_starts.into() })
+    }
+}
+
+/// The longest part a packed file may declare (German's longest is under 4 MB).
+const MAX_PACKED_BYTES: usize = 1 << 28;
+
+fn io(e: std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof { "truncated".to_owned() } else { e.to_string() }
+}
+
+fn read_u64(r: &mut impl Read) -> Result<u64, String> {
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b).map_err(io)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+fn read_u32s(r: &mut impl Read, n: usize) -> Result<Vec<u32>, String> {
+    let mut out = Vec::with_capacity(n);
+    let mut b = [0u8; 4];
+    for _ in 0..n {
+        r.read_exact(&mut b).map_err(io)?;
+        out.push(u32::from_le_bytes(b));
+    }
+    Ok(out)
+}
+
+fn read_text(r: &mut impl Read, n: usize, what: &str) -> Result<String, String> {
+    let mut b = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut b).map_err(io)?;
+    if b.len() < n {
+        return Err("truncated".into());
+    }
+    String::from_utf8(b).map_err(|_| format!("{what} are not UTF-8"))
+}
+
+fn read_packed(path: &Path, fingerprint: u64) -> Result<Dictionary, DictionaryError> {
+    let file = std::fs::File::open(path).map_err(|e| DictionaryError::Io(path.to_owned(), e))?;
+    Dictionary::read_from(std::io::BufReader::new(file), fingerprint).map_err(|e| DictionaryError::Format(path.to_owned(), e))
+}
+
+/// Builds `lang`'s dictionary from its sources in `dir`.
+fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
     let sources = SOURCES.iter().find(|(l, _)| *l == lang).map(|(_, s)| *s).unwrap_or_default();
     let mut b = Builder::default();
     for source in sources {
@@ -648,6 +864,40 @@ mod tests {
         std::fs::write(dir.path().join("cedict_1_0_ts_utf-8_mdbg.txt.gz"), gz.finish().unwrap()).unwrap();
         let zh = load(dir.path(), "zh").unwrap();
         assert_eq!(translate(&zh, "zh", "牙齿美白多少钱？"), ["tooth", "dental", "whiten", "number", "amount", "coin", "money"]);
+    }
+
+    #[test]
+    fn a_packed_dictionary_reads_as_its_sources_and_a_stale_or_damaged_one_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let entries = [("zahn", "Zahn <m>\ntooth, sprocket\n\n"), ("preis", "Preis <m>\nprice, prize, award\n\n")];
+        write_dictd(dir.path(), "freedict-deu-eng", &entries);
+        let built = load(dir.path(), "de").unwrap();
+        assert_eq!(pack(dir.path()).unwrap(), [("de", 2, built.bytes())], "only German's sources are there");
+        let packed = read_packed(&dir.path().join("de.packed"), fingerprint(dir.path(), "de").unwrap()).unwrap();
+        for q in ["Was kostet ein Zahn?", "Der Preis", "nichts"] {
+            assert_eq!(translate(&packed, "de", q), translate(&built, "de", q), "{q}");
+        }
+        assert_eq!(translate(&load(dir.path(), "de").unwrap(), "de", "Zähne, Preis"), ["tooth", "sprocket", "price", "prize", "award"]);
+        // New sources: the packed file no longer matches them and they are read instead.
+        write_dictd(dir.path(), "freedict-deu-eng", &[entries[0], ("kosten", "kosten <v>\ncost, be priced\n\n")]);
+        assert!(read_packed(&dir.path().join("de.packed"), fingerprint(dir.path(), "de").unwrap()).is_err());
+        assert_eq!(translate(&load(dir.path(), "de").unwrap(), "de", "Was kosten sie?"), ["cost", "priced"]);
+        // Damaged: cut short, or an offset past its part, is an error (never a panic at a lookup), and the
+        // sources are read.
+        pack(dir.path()).unwrap();
+        let path = dir.path().join("de.packed");
+        let good = std::fs::read(&path).unwrap();
+        let fp = fingerprint(dir.path(), "de").unwrap();
+        std::fs::write(&path, &good[..good.len() - 3]).unwrap();
+        assert!(matches!(read_packed(&path, fp), Err(DictionaryError::Format(..))));
+        let mut bad = good.clone();
+        let english_starts_last = bad.len() - 4;
+        bad[english_starts_last..].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&path, &bad).unwrap();
+        assert!(matches!(read_packed(&path, fp), Err(DictionaryError::Format(..))));
+        assert_eq!(translate(&load(dir.path(), "de").unwrap(), "de", "Was kosten sie?"), ["cost", "priced"]);
+        std::fs::write(&path, b"SBDICT1\n\xff\xff").unwrap();
+        assert!(read_packed(&path, fp).is_err());
     }
 
     #[test]
