@@ -5,7 +5,7 @@
 //! as `POST /v1/query` ranks it (depth `search::depth(5)`, the question's detected language, else the
 //! site's). The candidates in another language than the question are the samples: the chunks of the
 //! question's paragraph are positive, the rest negative; those of questions whose words were translated
-//! (`Candidate::bm25_share`) fit `Translated`, the others `CrossLingual` (printed only). Two kinds of
+//! (`Candidate::translation`) fit `Translated`, the others `CrossLingual` (printed only). Two kinds of
 //! questions the knowledge cannot answer add negatives: each question again with its article's chunks
 //! removed from the candidates (ranks, lift, margin and BM25 shares computed again on what is left), and
 //! `OFF_TOPIC`, visitor questions no Wikipedia paragraph answers, asked of the large sites and of a tiny one
@@ -21,7 +21,7 @@ use sitebot::config::Config;
 use sitebot::domain::SiteId;
 use sitebot::knowledge::Engine;
 use sitebot::knowledge::embedding::model::Purpose;
-use sitebot::knowledge::search::{self, Candidate, CrossLingual, Fusion, Mode, Translated};
+use sitebot::knowledge::search::{self, Candidate, CrossLingual, Fusion, Mode, Translated, dictionary};
 use sitebot::store::Store;
 
 pub use super::common::VISITOR_OFF_TOPIC as OFF_TOPIC;
@@ -121,8 +121,8 @@ fn without(candidates: &[(Candidate, Option<usize>)], article_of: &[usize], arti
     }
     let mut cs: Vec<Candidate> = kept.iter().map(|(c, _)| c.clone()).collect();
     search::relate(&mut cs);
-    if cs.iter().any(|c| c.bm25_share.is_some()) {
-        search::share_bm25(&mut cs);
+    if let Some(t) = cs.iter().find_map(|c| c.translation) {
+        search::share_bm25(&mut cs, t.lang);
     }
     for ((k, _), c) in kept.iter_mut().zip(cs) {
         *k = c;
@@ -147,7 +147,8 @@ impl Model {
 /// `CrossLingual` as a `Translated` that ignores the BM25 share: the fusion before translated questions had
 /// a model of their own.
 fn as_translated(c: CrossLingual) -> Translated {
-    Translated { w_cos: c.w_cos, w_lift: c.w_lift, w_bm25_rank: c.w_bm25_rank, w_dense_rank: c.w_dense_rank, w_margin: c.w_margin, w_bm25_share: 0.0, bias: c.bias }
+    let lang_bias = std::array::from_fn(|i| (LANGUAGES[i], 0.0));
+    Translated { w_cos: c.w_cos, w_lift: c.w_lift, w_bm25_rank: c.w_bm25_rank, w_dense_rank: c.w_dense_rank, w_margin: c.w_margin, w_bm25_share: 0.0, bias: c.bias, lang_bias }
 }
 
 /// The best candidate under `model`: (its paragraph, its score).
@@ -227,10 +228,19 @@ pub fn pair(
     Ok(Pair { name, train, removable, asked, article_of: article_of.to_vec() })
 }
 
-/// A translated question's cross-lingual candidate's features (`search::Translated`).
-fn translated_features(c: &Candidate) -> [f32; 6] {
+/// The languages with dictionaries, in the order of `Translated::lang_bias`.
+const LANGUAGES: [&str; dictionary::LANGUAGES] = ["ar", "de", "el", "es", "ru", "tr", "zh"];
+
+/// A translated question's cross-lingual candidate's features (`search::Translated`): the six, then one
+/// per language (1 for the question's).
+fn translated_features(c: &Candidate) -> [f32; 6 + dictionary::LANGUAGES] {
     let [cos, lift, b, d, margin] = c.cross_features();
-    [cos, lift, b, d, margin, c.bm25_share.unwrap_or(0.0)]
+    let mut x = [0f32; 6 + dictionary::LANGUAGES];
+    x[..6].copy_from_slice(&[cos, lift, b, d, margin, c.translation.map_or(0.0, |t| t.bm25_share)]);
+    if let Some(i) = c.translation.and_then(|t| LANGUAGES.iter().position(|l| *l == t.lang)) {
+        x[6 + i] = 1.0;
+    }
+    x
 }
 
 /// Fits on the even articles of the training pairs and prints the report: `search::Translated` on the
@@ -244,7 +254,7 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     for pair in pairs.iter().filter(|p| p.train) {
         for a in pair.asked.iter().filter(|a| !held_out(a.article)) {
             let weight = if a.paragraph.is_some() { 1.0 } else { unanswerable };
-            let mut sample = |c: &Candidate, label: bool, weight: f64| match c.bm25_share {
+            let mut sample = |c: &Candidate, label: bool, weight: f64| match c.translation {
                 Some(_) => six.push((translated_features(c), label as u8 as f32, weight)),
                 None => five.push((c.cross_features(), label as u8 as f32, weight)),
             };
@@ -282,7 +292,8 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
             w_dense_rank: w[3] as f32,
             w_margin: w[4] as f32,
             w_bm25_share: w[5] as f32,
-            bias: w[6] as f32,
+            bias: w[6 + dictionary::LANGUAGES] as f32,
+            lang_bias: std::array::from_fn(|i| (LANGUAGES[i], w[6 + i] as f32)),
         };
     }
     println!("fitted: {:?}", fitted.translated);
@@ -319,7 +330,7 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     // The off-topic questions the shipped model answers on the English site, to read.
     for a in pairs.iter().filter(|p| p.name == "off-topic on en").flat_map(|p| &p.asked) {
         if let Some((_, score)) = best(&a.candidates, &models[1]).filter(|t| t.1 >= THRESHOLD) {
-            let translated = a.candidates.iter().any(|(c, _)| c.bm25_share.is_some());
+            let translated = a.candidates.iter().any(|(c, _)| c.translation.is_some());
             println!("  off-topic answered on en (shipped): {:.3} {}{}", score, a.text, if translated { " (translated)" } else { "" });
         }
     }
@@ -368,3 +379,4 @@ pub fn open(data: &Path) -> anyhow::Result<(Store, std::sync::Arc<Engine>)> {
     let config = Config::default();
     Ok((sitebot::app::open_store(&config, data)?, Engine::open(&config.knowledge, data)?))
 }
+

@@ -66,6 +66,9 @@ const SOURCES: &[(&str, &[Source])] = &[
     ("zh", &[Source::Cedict("cedict_1_0_ts_utf-8_mdbg.txt.gz")]),
 ];
 
+/// How many languages have dictionaries.
+pub const LANGUAGES: usize = SOURCES.len();
+
 /// The files `install.sh` puts in the dictionaries' directory (besides the packed ones, `pack`).
 pub fn files() -> Vec<String> {
     languages().flat_map(source_files).collect()
