@@ -16,7 +16,9 @@
 //! bias trades is for the shipped translated questions' model instead of the fitted one.
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
-//! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered).
+//! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered), then
+//! `fit::HELD_OUT_OFF_TOPIC`'s, which no fit has seen. `SITEBOT_*` settings apply to the in-process `--fit` as to
+//! the server (`SITEBOT_KNOWLEDGE__DICTIONARIES_DIR` set to an empty directory: the ranking without translations).
 //!
 //! Prints, for en, de and es questions on knowledge in the same language, and for de and es questions on
 //! English knowledge: R@1 (the first source is the question's paragraph), MRR@5 (over the sources, each
@@ -234,6 +236,15 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
         let name: &'static str = Box::leak(format!("{lang} on en{}", if train { "" } else { " (unseen)" }).into_boxed_str());
         pairs.push(fit::pair(s, k, name, train, true, &sites[0], &qs, &article_of)?);
     }
+    // Never in the fit (`fit::HELD_OUT_OFF_TOPIC`): what the models answer of questions they never saw.
+    let held_texts: Vec<String> = fit::HELD_OUT_OFF_TOPIC.iter().map(|q| q.to_string()).collect();
+    let held: Vec<fit::Question> = fit::embed(k, &held_texts)?
+        .into_iter()
+        .zip(held_texts)
+        .enumerate()
+        .map(|(i, (vector, text))| fit::Question { paragraph: None, article: i, text, vector })
+        .collect();
+    pairs.push(fit::pair(s, k, "held-out off-topic on en", false, true, &sites[0], &held, &article_of)?);
     fit::run(&pairs, arg("--unanswerable-weight").map_or(Ok(fit::UNANSWERABLE_WEIGHT), |w| w.parse())?)
 }
 
@@ -260,6 +271,12 @@ async fn through_route(bin: &str, data: &Path, sets: &Sites, more: &[(String, Ve
         off += (a["resolved"] == true) as usize;
     }
     println!("off-topic on en: {off} of {} answered", fit::OFF_TOPIC.len());
+    let mut held = 0;
+    for q in fit::HELD_OUT_OFF_TOPIC {
+        let a: Value = client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": q})).send().await?.json().await?;
+        held += (a["resolved"] == true) as usize;
+    }
+    println!("held-out off-topic on en: {held} of {} answered", fit::HELD_OUT_OFF_TOPIC.len());
     server.kill()?;
     server.wait()?;
     Ok(())
