@@ -502,7 +502,7 @@ impl Dictionary {
 
     /// Reads a packed file part by part into its final buffers (so reading takes no more memory than the
     /// dictionary), checking every offset it holds: a damaged file is an error, never a panic at a lookup.
-    fn read_from(mut r: impl Read, fingerprint: u64) -> Result<Dictionary, String> {
+    fn read_from(mut r: impl Read, size: u64, fingerprint: u64) -> Result<Dictionary, String> {
         let mut magic = [0u8; 8];
         r.read_exact(&mut magic).map_err(io)?;
         if &magic != PACK_MAGIC {
@@ -513,8 +513,12 @@ impl Dictionary {
         }
         let mut lens = [0usize; 5];
         for l in &mut lens {
-            // Never more than a packed file holds: a damaged length must not allocate gigabytes.
             *l = usize::try_from(read_u64(&mut r)?).ok().filter(|&l| l <= MAX_PACKED_BYTES).ok_or("a length out of range")?;
+        }
+        // The parts must fill the file exactly: a damaged length must not allocate more than the file holds.
+        let declared = (PACK_MAGIC.len() + 8 + 5 * 8 + lens[0] + lens[1] * 8 + lens[2] * 4 + lens[3] + lens[4] * 4) as u64;
+        if declared != size {
+            return Err(format!("its parts declare {declared} bytes, the file has {size}"));
         }
         let keys = read_text(&mut r, lens[0], "keys")?;
         let flat = read_u32s(&mut r, lens[1] * 2)?;
@@ -579,7 +583,8 @@ fn read_text(r: &mut impl Read, n: usize, what: &str) -> Result<String, String> 
 
 fn read_packed(path: &Path, fingerprint: u64) -> Result<Dictionary, DictionaryError> {
     let file = std::fs::File::open(path).map_err(|e| DictionaryError::Io(path.to_owned(), e))?;
-    Dictionary::read_from(std::io::BufReader::new(file), fingerprint).map_err(|e| DictionaryError::Format(path.to_owned(), e))
+    let size = file.metadata().map_err(|e| DictionaryError::Io(path.to_owned(), e))?.len();
+    Dictionary::read_from(std::io::BufReader::new(file), size, fingerprint).map_err(|e| DictionaryError::Format(path.to_owned(), e))
 }
 
 /// Builds `lang`'s dictionary from its sources in `dir`.
@@ -901,6 +906,12 @@ mod tests {
         assert_eq!(translate(&load(dir.path(), "de").unwrap(), "de", "Was kosten sie?"), ["cost", "priced"]);
         std::fs::write(&path, b"SBDICT1\n\xff\xff").unwrap();
         assert!(read_packed(&path, fp).is_err());
+        // A length that claims more than the file holds is refused before anything is allocated for it.
+        let mut long = good.clone();
+        long[16..24].copy_from_slice(&(200_000_000u64).to_le_bytes());
+        std::fs::write(&path, &long).unwrap();
+        let err = read_packed(&path, fp).unwrap_err().to_string();
+        assert!(err.contains("declare"), "{err}");
     }
 
     #[test]
