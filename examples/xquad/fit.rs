@@ -198,7 +198,7 @@ impl Model {
 /// `CrossLingual` as a `Translated` that ignores the BM25 share: the fusion before translated questions had
 /// a model of their own.
 fn as_translated(c: CrossLingual) -> Translated {
-    let lang_bias = std::array::from_fn(|i| (LANGUAGES[i], 0.0));
+    let lang_bias = languages().map(|l| (l, 0.0));
     Translated { w_cos: c.w_cos, w_lift: c.w_lift, w_bm25_rank: c.w_bm25_rank, w_dense_rank: c.w_dense_rank, w_margin: c.w_margin, w_bm25_share: 0.0, bias: c.bias, lang_bias }
 }
 
@@ -279,8 +279,10 @@ pub fn pair(
     Ok(Pair { name, train, removable, asked, article_of: article_of.to_vec() })
 }
 
-/// The languages with dictionaries, in the order of `Translated::lang_bias`.
-const LANGUAGES: [&str; dictionary::LANGUAGES] = ["ar", "de", "el", "es", "ru", "tr", "zh"];
+/// The languages with dictionaries, in the order of the shipped `Translated::lang_bias`.
+fn languages() -> [&'static str; dictionary::LANGUAGES] {
+    Fusion::default().translated.lang_bias.map(|(l, _)| l)
+}
 
 /// A translated question's cross-lingual candidate's features (`search::Translated`): the six, then one
 /// per language (1 for the question's).
@@ -288,7 +290,7 @@ fn translated_features(c: &Candidate) -> [f32; 6 + dictionary::LANGUAGES] {
     let [cos, lift, b, d, margin] = c.cross_features();
     let mut x = [0f32; 6 + dictionary::LANGUAGES];
     x[..6].copy_from_slice(&[cos, lift, b, d, margin, c.translation.map_or(0.0, |t| t.bm25_share)]);
-    if let Some(i) = c.translation.and_then(|t| LANGUAGES.iter().position(|l| *l == t.lang)) {
+    if let Some(i) = c.translation.and_then(|t| languages().iter().position(|l| *l == t.lang)) {
         x[6 + i] = 1.0;
     }
     x
@@ -344,7 +346,7 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
             w_margin: w[4] as f32,
             w_bm25_share: w[5] as f32,
             bias: w[6 + dictionary::LANGUAGES] as f32,
-            lang_bias: std::array::from_fn(|i| (LANGUAGES[i], w[6 + i] as f32)),
+            lang_bias: std::array::from_fn(|i| (languages()[i], w[6 + i] as f32)),
         };
     }
     println!("fitted: {:?}", fitted.translated);

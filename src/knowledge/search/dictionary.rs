@@ -74,10 +74,14 @@ pub fn files() -> Vec<String> {
     languages().flat_map(source_files).collect()
 }
 
+/// `lang`'s sources (none for a language without a dictionary).
+fn sources(lang: &str) -> &'static [Source] {
+    SOURCES.iter().find(|(l, _)| *l == lang).map(|(_, s)| *s).unwrap_or_default()
+}
+
 /// The files `lang`'s dictionary is read from.
 fn source_files(lang: &str) -> Vec<String> {
-    let sources = SOURCES.iter().find(|(l, _)| *l == lang).map(|(_, s)| *s).unwrap_or_default();
-    sources
+    sources(lang)
         .iter()
         .flat_map(|s| match s {
             Source::Forward(n) | Source::Backward(n) | Source::Mueller(n) => vec![format!("{n}.index"), format!("{n}.dict.dz")],
@@ -179,21 +183,23 @@ struct Interner {
     hasher: RandomState,
 }
 
+/// String `id` of an `Interner`'s `text` and `starts` (a function of the two fields, so that `intern` can
+/// read them while it changes its table).
+fn interned<'a>(text: &'a str, starts: &[u32], id: u32) -> &'a str {
+    let start = starts[id as usize] as usize;
+    &text[start..starts.get(id as usize + 1).map_or(text.len(), |&e| e as usize)]
+}
+
 impl Interner {
     fn get(&self, id: u32) -> &str {
-        let start = self.starts[id as usize] as usize;
-        let end = self.starts.get(id as usize + 1).map_or(self.text.len(), |&e| e as usize);
-        &self.text[start..end]
+        interned(&self.text, &self.starts, id)
     }
 
     /// `s`'s id, and whether it is new.
     fn intern(&mut self, s: &str) -> (u32, bool) {
         let hash = self.hasher.hash_one(s);
         let (text, starts, hasher) = (&self.text, &self.starts, &self.hasher);
-        let get = |id: u32| {
-            let start = starts[id as usize] as usize;
-            &text[start..starts.get(id as usize + 1).map_or(text.len(), |&e| e as usize)]
-        };
+        let get = |id: u32| interned(text, starts, id);
         if let Some(&id) = self.table.find(hash, |&id| get(id) == s) {
             return (id, false);
         }
@@ -435,9 +441,18 @@ fn packed_name(lang: &str) -> String {
 
 /// Whether `lang`'s dictionary in `dir` has a packed file made from its sources as they are (`pack`).
 pub fn is_packed(dir: &Path, lang: &str) -> bool {
-    let mut head = [0u8; 16];
-    let read = std::fs::File::open(dir.join(packed_name(lang))).and_then(|mut f| f.read_exact(&mut head));
-    read.is_ok() && &head[..8] == PACK_MAGIC && fingerprint(dir, lang).is_ok_and(|f| head[8..] == f.to_le_bytes())
+    let Ok(mut file) = std::fs::File::open(dir.join(packed_name(lang))) else { return false };
+    read_fingerprint(&mut file).is_ok_and(|f| fingerprint(dir, lang).is_ok_and(|g| f == g))
+}
+
+/// A packed file's magic, checked, and the fingerprint it was made with.
+fn read_fingerprint(r: &mut impl Read) -> Result<u64, String> {
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic).map_err(io)?;
+    if &magic != PACK_MAGIC {
+        return Err("not a packed dictionary".into());
+    }
+    read_u64(r)
 }
 
 /// Builds every language's dictionary from its sources in `dir` and writes it there packed, so that a server
@@ -503,12 +518,7 @@ impl Dictionary {
     /// Reads a packed file part by part into its final buffers (so reading takes no more memory than the
     /// dictionary), checking every offset it holds: a damaged file is an error, never a panic at a lookup.
     fn read_from(mut r: impl Read, size: u64, fingerprint: u64) -> Result<Dictionary, String> {
-        let mut magic = [0u8; 8];
-        r.read_exact(&mut magic).map_err(io)?;
-        if &magic != PACK_MAGIC {
-            return Err("not a packed dictionary".into());
-        }
-        if read_u64(&mut r)? != fingerprint {
+        if read_fingerprint(&mut r)? != fingerprint {
             return Err("made from other sources or by another version".into());
         }
         let mut lens = [0usize; 5];
@@ -589,9 +599,8 @@ fn read_packed(path: &Path, fingerprint: u64) -> Result<Dictionary, DictionaryEr
 
 /// Builds `lang`'s dictionary from its sources in `dir`.
 fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
-    let sources = SOURCES.iter().find(|(l, _)| *l == lang).map(|(_, s)| *s).unwrap_or_default();
     let mut b = Builder::default();
-    for source in sources {
+    for source in sources(lang) {
         match *source {
             Source::Forward(name) => dictd(dir, name, |headword, body| {
                 let headword = headword.trim();

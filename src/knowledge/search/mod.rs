@@ -899,7 +899,8 @@ mod tests {
         // Nearer the best BM25 score, higher, all else equal.
         let with = |lang: &'static str, bm25_share: f32| fusion.score(&Candidate { translation: Some(Translation { lang, bm25_share }), ..all[1].clone() });
         assert!(with("zh", 1.0) > with("zh", 0.5) && with("zh", 0.5) > with("zh", 0.0));
-        // Each language its own bias.
+        // Each language with a dictionary its own bias.
+        assert_eq!(fusion.translated.lang_bias.map(|(l, _)| l).to_vec(), dictionary::languages().collect::<Vec<_>>());
         let bias = |lang: &str| fusion.translated.lang_bias.iter().find(|(l, _)| *l == lang).unwrap().1;
         assert_eq!(with("ar", 0.5) > with("de", 0.5), bias("ar") > bias("de"));
         assert_ne!(with("ar", 0.5), with("de", 0.5));
