@@ -2,14 +2,19 @@
 //! for `knowledge::language::detect` and for whatlang with every language enabled.
 //!
 //! ```text
-//! cargo run --release --example langid     # XQuAD-R questions (en, de, es) and built-in questions in 11 more languages
+//! cargo run --release --example langid     # XQuAD-R questions (en, de, es) and built-in questions in 13 more languages
+//! cargo run --release --example langid -- --more DIR   # also XQuAD-R's ar, el, hi, ru, th, tr, vi, zh (lareqa's xquad-r/)
 //! ```
-//! Questions come from `../shared/eval/xquad-r/{en,de,es}.json` (1,190 each) and from the list below
-//! (six typical website questions each in fr, it, pt, nl, pl, sv, ru, ja, zh, ar, tr).
+//! Questions come from `../shared/eval/xquad-r/{en,de,es}.json` (1,190 each), from the list below
+//! (six typical website questions each in fr, it, pt, nl, pl, sv, ru, uk, bg, ja, zh, ar, tr) and, with
+//! `--more`, from the other languages of XQuAD-R (1,190 each; their set replaces the built-in one).
 
 use std::collections::BTreeMap;
 
 use sitebot::knowledge::language::{self, CONFIDENT};
+
+#[path = "common/mod.rs"]
+mod common;
 
 const BUILT_IN: &[(&str, &[&str])] = &[
     (
@@ -100,6 +105,28 @@ const BUILT_IN: &[(&str, &[&str])] = &[
             "見積もりは無料ですか？",
         ],
     ),
+    (
+        "uk",
+        &[
+            "Який у вас графік роботи?",
+            "Скільки коштує чистка зубів?",
+            "Чи лікуєте ви дітей?",
+            "Де можна припаркуватися?",
+            "Як записатися на прийом?",
+            "Чи безкоштовний кошторис?",
+        ],
+    ),
+    (
+        "bg",
+        &[
+            "Какво е работното ви време?",
+            "Колко струва почистването на зъбите?",
+            "Лекувате ли деца?",
+            "Къде мога да паркирам?",
+            "Как да си запазя час?",
+            "Безплатна ли е офертата?",
+        ],
+    ),
     ("zh", &["你们的营业时间是什么？", "洗牙多少钱？", "你们给儿童看牙吗？", "在哪里可以停车？", "怎么预约？", "报价是免费的吗？"]),
     ("ar", &["ما هي ساعات العمل لديكم؟", "كم تكلفة تنظيف الأسنان؟", "هل تعالجون الأطفال؟", "أين يمكنني ركن السيارة؟", "كيف أحجز موعدا؟", "هل عرض السعر مجاني؟"]),
     (
@@ -115,8 +142,8 @@ const BUILT_IN: &[(&str, &[&str])] = &[
     ),
 ];
 
-fn xquad(lang: &str) -> Vec<String> {
-    let path = format!("../shared/eval/xquad-r/{lang}.json");
+fn xquad(dir: &str, lang: &str) -> Vec<String> {
+    let path = format!("{dir}/{lang}.json");
     let Ok(text) = std::fs::read_to_string(&path) else { return Vec::new() };
     let v: serde_json::Value = serde_json::from_str(&text).expect("XQuAD-R JSON");
     let mut out = Vec::new();
@@ -146,6 +173,12 @@ fn iso639_3(lang: &str) -> &'static str {
         "ja" => "jpn",
         "zh" => "cmn",
         "ar" => "ara",
+        "uk" => "ukr",
+        "bg" => "bul",
+        "el" => "ell",
+        "hi" => "hin",
+        "th" => "tha",
+        "vi" => "vie",
         _ => "tur",
     }
 }
@@ -153,10 +186,15 @@ fn iso639_3(lang: &str) -> &'static str {
 fn main() {
     let mut sets: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for l in ["en", "de", "es"] {
-        sets.insert(l, xquad(l));
+        sets.insert(l, xquad("../shared/eval/xquad-r", l));
     }
     for (l, qs) in BUILT_IN {
         sets.insert(l, qs.iter().map(|q| q.to_string()).collect());
+    }
+    if let Some(dir) = common::arg("--more") {
+        for l in ["ar", "el", "hi", "ru", "th", "tr", "vi", "zh"] {
+            sets.insert(l, xquad(&dir, l));
+        }
     }
     println!("{:<4} {:>6} {:>10} {:>12} {:>14} {:>12}", "lang", "n", "accuracy", "confident", "conf. wrong", "whatlang all");
     let (mut total, mut right, mut confident_wrong) = (0, 0, 0);

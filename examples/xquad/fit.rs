@@ -380,6 +380,23 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
             println!("{name:<22} {:>24} {:>24} {:>24}", cells[0], cells[1], cells[2]);
         }
     }
+    // The ranking's ceiling against the gate: R@1 whatever the score, by whether the question was translated.
+    println!("shipped, answerable pairs: translated share | R@1 at threshold 0 (translated / not) | right first but under {THRESHOLD}");
+    for pair in pairs.iter().filter(|p| p.asked.iter().any(|a| a.paragraph.is_some())) {
+        let (mut n, mut tr, mut r0, mut r0_tr, mut under) = (0usize, 0usize, 0usize, 0usize, 0usize);
+        for a in pair.asked.iter().filter(|a| a.paragraph.is_some()) {
+            n += 1;
+            let translated = a.candidates.iter().any(|(c, _)| c.translation.is_some());
+            tr += translated as usize;
+            if let Some((_, score)) = best(&a.candidates, &models[1]).filter(|t| t.0 == a.paragraph) {
+                r0 += 1;
+                r0_tr += translated as usize;
+                under += (score < THRESHOLD) as usize;
+            }
+        }
+        let f = |x: usize, d: usize| x as f64 / d.max(1) as f64;
+        println!("  {:<22} {:.3} | {:.3} ({:.3} / {:.3}) | {:.3}", pair.name, f(tr, n), f(r0, n), f(r0_tr, tr), f(r0 - r0_tr, n - tr), f(under, n));
+    }
     // The off-topic questions the shipped model answers on the English site, to read.
     for p in pairs.iter().filter(|p| p.name.ends_with("off-topic on en")) {
         for a in &p.asked {

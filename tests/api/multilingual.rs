@@ -57,6 +57,9 @@ async fn the_fallback_comes_in_the_questions_language() {
         ("fr", "Qui a gagné la coupe du monde de football en 1954 ?", "Je n'ai malheureusement"),
         ("es", "¿Quién ganó la copa mundial de fútbol en 1954?", "Lo siento"),
         ("ru", "Кто выиграл чемпионат мира по футболу в 1954 году?", "К сожалению"),
+        // whatlang alone took this for Ukrainian (confidence 1.0), and the next for Dutch (its Latin name).
+        ("ru", "Чему поспособствовала популярность перевода Лютера?", "К сожалению"),
+        ("ru", "Что такое Engineering News-Record?", "К сожалению"),
         ("ja", "1954年のサッカーワールドカップで優勝したのはどこですか？", "申し訳ありません"),
         ("zh", "谁赢得了1954年的世界杯足球赛？", "抱歉"),
         ("ar", "من فاز بكأس العالم لكرة القدم عام 1954؟", "عذرًا"),
