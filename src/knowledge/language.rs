@@ -29,8 +29,9 @@ impl Detected {
     }
 }
 
-/// The languages considered: the 14 that sitebot answers in (fallback texts, stemmers or segmentation)
-/// and 14 more that are common on European and Asian business sites. With all 69 of whatlang's, short
+/// The languages considered: the 14 that sitebot first answered in (fallback texts, stemmers or
+/// segmentation; Ukrainian and Bulgarian have fallback texts too now) and 14 more that are common on
+/// European and Asian business sites. With all 69 of whatlang's, short
 /// questions went to near neighbours (Arabic to Persian and Urdu, Swedish to Danish and Bokmål, Dutch
 /// to Afrikaans, Italian to Latin): measured with `examples/langid.rs`, see the README.
 const LANGUAGES: [Lang; 28] = [

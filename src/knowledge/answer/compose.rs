@@ -38,6 +38,8 @@ pub fn fallback(lang: &str) -> &'static str {
         "pl" => "Niestety nie znalazłem nic na ten temat w informacjach na tej stronie. Prosimy o bezpośredni kontakt, chętnie pomożemy.",
         "sv" => "Tyvärr hittade jag inget om det i informationen på den här webbplatsen. Kontakta oss gärna direkt, så hjälper vi dig.",
         "ru" => "К сожалению, я не нашёл информации об этом на нашем сайте. Пожалуйста, свяжитесь с нами напрямую, мы с радостью поможем.",
+        "uk" => "На жаль, я не знайшов інформації про це на нашому сайті. Будь ласка, зв'яжіться з нами напряму, ми з радістю допоможемо.",
+        "bg" => "За съжаление не намерих информация по този въпрос на нашия сайт. Моля, свържете се директно с нас, ще се радваме да помогнем.",
         "ja" => {
             "申し訳ありませんが、このサイトの情報にはその件について見つかりませんでした。お手数ですが、直接お問い合わせください。喜んでお手伝いいたします。"
         }
@@ -159,7 +161,7 @@ mod tests {
     fn fallbacks_are_localized() {
         assert!(fallback("de-CH").starts_with("Dazu"));
         assert!(fallback("xx").starts_with("Sorry"));
-        let all = ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "ja", "zh", "ar", "tr"];
+        let all = ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "uk", "bg", "ja", "zh", "ar", "tr"];
         let texts: HashSet<&str> = all.iter().map(|l| fallback(l)).collect();
         assert_eq!(texts.len(), all.len(), "each language has its own text");
         // Each text is in its language, as the detector reads it.
