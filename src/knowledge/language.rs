@@ -110,9 +110,13 @@ const GERMAN_WORDS: &[&str] = &[
 /// of them are German by this; no English, Spanish, Turkish or Vietnamese question of XQuAD-R's has
 /// even one of these words.
 fn german(text: &str, whatlang: Detected) -> Option<Detected> {
-    let lower = text.to_lowercase();
-    let votes = lower.split(|c: char| !c.is_alphabetic()).filter(|w| GERMAN_WORDS.contains(w)).count();
-    (votes >= 2 || votes == 1 && whatlang.code == "de").then_some(Detected { code: "de", confidence: CONFIDENT.max(whatlang.confidence) })
+    let votes = votes(&text.to_lowercase(), GERMAN_WORDS);
+    (votes >= 2 || votes == 1 && whatlang.code == "de").then_some(Detected { code: "de", confidence: CONFIDENT })
+}
+
+/// How many of lower-cased `text`'s words are in `words`.
+fn votes(text: &str, words: &[&str]) -> usize {
+    text.split(|c: char| !c.is_alphabetic()).filter(|w| words.contains(w)).count()
 }
 
 /// How much a letter says about its script's language: a Chinese or Japanese character is about a word,
@@ -147,8 +151,8 @@ fn focus(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Letters that only Ukrainian (і, ї, є, ґ) or only Russian (ы, э, ё) of the three writes.
-const UKRAINIAN_LETTERS: &[char] = &['і', 'ї', 'є', 'ґ', 'І', 'Ї', 'Є', 'Ґ'];
-const RUSSIAN_LETTERS: &[char] = &['ы', 'э', 'ё', 'Ы', 'Э', 'Ё'];
+const UKRAINIAN_LETTERS: &[char] = &['і', 'ї', 'є', 'ґ'];
+const RUSSIAN_LETTERS: &[char] = &['ы', 'э', 'ё'];
 /// Question and function words that one language uses and the other two do not (none with the letters
 /// above, which decide alone).
 const RUSSIAN_WORDS: &[&str] = &[
@@ -167,16 +171,15 @@ const UKRAINIAN_WORDS: &[&str] = &["що", "як", "коли", "де", "хто",
 /// Russian, Ukrainian or Bulgarian, when the letters or the words of Cyrillic `text` tell; `None`
 /// when they do not (whatlang's answer stands).
 fn cyrillic(text: &str) -> Option<Detected> {
-    let (uk, ru) = (text.contains(UKRAINIAN_LETTERS), text.contains(RUSSIAN_LETTERS));
+    let lower = text.to_lowercase();
+    let (uk, ru) = (lower.contains(UKRAINIAN_LETTERS), lower.contains(RUSSIAN_LETTERS));
     match (uk, ru) {
         (true, false) => return Some(Detected { code: "uk", confidence: 1.0 }),
         (false, true) => return Some(Detected { code: "ru", confidence: 1.0 }),
         (true, true) => return None,
         (false, false) => {}
     }
-    let words: Vec<String> = text.split(|c: char| !c.is_alphabetic()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
-    let votes = |list: &[&str]| words.iter().filter(|w| list.contains(&w.as_str())).count();
-    let tally = [("ru", votes(RUSSIAN_WORDS)), ("bg", votes(BULGARIAN_WORDS)), ("uk", votes(UKRAINIAN_WORDS))];
+    let tally = [("ru", votes(&lower, RUSSIAN_WORDS)), ("bg", votes(&lower, BULGARIAN_WORDS)), ("uk", votes(&lower, UKRAINIAN_WORDS))];
     let best = tally.iter().max_by_key(|t| t.1)?;
     let others = tally.iter().filter(|t| t.0 != best.0).map(|t| t.1).sum::<usize>();
     (best.1 > others).then_some(Detected { code: best.0, confidence: if others == 0 { 1.0 } else { 0.5 } })

@@ -365,8 +365,8 @@ const PREFIX_SHARE: f32 = 0.5;
 
 /// For a word the dictionary lacks, the longest headword that begins its key and covers at least half
 /// of it (`PREFIX_MIN_CHARS` letters or more): Turkish and Greek write suffixes the Snowball stemmer
-/// leaves, Arabic ones it does not know, and every language derives words from its headwords. On XQuAD-R, through the fit (`examples/xquad --fit`, shipped model),
-/// right first / answered: Arabic 0.669/0.808 -> 0.678/0.824, Greek 0.763/0.865 -> 0.778/0.874, Turkish
+/// leaves, Arabic ones it does not know, and every language derives words from its headwords. On
+/// XQuAD-R, through the fit (`examples/xquad --fit`, shipped model), right first / answered: Arabic 0.669/0.808 -> 0.678/0.824, Greek 0.763/0.865 -> 0.778/0.874, Turkish
 /// 0.718/0.832 -> 0.724/0.845, German 0.827/0.892 -> 0.831/0.898, Russian and Spanish unchanged, and as
 /// many off-topic questions answered (7 of 36, 10 of 45 held out). Headwords of 3 or 4 letters against
 /// only 5 or 6 gave the same within 0.005, Arabic 0.01 less at 4.
