@@ -105,3 +105,38 @@ pub async fn config(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         suggested_questions: suggested,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::WIDGET_JS;
+    use crate::knowledge::answer::compose::FALLBACK_LANGUAGES;
+
+    /// A visitor whose page is in a language the answers come in sees the widget's own texts in it too:
+    /// each such language has its interface texts (`T`) and its hand-off texts (`TH`), with every key
+    /// English has.
+    #[test]
+    fn the_widget_speaks_every_language_the_answers_do() {
+        let table = |name: &str| -> Vec<(String, Vec<String>)> {
+            let start = WIDGET_JS.find(&format!("const {name} = {{\n")).unwrap_or_else(|| panic!("no table {name}"));
+            let body = &WIDGET_JS[start..];
+            let body = &body[..body.find("\n  };").unwrap()];
+            body.lines()
+                .skip(1)
+                .filter_map(|l| l.trim().split_once(": { "))
+                .map(|(lang, rest)| {
+                    let keys = rest.split("', ").filter_map(|kv| kv.trim().split_once(": '").map(|(k, _)| k.to_owned())).collect();
+                    (lang.to_owned(), keys)
+                })
+                .collect()
+        };
+        for name in ["T", "TH"] {
+            let rows = table(name);
+            let english = &rows.iter().find(|(l, _)| l == "en").unwrap().1;
+            assert!(english.len() >= 8, "{name}: {english:?}");
+            for lang in FALLBACK_LANGUAGES {
+                let keys = &rows.iter().find(|(l, _)| l == lang).unwrap_or_else(|| panic!("{name} has no {lang}")).1;
+                assert_eq!(keys, english, "{name}.{lang}");
+            }
+        }
+    }
+}

@@ -38,6 +38,9 @@ const TEXT = {
   en: { open: 'Open chat', close: 'Close chat', ph: 'Ask a question…', talk: 'Talk to a person', sent: 'Thank you! We will get back to you soon.' },
   de: { open: 'Chat öffnen', close: 'Chat schließen', ph: 'Stellen Sie eine Frage…', talk: 'Mit einer Person sprechen' },
   fr: { open: 'Ouvrir le chat' },
+  uk: { open: 'Відкрити чат', ph: 'Поставте запитання…', talk: 'Зв’язатися з працівником' },
+  bg: { open: 'Отваряне на чата', ph: 'Задайте въпрос…', talk: 'Връзка със служител' },
+  tr: { open: 'Sohbeti aç', ph: 'Bir soru sorun…', talk: 'Bir çalışanla görüşün' },
 };
 
 // ---- the check runner ----------------------------------------------------------------------------------
@@ -663,6 +666,21 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
     await ask(p, 'Quand êtes-vous ouverts ?');
     await last().locator('[part~="feedback-up"]').waitFor();
     eq(bodies.at(-1), { question: 'Quand êtes-vous ouverts ?', lang: 'fr' }, 'body with data-lang');
+  });
+
+  await check('mocked pages with data-lang="uk", "bg" and "tr": the interface in the language the answers come in', async () => {
+    for (const lang of ['uk', 'bg', 'tr']) {
+      await p.goto(`${HOST_URL}?dataLang=${lang}`);
+      await p.evaluate(() => sessionStorage.clear());
+      await p.reload();
+      await p.locator(W).waitFor({ state: 'visible', timeout: 15000 });
+      eq(await p.locator(W).getAttribute('aria-label'), TEXT[lang].open, `${lang}: launcher label`);
+      await p.locator(W).click();
+      eq(await p.locator('[part~="input"]').getAttribute('placeholder'), TEXT[lang].ph, `${lang}: placeholder`);
+      eq((await p.locator('[part~="lead-open"]').last().innerText()).trim(), TEXT[lang].talk, `${lang}: lead-open text`);
+      eq(await p.locator('[part~="panel"]').getAttribute('lang'), lang, `${lang}: panel lang`);
+      if (lang === 'uk') await p.screenshot({ path: join(SHOTS, 'desktop-uk-mocked.png') });
+    }
   });
 
   await check('mocked page with data-lang="ar": the panel is right-to-left', async () => {

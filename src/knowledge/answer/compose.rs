@@ -20,6 +20,9 @@ use crate::knowledge::text::sentences;
 const MAX_SENTENCES: usize = 3;
 const MAX_CHARS: usize = 700;
 
+/// The languages [`fallback`] has its own text for; the widget's interface speaks each of them too.
+pub const FALLBACK_LANGUAGES: [&str; 16] = ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "uk", "bg", "ja", "zh", "ar", "tr"];
+
 /// The localized "not in my knowledge" answer, by primary language subtag (English otherwise).
 pub fn fallback(lang: &str) -> &'static str {
     match lang.split('-').next().unwrap_or("").to_ascii_lowercase().as_str() {
@@ -161,7 +164,7 @@ mod tests {
     fn fallbacks_are_localized() {
         assert!(fallback("de-CH").starts_with("Dazu"));
         assert!(fallback("xx").starts_with("Sorry"));
-        let all = ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "uk", "bg", "ja", "zh", "ar", "tr"];
+        let all = FALLBACK_LANGUAGES;
         let texts: HashSet<&str> = all.iter().map(|l| fallback(l)).collect();
         assert_eq!(texts.len(), all.len(), "each language has its own text");
         // Each text is in its language, as the detector reads it.
