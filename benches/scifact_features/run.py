@@ -14,14 +14,15 @@ as in `examples/scifact`). Signals added beside the shipped features:
   of the k best chunks (the chunks' stored e5 vectors, read from the data directory);
 - `minilm`: a second, English-only model's cosine (all-MiniLM-L6-v2 int8, the model `install.sh` already
   fetches) for each candidate, and its rank among them;
-- `cv`: the z-score and MiniLM sets again as 5-fold cross-validation over all 1,109 claims.
+- `cv`: the z-score and MiniLM sets again as 5-fold cross-validation over all 1,109 claims;
+- `prox`: term proximity: the question's adjacent word pairs found near each other in the chunk's text.
 
 Usage (from the repository root, after `cargo run --release --example scifact` has imported the corpus):
 
     cargo run --release --example scifact -- --dump target/scifact_features/candidates.tsv
     python3 -m venv target/scifact_features/venv
     target/scifact_features/venv/bin/pip install numpy onnxruntime tokenizers PyStemmer
-    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv]...
+    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv|prox]...
 
 Embeddings are cached in `target/scifact_features/` (the abstracts with e5 take about 9 minutes on two cores,
 the chunks with MiniLM about 7).
@@ -255,6 +256,62 @@ def chunks():
     return db.execute("select rowid, heading, text, embedding from kb_chunks order by rowid").fetchall()
 
 
+def proximity_features(window=3):
+    """Term proximity from the chunk's text: the question's adjacent pairs of stemmed words (stopwords left
+    out) scored as BM25 terms over every chunk (`pb`: pairs found within `window` words of each other, in
+    either order; `pbn`: over the question's best), and the IDF-weighted share of the question's pairs the
+    chunk holds (`pshare`)."""
+    import Stemmer
+    st = Stemmer.Stemmer("english")
+    toks = lambda s: [st.stemWord(w) for w in re.findall(r"\w+", s.lower()) if w not in STOP]
+    rows = chunks()
+
+    def pairs_of(words):
+        out = collections.Counter()
+        for i, a in enumerate(words):
+            for b in words[i + 1:i + window]:
+                if a != b:
+                    out[(a, b) if a < b else (b, a)] += 1
+        return out
+
+    tf, length = {}, {}
+    df = collections.Counter()
+    for r in rows:
+        c = pairs_of(toks(f"{r[1]} {r[2]}"))
+        tf[r[0]] = c
+        length[r[0]] = sum(c.values())
+        df.update(c.keys())
+    n, avg = len(tf), np.mean(list(length.values()))
+    idf = lambda p: math.log(1 + (n - df[p] + 0.5) / (df[p] + 0.5))
+    qids, qtexts = queries()
+    qpairs = {}
+    for q, t in zip(qids, qtexts):
+        w = toks(t)
+        qpairs[q] = {(a, b) if a < b else (b, a) for a, b in zip(w, w[1:]) if a != b}
+
+    def extra(key, cands, k1=1.2, b=0.75):
+        qp = qpairs[key[1]]
+        total = sum(idf(p) for p in qp) or 1.0
+        pb, share = [], []
+        for c in cands:
+            t = tf[c["key"]]
+            s = sum(idf(p) * t[p] * (k1 + 1) / (t[p] + k1 * (1 - b + b * length[c["key"]] / avg)) for p in qp if p in t)
+            pb.append(s)
+            share.append(sum(idf(p) for p in qp if p in t) / total)
+        best = max(pb) or 1.0
+        return {"pb": pb, "pbn": [x / best for x in pb], "pshare": share}
+
+    return extra
+
+
+def run_prox(ex):
+    base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
+    for window in (2, 3, 5):
+        extra = proximity_features(window)
+        for name, names in [("+ pair BM25", SHIPPED + ["pb"]), ("+ pair BM25 over best", SHIPPED + ["pbn"]), ("+ pair share", SHIPPED + ["pshare"])]:
+            paired(base, ex.run(f"chunks, window {window}: {name}", chunk_set(names, extra)), name)
+
+
 # ---- experiments ---------------------------------------------------------------------------------------
 
 SHIPPED = ["cos", "rb", "rd"]
@@ -360,4 +417,4 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     ex = Experiment(*load())
     for what in sys.argv[1:] or ["chunk", "doc", "prf", "minilm", "cv"]:
-        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv}[what](ex)
+        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox}[what](ex)
