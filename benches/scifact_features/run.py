@@ -15,14 +15,15 @@ as in `examples/scifact`). Signals added beside the shipped features:
 - `minilm`: a second, English-only model's cosine (all-MiniLM-L6-v2 int8, the model `install.sh` already
   fetches) for each candidate, and its rank among them;
 - `cv`: the z-score and MiniLM sets again as 5-fold cross-validation over all 1,109 claims;
-- `prox`: term proximity: the question's adjacent word pairs found near each other in the chunk's text.
+- `prox`: term proximity: the question's adjacent word pairs found near each other in the chunk's text;
+- `sym`: the question embedded by e5 as a passage, against the stored chunk vectors.
 
 Usage (from the repository root, after `cargo run --release --example scifact` has imported the corpus):
 
     cargo run --release --example scifact -- --dump target/scifact_features/candidates.tsv
     python3 -m venv target/scifact_features/venv
     target/scifact_features/venv/bin/pip install numpy onnxruntime tokenizers PyStemmer
-    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv|prox]...
+    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv|prox|sym]...
 
 Embeddings are cached in `target/scifact_features/` (the abstracts with e5 take about 9 minutes on two cores,
 the chunks with MiniLM about 7).
@@ -312,6 +313,32 @@ def run_prox(ex):
             paired(base, ex.run(f"chunks, window {window}: {name}", chunk_set(names, extra)), name)
 
 
+def symmetric_features():
+    """The same model's other view of the question: its vector with e5's `passage: ` prefix instead of
+    `query: `, against the chunks' stored vectors (`scos`), and its rank among the candidates (`sr`). One
+    more run of the model a question; no other vector is stored."""
+    rows = chunks()
+    vec = {r[0]: np.frombuffer(r[3], dtype=np.float32) for r in rows}
+    e5 = Onnx(f"{MODELS}/multilingual-e5-small-int8", 512)
+    qids, qtexts = queries()
+    qv = dict(zip(qids, e5.cached("e5_queries_as_passages", [f"passage: {t}" for t in qtexts])))
+
+    def extra(key, cands):
+        m = np.array([vec[c["key"]] @ qv[key[1]] for c in cands])
+        rank = np.empty(len(m))
+        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
+        return {"scos": m, "sr": [rank_feature(int(r)) for r in rank]}
+
+    return extra
+
+
+def run_sym(ex):
+    extra = symmetric_features()
+    base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
+    for name, names in [("+ passage-prefixed cosine", SHIPPED + ["scos"]), ("+ its cosine and rank", SHIPPED + ["scos", "sr"]), ("its cosine instead", ["scos", "rb", "rd"])]:
+        paired(base, ex.run(f"chunks: {name}", chunk_set(names, extra)), name)
+
+
 # ---- experiments ---------------------------------------------------------------------------------------
 
 SHIPPED = ["cos", "rb", "rd"]
@@ -417,4 +444,4 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     ex = Experiment(*load())
     for what in sys.argv[1:] or ["chunk", "doc", "prf", "minilm", "cv"]:
-        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox}[what](ex)
+        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox, "sym": run_sym}[what](ex)
