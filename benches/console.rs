@@ -205,16 +205,16 @@ struct Filled {
 }
 
 const TOPICS: &[&str] = &[
-    "a cleaning", "a filling", "a crown", "an implant", "whitening", "a root canal", "braces", "aligners", "a check-up", "an x-ray",
-    "a bridge", "dentures", "gum treatment", "a wisdom tooth", "a veneer", "an inlay", "a night guard", "sensitive teeth", "bad breath",
-    "a broken tooth", "a lost filling", "toothache", "bleeding gums", "a child's first visit", "sedation", "parking", "the opening hours",
-    "an emergency", "insurance", "payment by instalments", "a second opinion", "a referral", "the waiting time", "a cancellation",
+    "a cleaning", "a filling", "a crown", "an implant", "whitening", "a root canal", "braces", "aligners", "a check-up", "an x-ray", "a bridge", "dentures",
+    "gum treatment", "a wisdom tooth", "a veneer", "an inlay", "a night guard", "sensitive teeth", "bad breath", "a broken tooth", "a lost filling",
+    "toothache", "bleeding gums", "a child's first visit", "sedation", "parking", "the opening hours", "an emergency", "insurance", "payment by instalments",
+    "a second opinion", "a referral", "the waiting time", "a cancellation",
 ];
 const ASKS: &[&str] =
     &["How much is", "Do you offer", "How long does", "Can I book", "What should I know about", "Is there a discount on", "Who does", "When can I get"];
 const UNANSWERED: &[&str] = &[
-    "cat", "horse", "tattoo", "piano lessons", "car repair", "a passport", "tax advice", "a wedding", "hair colouring", "a boat licence",
-    "yoga", "dog grooming", "a mortgage", "roof tiles", "a fishing permit", "a bicycle", "wine tasting", "chess club", "violin", "surfing",
+    "cat", "horse", "tattoo", "piano lessons", "car repair", "a passport", "tax advice", "a wedding", "hair colouring", "a boat licence", "yoga",
+    "dog grooming", "a mortgage", "roof tiles", "a fishing permit", "a bicycle", "wine tasting", "chess club", "violin", "surfing",
 ];
 const LANGS: &[(&str, u32)] = &[("en", 80), ("de", 12), ("fr", 4), ("es", 3), ("tr", 1)];
 
@@ -240,8 +240,9 @@ fn fill(store: &Store, site: SiteId, shape: &Shape, model: &str, width: usize, r
     // left in the last 30 days.
     let new_conversation = (shape.conversations as f64 * HISTORY_DAYS as f64 / 30.0 / shape.questions as f64).min(1.0);
     let centres: Vec<Vec<f32>> = (0..shape.meanings).map(|_| unit(&mut rng, width, 1.0)).collect();
-    let docs: Vec<(String, String, Option<String>)> =
-        (0..300).map(|i| (format!("doc_bench{i:04}"), format!("{} — page {i}", TOPICS[i % TOPICS.len()]), Some(format!("https://brightsmile.example/docs/{i}")))).collect();
+    let docs: Vec<(String, String, Option<String>)> = (0..300)
+        .map(|i| (format!("doc_bench{i:04}"), format!("{} — page {i}", TOPICS[i % TOPICS.len()]), Some(format!("https://brightsmile.example/docs/{i}"))))
+        .collect();
     let lead_every = (shape.questions / shape.leads.max(1)).max(1);
     let mut recent: Vec<(ConversationId, usize)> = Vec::new();
     let (mut events, mut ratings, mut leads, mut started) = (Vec::with_capacity(BATCH + 8), 0, 0, 0);
@@ -250,7 +251,17 @@ fn fill(store: &Store, site: SiteId, shape: &Shape, model: &str, width: usize, r
         let at = Timestamp::from_millis(start + (i as f64 * step) as i64);
         let lang = {
             let mut pick = rng.gen_range(0..100);
-            LANGS.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).map_or("en", |(l, _)| *l)
+            LANGS
+                .iter()
+                .find(|(_, w)| {
+                    if pick < *w {
+                        true
+                    } else {
+                        pick -= w;
+                        false
+                    }
+                })
+                .map_or("en", |(l, _)| *l)
         };
         // A visitor keeps asking in a conversation of the last few, up to ten exchanges.
         if recent.is_empty() || rng.r#gen::<f64>() < new_conversation {
@@ -381,13 +392,8 @@ async fn sign_in(state: &sitebot::app::AppState, client: &reqwest::Client, base:
     } else {
         state.store.run(move |s| s.users().add(&email, false, Some(Grant { site_id: site, role: SiteRole::Owner }), &hash, expires)).await.unwrap();
     }
-    let resp = client
-        .post(format!("{base}/console/setup/{token}"))
-        .header("Origin", base)
-        .form(&[("password", PASSWORD), ("repeat", PASSWORD)])
-        .send()
-        .await
-        .unwrap();
+    let resp =
+        client.post(format!("{base}/console/setup/{token}")).header("Origin", base).form(&[("password", PASSWORD), ("repeat", PASSWORD)]).send().await.unwrap();
     assert_eq!(resp.status(), 303, "setup");
     resp.headers()
         .get_all(reqwest::header::SET_COOKIE)
@@ -404,7 +410,8 @@ async fn pages(store: &Store, sessions: &[Console], site: SiteId) {
     let s = format!("/console/sites/{site}");
     let groups: Vec<i64> = store.run(move |st| st.site(site).review().open(None, 20)).await.unwrap().into_iter().map(|g| g.id).collect();
     let filter = sitebot::store::conversations::ConversationFilter::default();
-    let conversations: Vec<String> = store.run(move |st| st.site(site).conversations().page(&filter, None, 20, None)).await.unwrap().rows.into_iter().map(|c| c.id).collect();
+    let conversations: Vec<String> =
+        store.run(move |st| st.site(site).conversations().page(&filter, None, 20, None)).await.unwrap().rows.into_iter().map(|c| c.id).collect();
     let leads = store.run(move |st| st.site(site).leads().newest(None, 51)).await.unwrap();
     let lead_ids: Vec<String> = leads.iter().take(20).map(|l| l.lead.lead_id.clone()).collect();
     let second = leads.last().map(|l| format!("{}:{}", l.lead.created_at.as_millis(), l.lead.lead_id)).unwrap_or_default();
@@ -446,20 +453,11 @@ async fn pages(store: &Store, sessions: &[Console], site: SiteId) {
 }
 
 const QUESTIONS: &[&str] = &[
-    "When are you open on Saturday?",
-    "How much does a professional cleaning cost?",
-    "Do you treat children?",
-    "Is the practice wheelchair accessible?",
-    "What do I do in a dental emergency at night?",
-    "Which insurance do you accept?",
-    "How can I book an appointment?",
-    "Do you offer treatment under sedation?",
-    "Wie viel kostet eine Zahnreinigung?",
-    "Habt ihr samstags geöffnet?",
-    "Do you offer clear aligners?",
+    "When are you open on Saturday?", "How much does a professional cleaning cost?", "Do you treat children?", "Is the practice wheelchair accessible?",
+    "What do I do in a dental emergency at night?", "Which insurance do you accept?", "How can I book an appointment?",
+    "Do you offer treatment under sedation?", "Wie viel kostet eine Zahnreinigung?", "Habt ihr samstags geöffnet?", "Do you offer clear aligners?",
     "Which languages do you speak?",
 ];
-
 
 async fn throughput(client: &reqwest::Client, base: &str, query_site: SiteId, console: &Console, site: SiteId, pages_per_minute: u32) {
     let window = Duration::from_secs(env_usize("SITEBOT_BENCH_WINDOW_SECS", 20) as u64);

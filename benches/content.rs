@@ -13,10 +13,10 @@
 use std::process::Command;
 use std::sync::Arc;
 
-use sitebot::http::tls;
 use sitebot::config::Config;
 use sitebot::domain::Slug;
 use sitebot::domain::{Currency, Lang, Tier};
+use sitebot::http::tls;
 use sitebot::ratelimit::SystemClock;
 use sitebot::server::Server;
 use sitebot::store::NewSite;

@@ -23,21 +23,9 @@ fn main() {
     let pages: usize = std::env::var("SITEBOT_BENCH_PAGES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let web = Website::generated(pages);
     let dir = tempfile::tempdir().unwrap();
-    let created = run_ok(sitebot(dir.path()).args([
-        "site",
-        "create",
-        "--name",
-        "Bench",
-        "--vertical",
-        "dental",
-        "--tier",
-        "pro",
-        "--currency",
-        "EUR",
-        "--lang",
-        "en",
-        "--json",
-    ]));
+    let created = run_ok(
+        sitebot(dir.path()).args(["site", "create", "--name", "Bench", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--json"]),
+    );
     let site = serde_json::from_str::<Value>(&created).unwrap()["siteId"].as_str().unwrap().to_owned();
     let crawl = || {
         let started = Instant::now();

@@ -352,7 +352,6 @@ async fn open_streams(addresses: &[reqwest::Client], base: &str, site: SiteId, c
     open
 }
 
-
 /// Staff reply to visitor over loopback, beside the idle streams: the owner signs in and opens the
 /// inbox, the visitor (the first conversation, whose idle stream is one of the others) asks for a
 /// person, the owner takes over and replies; each reply is timed from the POST to its event.

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use sitebot::app::AppState;
 use sitebot::config::Config;
-use sitebot::domain::{Currency, Lang, Slug, Tier, NetworkPolicy, WebhookUrl};
+use sitebot::domain::{Currency, Lang, NetworkPolicy, Slug, Tier, WebhookUrl};
 use sitebot::http::tls;
 use sitebot::ratelimit::SystemClock;
 use sitebot::server::Server;

@@ -24,9 +24,9 @@ use sitebot::store::knowledge::{NewChunk, NewDocument};
 const PER_DOCUMENT: usize = 10;
 /// Words the chunks are made of: a clinic's vocabulary, so the full-text index is of a realistic shape.
 const WORDS: &[&str] = &[
-    "appointment", "whitening", "implant", "insurance", "cleaning", "emergency", "crown", "filling", "braces", "aligner", "hygienist",
-    "orthodontist", "anaesthesia", "root", "canal", "extraction", "check-up", "x-ray", "gum", "enamel", "sensitivity", "veneer", "bridge",
-    "denture", "payment", "invoice", "monday", "friday", "evening", "parking", "children", "price", "euros", "session", "consultation",
+    "appointment", "whitening", "implant", "insurance", "cleaning", "emergency", "crown", "filling", "braces", "aligner", "hygienist", "orthodontist",
+    "anaesthesia", "root", "canal", "extraction", "check-up", "x-ray", "gum", "enamel", "sensitivity", "veneer", "bridge", "denture", "payment", "invoice",
+    "monday", "friday", "evening", "parking", "children", "price", "euros", "session", "consultation",
 ];
 
 fn main() -> anyhow::Result<()> {

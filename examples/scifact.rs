@@ -271,7 +271,19 @@ fn main() -> anyhow::Result<()> {
     if fitting {
         let (train, train_rels) = load("train")?;
         let (mut samples, mut english_samples) = (Vec::new(), Vec::new());
-        evaluate(&store, &knowledge, &site, &train, &train_rels, &doc_of, &fusion, Mode::Hybrid, Some(&mut samples), Some(&mut english_samples), sentences.as_ref())?;
+        evaluate(
+            &store,
+            &knowledge,
+            &site,
+            &train,
+            &train_rels,
+            &doc_of,
+            &fusion,
+            Mode::Hybrid,
+            Some(&mut samples),
+            Some(&mut english_samples),
+            sentences.as_ref(),
+        )?;
         let mut fitted = fit(&samples, &fusion);
         if !english_samples.is_empty() {
             // The main model's cosine is left out of the English model (its weight held at 0; the dense rank
@@ -398,4 +410,3 @@ async fn through_route(config: &Config, data_dir: &std::path::Path, store: &Stor
     server.await??;
     Ok(())
 }
-

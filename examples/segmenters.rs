@@ -118,7 +118,8 @@ fn main() -> anyhow::Result<()> {
             let analyzed: Vec<String> = passages.iter().map(|(_, text)| a.terms(lang, text).join(" ")).collect();
             let micros = t.elapsed().as_secs_f64() * 1e6 / passages.len() as f64;
             for ((topic, text), index_text) in passages.iter().zip(analyzed) {
-                let chunk = NewChunk { heading: String::new(), text: text.clone(), embedding: vec![0.0; 4], english: None, index_heading: String::new(), index_text };
+                let chunk =
+                    NewChunk { heading: String::new(), text: text.clone(), embedding: vec![0.0; 4], english: None, index_heading: String::new(), index_text };
                 let doc = NewDocument {
                     source: topic.clone(),
                     title: topic.clone(),

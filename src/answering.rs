@@ -18,14 +18,14 @@ use std::time::Instant;
 
 use crate::app::AppState;
 use crate::domain::{AnswerMode, ConversationId, Lang};
+use crate::insights::GROUP_SIMILARITY;
+use crate::knowledge::answer::Answer;
 use crate::knowledge::answer::generate::client::Exchange;
 use crate::knowledge::answer::reply::{self, Generation, Reply};
-use crate::knowledge::answer::Answer;
 use crate::knowledge::{KnowledgeError, Question, language};
 use crate::metrics::{Because, Stage, Unstored};
 use crate::store::conversations::{Role, Turn};
 use crate::store::handoff::Holding;
-use crate::insights::GROUP_SIMILARITY;
 use crate::store::queries::{Cited, Logged, QueryRecord};
 use crate::store::review::ReviewVector;
 use crate::store::{Site, StoreError};
@@ -94,14 +94,13 @@ pub async fn ask(state: &Arc<AppState>, asker: Asker, request: Request) -> Resul
     let (conversation_id, context, history, token) = match request.conversation {
         Some(id) => {
             let (site_id, cid) = (site.id, id.clone());
-            let (turns, status) = state
-                .store
-                .run(move |s| Ok((s.site(site_id).conversations().turns(&cid)?, s.site(site_id).handoff().status(&cid)?)))
-                .await
-                .map_err(|e| match e {
-                    StoreError::NotFound => AskError::ConversationNotFound,
-                    other => AskError::Store(other),
-                })?;
+            let (turns, status) =
+                state.store.run(move |s| Ok((s.site(site_id).conversations().turns(&cid)?, s.site(site_id).handoff().status(&cid)?))).await.map_err(
+                    |e| match e {
+                        StoreError::NotFound => AskError::ConversationNotFound,
+                        other => AskError::Store(other),
+                    },
+                )?;
             if status.is_some_and(|s| s.holding != Holding::None) {
                 return Err(AskError::WithPerson);
             }

@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use crate::domain::{SiteId, Timestamp};
-use crate::knowledge::embedding::{EmbedError, Embedder};
 use crate::knowledge::embedding::model::Purpose;
+use crate::knowledge::embedding::{EmbedError, Embedder};
 use crate::store::insights::{Asked, CitedSource, DayResolution, ThumbsDown};
 use crate::store::{Store, StoreError};
 

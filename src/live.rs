@@ -170,11 +170,7 @@ pub fn inbox_key(site: &SiteId) -> String {
 impl Live {
     /// A `Live` whose presence outlasts the last stream by `grace` (tests use a short one).
     pub fn with_grace(grace: Duration) -> Self {
-        Live {
-            presence: Mutex::new(Presence { open: HashMap::new(), left: HashMap::new(), grace }),
-            bells: Mutex::default(),
-            streams: Mutex::default(),
-        }
+        Live { presence: Mutex::new(Presence { open: HashMap::new(), left: HashMap::new(), grace }), bells: Mutex::default(), streams: Mutex::default() }
     }
 
     /// `user` is present on `site` until the guard is dropped, and for the grace after.

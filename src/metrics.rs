@@ -192,11 +192,7 @@ impl Metrics {
             "Seconds from a visitor's request for a person to the person taking it (stage=taken) and to their first reply (stage=first_reply)",
             handoff_waits.clone(),
         );
-        registry.register(
-            "sitebot_console_sign_ins",
-            "Console sign-in attempts, by outcome (succeeded, failed, throttled)",
-            sign_ins.clone(),
-        );
+        registry.register("sitebot_console_sign_ins", "Console sign-in attempts, by outcome (succeeded, failed, throttled)", sign_ins.clone());
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());

@@ -159,19 +159,7 @@ fn site_commands_validate_input_and_migrate_reports_the_schema() {
     let dir = tempfile::tempdir().unwrap();
     let out = sitebot(dir.path())
         .args([
-            "site",
-            "create",
-            "--name",
-            "X",
-            "--vertical",
-            "dental",
-            "--tier",
-            "starter",
-            "--currency",
-            "EUR",
-            "--lang",
-            "en",
-            "--webhook-url",
+            "site", "create", "--name", "X", "--vertical", "dental", "--tier", "starter", "--currency", "EUR", "--lang", "en", "--webhook-url",
             "http://127.0.0.1/hook",
         ])
         .output()
@@ -262,18 +250,8 @@ fn curated_answers_are_added_listed_served_and_deleted_and_insights_report_the_g
     run_ok(sitebot(dir.path()).args(["knowledge", "import", "--site", &site]).arg(&faq));
     let answer = "We accept Visa, Mastercard and cash.";
     let added: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args([
-        "knowledge",
-        "answer",
-        "add",
-        "--site",
-        &site,
-        "--question",
-        "Which payment methods do you accept?",
-        "--answer",
-        answer,
-        "--url",
-        "https://clinic.example/payment",
-        "--json",
+        "knowledge", "answer", "add", "--site", &site, "--question", "Which payment methods do you accept?", "--answer", answer, "--url",
+        "https://clinic.example/payment", "--json",
     ])))
     .unwrap();
     let id = added["id"].as_str().unwrap().to_owned();
@@ -387,11 +365,7 @@ fn doctor_checks_the_answer_endpoint_and_sites_choose_their_answers() {
 
 /// `sitebot serve` on a free port with JSON logs written to `log` and `env` set; its stdout lines after
 /// the address it printed, and its port.
-fn serve_logging_to(
-    dir: &Path,
-    log: &Path,
-    env: &[(&str, &str)],
-) -> (std::process::Child, std::io::Lines<std::io::BufReader<std::process::ChildStdout>>, u16) {
+fn serve_logging_to(dir: &Path, log: &Path, env: &[(&str, &str)]) -> (std::process::Child, std::io::Lines<std::io::BufReader<std::process::ChildStdout>>, u16) {
     use std::io::{BufRead, BufReader};
     let mut child = sitebot(dir)
         .args(["serve", "--listen", "127.0.0.1:0"])
@@ -459,12 +433,17 @@ fn serve_prints_the_metrics_address_and_logs_one_line_per_request_without_questi
         .send()
         .unwrap();
     assert_eq!(resp.status(), 401);
-    let resp = c.post(format!("https://127.0.0.1:{port}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "plugh opening hours?"})).send().unwrap();
+    let resp =
+        c.post(format!("https://127.0.0.1:{port}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "plugh opening hours?"})).send().unwrap();
     assert_eq!(resp.status(), 200);
     let _ = child.kill();
     let _ = child.wait();
     let stderr = std::fs::read_to_string(&log).unwrap();
-    let asked = stderr.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["target"] == "sitebot::questions").unwrap_or_else(|| panic!("{stderr}"));
+    let asked = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["target"] == "sitebot::questions")
+        .unwrap_or_else(|| panic!("{stderr}"));
     assert_eq!(asked["fields"]["question"], "plugh opening hours?");
     assert_eq!(asked["fields"]["site"], site.as_str());
     assert!(!stderr.contains("sbt_not_a_real_token"), "{stderr}");
@@ -531,9 +510,9 @@ fn a_user_added_on_the_command_line_sets_a_password_through_the_printed_link_and
 
     let server = serve(dir.path());
     let base = format!("https://localhost:{}", server.port);
-    let added: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args([
-        "user", "add", "--email", "ed@example.com", "--site", &site, "--role", "editor", "--base-url", &base, "--json",
-    ])))
+    let added: Value = serde_json::from_str(&run_ok(
+        sitebot(dir.path()).args(["user", "add", "--email", "ed@example.com", "--site", &site, "--role", "editor", "--base-url", &base, "--json"]),
+    ))
     .unwrap();
     let link = added["setupLink"].as_str().unwrap().to_owned();
     assert!(link.starts_with(&format!("{base}/console/setup/")) && link.ends_with(&format!("?site={site}")), "{link}");
@@ -558,7 +537,8 @@ fn a_user_added_on_the_command_line_sets_a_password_through_the_printed_link_and
     assert_eq!(listed[0]["sites"][0]["role"], "editor");
 
     // A reset: the old link is dead, a new one works, and the audit log has every step.
-    let reset: Value = serde_json::from_str(&run_ok(sitebot(dir.path()).args(["user", "reset", "--email", "ed@example.com", "--base-url", &base, "--json"]))).unwrap();
+    let reset: Value =
+        serde_json::from_str(&run_ok(sitebot(dir.path()).args(["user", "reset", "--email", "ed@example.com", "--base-url", &base, "--json"]))).unwrap();
     assert_ne!(reset["setupLink"], added["setupLink"]);
     assert!(reset["setupLink"].as_str().unwrap().ends_with(&format!("?site={site}")), "a reset link names a site of the user: {reset}");
     assert_eq!(client.get(&link).send().unwrap().status(), 404);

@@ -174,7 +174,10 @@ impl Balancer {
         let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/haproxy.cfg");
         let mut cmd = Command::new(haproxy_bin());
         cmd.args(["-db", "-f"]).arg(&cfg);
-        cmd.env("SITEBOT_LB_BIND", format!("127.0.0.1:{port}")).env("SITEBOT_LB_PEM", &pki.pem).env("SITEBOT_LB_MAP", &map_file).env("SITEBOT_LB_SOCKET", &socket);
+        cmd.env("SITEBOT_LB_BIND", format!("127.0.0.1:{port}"))
+            .env("SITEBOT_LB_PEM", &pki.pem)
+            .env("SITEBOT_LB_MAP", &map_file)
+            .env("SITEBOT_LB_SOCKET", &socket);
         for (i, addr) in nodes.iter().enumerate() {
             let n = i + 1;
             cmd.env(format!("SITEBOT_NODE{n}"), addr).env(format!("SITEBOT_NODE{n}_CA"), &pki.ca).env(format!("SITEBOT_NODE{n}_NAME"), "localhost");
@@ -253,23 +256,23 @@ async fn flow(c: reqwest::Client, base: String, sites: Vec<String>, per_second: 
             for site in sites {
                 let (c, base, outcomes) = (c.clone(), base.clone(), outcomes.clone());
                 each.spawn(async move {
-                let question = questions && i % 5 == 0;
-                let req = if question {
-                    c.post(format!("{base}/v1/query")).json(&serde_json::json!({"question": "How much does whitening cost?"}))
-                } else {
-                    c.post(format!("{base}/v1/leads")).json(&serde_json::json!({"name": format!("Lead {i}"), "email": format!("lead{i}@example.com")}))
-                };
-                let outcome = match req.header("X-Site-Id", &site).send().await {
-                    Ok(r) if r.status() == 202 && !question => {
-                        let at = Instant::now();
-                        Outcome::Accepted { id: r.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned(), at }
-                    }
-                    Ok(r) if r.status() == 200 && question => Outcome::Answered,
-                    Ok(r) if r.status() == 503 && !question && r.headers().contains_key("retry-after") => Outcome::Retryable,
-                    Ok(r) => Outcome::Failed(format!("{} {}", r.status(), r.text().await.unwrap_or_default())),
-                    Err(e) => Outcome::Failed(e.to_string()),
-                };
-                outcomes.lock().unwrap().entry(site).or_default().push((question, outcome));
+                    let question = questions && i % 5 == 0;
+                    let req = if question {
+                        c.post(format!("{base}/v1/query")).json(&serde_json::json!({"question": "How much does whitening cost?"}))
+                    } else {
+                        c.post(format!("{base}/v1/leads")).json(&serde_json::json!({"name": format!("Lead {i}"), "email": format!("lead{i}@example.com")}))
+                    };
+                    let outcome = match req.header("X-Site-Id", &site).send().await {
+                        Ok(r) if r.status() == 202 && !question => {
+                            let at = Instant::now();
+                            Outcome::Accepted { id: r.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned(), at }
+                        }
+                        Ok(r) if r.status() == 200 && question => Outcome::Answered,
+                        Ok(r) if r.status() == 503 && !question && r.headers().contains_key("retry-after") => Outcome::Retryable,
+                        Ok(r) => Outcome::Failed(format!("{} {}", r.status(), r.text().await.unwrap_or_default())),
+                        Err(e) => Outcome::Failed(e.to_string()),
+                    };
+                    outcomes.lock().unwrap().entry(site).or_default().push((question, outcome));
                 });
             }
             while each.join_next().await.is_some() {}
@@ -474,7 +477,8 @@ async fn cluster() {
     }
     // The map routes the header as well as the path: each site's widget settings come from its node.
     for (site, name) in [(&a1, "A one"), (&b2, "B two")] {
-        let config: serde_json::Value = c.get(format!("{}/v1/widget/config", lb.base)).header("X-Site-Id", site.as_str()).send().await.unwrap().json().await.unwrap();
+        let config: serde_json::Value =
+            c.get(format!("{}/v1/widget/config", lb.base)).header("X-Site-Id", site.as_str()).send().await.unwrap().json().await.unwrap();
         assert_eq!(config["name"], name, "{config}");
     }
     for _ in 0..4 {
@@ -537,7 +541,11 @@ async fn cluster() {
         for (id, at) in accepted(o) {
             let before_kill = at < kill_at;
             if !before_kill || kill_at - at > REPLICATION_WINDOW {
-                assert!(on_c.contains(&id), "lead {id} of {site}, acknowledged {} before the kill, is not on the restored node", if before_kill { format!("{:?}", kill_at - at) } else { "after".into() });
+                assert!(
+                    on_c.contains(&id),
+                    "lead {id} of {site}, acknowledged {} before the kill, is not on the restored node",
+                    if before_kill { format!("{:?}", kill_at - at) } else { "after".into() }
+                );
                 outside += 1;
                 must_deliver.insert(id);
             } else if on_c.contains(&id) {
@@ -564,7 +572,11 @@ async fn cluster() {
         must_deliver.len(),
         accepted(&outcomes[b1.as_str()]).len() + accepted(&outcomes[b2.as_str()]).len()
     );
-    assert_eq!(c.get(format!("{}/v1/landing/dental/en/home", lb.base)).header("X-Site-Id", a1.as_str()).send().await.unwrap().status(), 200, "C has the vertical's pages");
+    assert_eq!(
+        c.get(format!("{}/v1/landing/dental/en/home", lb.base)).header("X-Site-Id", a1.as_str()).send().await.unwrap().status(),
+        200,
+        "C has the vertical's pages"
+    );
 
     // (b) B's tenant b1 moves to C under leads and questions.
     let stop = Arc::new(tokio::sync::Notify::new());
@@ -574,7 +586,8 @@ async fn cluster() {
     let file = work.path().join("b1.site");
     let exported: serde_json::Value = serde_json::from_str(&run(cli(&b.dir, &pki).args(["site", "export", &b1, "--json", "--to"]).arg(&file)).await).unwrap();
     let key = exported["exportKey"].as_str().unwrap().to_owned();
-    let imported: serde_json::Value = serde_json::from_str(&run(cli(&nc.dir, &pki).args(["site", "import", "--json", "--key", &key]).arg(&file)).await).unwrap();
+    let imported: serde_json::Value =
+        serde_json::from_str(&run(cli(&nc.dir, &pki).args(["site", "import", "--json", "--key", &key]).arg(&file)).await).unwrap();
     lb.route(&b1, "node3").await;
     let move_time = moved_at.elapsed();
     let again = cli(&nc.dir, &pki).args(["site", "import", "--key", &key]).arg(&file).output().await.unwrap();
@@ -605,8 +618,16 @@ async fn cluster() {
     run(cli(&b.dir, &pki).args(["site", "delete", &b1, "--yes"])).await;
     assert!(!b.map(&pki, "node2").await.contains(&b1));
     assert!(nc.map(&pki, "node3").await.contains(&b1));
-    let answer: serde_json::Value =
-        c.post(format!("{}/v1/query", lb.base)).header("X-Site-Id", b1.as_str()).json(&serde_json::json!({"question": "How much does whitening cost?"})).send().await.unwrap().json().await.unwrap();
+    let answer: serde_json::Value = c
+        .post(format!("{}/v1/query", lb.base))
+        .header("X-Site-Id", b1.as_str())
+        .json(&serde_json::json!({"question": "How much does whitening cost?"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(answer["answer"].as_str().unwrap_or_default().contains("350 euros"), "{answer}");
     // b1's owner signs in through HAProxy with the password set on B, now on C, and sees b1 there.
     let mut browser = Browser::new(&pki, &lb.base);

@@ -53,21 +53,8 @@ async fn create_site(data_dir: &Path, hook: &str) -> serde_json::Value {
     let created = run(
         data_dir,
         &[
-            "site",
-            "create",
-            "--json",
-            "--name",
-            "Crash",
-            "--vertical",
-            "dental",
-            "--tier",
-            "enterprise",
-            "--currency",
-            "EUR",
-            "--lang",
-            "en",
-            "--webhook-url",
-            hook,
+            "site", "create", "--json", "--name", "Crash", "--vertical", "dental", "--tier", "enterprise", "--currency", "EUR", "--lang", "en",
+            "--webhook-url", hook,
         ],
     )
     .await;

@@ -20,21 +20,9 @@ fn crawler(dir: &Path) -> Command {
 }
 
 fn create_site(dir: &Path) -> String {
-    let out = run_ok(sitebot(dir).args([
-        "site",
-        "create",
-        "--name",
-        "Handbook",
-        "--vertical",
-        "dental",
-        "--tier",
-        "pro",
-        "--currency",
-        "EUR",
-        "--lang",
-        "en",
-        "--json",
-    ]));
+    let out = run_ok(
+        sitebot(dir).args(["site", "create", "--name", "Handbook", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--json"]),
+    );
     serde_json::from_str::<Value>(&out).unwrap()["siteId"].as_str().unwrap().to_owned()
 }
 

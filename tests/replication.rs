@@ -96,7 +96,11 @@ async fn killed_and_restored() {
     let (dir, work, replica) = (private_dir(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let site = create_site(dir.path()).await;
     let doc = work.path().join("prices.md");
-    std::fs::write(&doc, "# Prices\n\nIn-office teeth whitening costs 350 euros per session.\n\n# Hours\n\nThe practice is open Monday to Friday, 8 am to 6 pm.\n").unwrap();
+    std::fs::write(
+        &doc,
+        "# Prices\n\nIn-office teeth whitening costs 350 euros per session.\n\n# Hours\n\nThe practice is open Monday to Friday, 8 am to 6 pm.\n",
+    )
+    .unwrap();
     run(sitebot(dir.path()).args(["knowledge", "import", "--site", &site]).arg(&doc)).await;
     let litestream = Litestream::start(dir.path(), replica.path(), work.path()).await;
     let metrics = litestream.metrics.to_string();

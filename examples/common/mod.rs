@@ -16,21 +16,7 @@ pub fn arg(name: &str) -> Option<String> {
 pub fn create_site(bin: &str, dir: &str, name: &str, lang: &str) -> anyhow::Result<String> {
     let out = Command::new(bin)
         .args([
-            "--data-dir",
-            dir,
-            "site",
-            "create",
-            "--name",
-            name,
-            "--vertical",
-            "science",
-            "--tier",
-            "enterprise",
-            "--currency",
-            "EUR",
-            "--lang",
-            lang,
-            "--json",
+            "--data-dir", dir, "site", "create", "--name", name, "--vertical", "science", "--tier", "enterprise", "--currency", "EUR", "--lang", lang, "--json",
         ])
         .output()?;
     anyhow::ensure!(out.status.success(), "site create: {}", String::from_utf8_lossy(&out.stderr));
@@ -165,7 +151,13 @@ pub struct Sentences {
 impl Sentences {
     /// The site's sentence vectors from `sentences.bin` in the data directory, else embedded and saved
     /// there (key u64, count u32, then count × 384 f32, little-endian, per chunk).
-    pub fn load_or_embed(store: &sitebot::store::Store, k: &sitebot::knowledge::Engine, site: &sitebot::domain::SiteId, file: &Path, chunk_weight: f32) -> anyhow::Result<Sentences> {
+    pub fn load_or_embed(
+        store: &sitebot::store::Store,
+        k: &sitebot::knowledge::Engine,
+        site: &sitebot::domain::SiteId,
+        file: &Path,
+        chunk_weight: f32,
+    ) -> anyhow::Result<Sentences> {
         let mut vectors = std::collections::HashMap::new();
         if let Ok(bytes) = std::fs::read(file) {
             let mut rest = &bytes[..];
@@ -193,7 +185,12 @@ impl Sentences {
         })?;
         let t = std::time::Instant::now();
         let embedded = k.embedder.embed_parallel_blocking(&texts, sitebot::knowledge::embedding::model::Purpose::Passage)?;
-        println!("sentence vectors: {} sentences of {} chunks embedded in {:.1}s", texts.len(), owners.iter().collect::<std::collections::HashSet<_>>().len(), t.elapsed().as_secs_f64());
+        println!(
+            "sentence vectors: {} sentences of {} chunks embedded in {:.1}s",
+            texts.len(),
+            owners.iter().collect::<std::collections::HashSet<_>>().len(),
+            t.elapsed().as_secs_f64()
+        );
         for (key, v) in owners.into_iter().zip(embedded) {
             vectors.entry(key).or_insert_with(Vec::new).push(v);
         }

@@ -199,7 +199,16 @@ impl Model {
 /// a model of their own.
 fn as_translated(c: CrossLingual) -> Translated {
     let lang_bias = languages().map(|l| (l, 0.0));
-    Translated { w_cos: c.w_cos, w_lift: c.w_lift, w_bm25_rank: c.w_bm25_rank, w_dense_rank: c.w_dense_rank, w_margin: c.w_margin, w_bm25_share: 0.0, bias: c.bias, lang_bias }
+    Translated {
+        w_cos: c.w_cos,
+        w_lift: c.w_lift,
+        w_bm25_rank: c.w_bm25_rank,
+        w_dense_rank: c.w_dense_rank,
+        w_margin: c.w_margin,
+        w_bm25_share: 0.0,
+        bias: c.bias,
+        lang_bias,
+    }
 }
 
 /// The best candidate under `model`: (its paragraph, its score).
@@ -333,7 +342,14 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     let mut fitted = shipped;
     if !five.is_empty() {
         let w = super::common::logistic(&five);
-        let cross = CrossLingual { w_cos: w[0] as f32, w_lift: w[1] as f32, w_bm25_rank: w[2] as f32, w_dense_rank: w[3] as f32, w_margin: w[4] as f32, bias: w[5] as f32 };
+        let cross = CrossLingual {
+            w_cos: w[0] as f32,
+            w_lift: w[1] as f32,
+            w_bm25_rank: w[2] as f32,
+            w_dense_rank: w[3] as f32,
+            w_margin: w[4] as f32,
+            bias: w[5] as f32,
+        };
         println!("untranslated questions' candidates, fitted (not used below): {cross:?}");
     }
     if !six.is_empty() {
@@ -453,4 +469,3 @@ pub fn open(data: &Path) -> anyhow::Result<(Store, std::sync::Arc<Engine>)> {
     let config = Config::load(None, std::env::vars(), &sitebot::config::Overrides::default())?;
     Ok((sitebot::app::open_store(&config, data)?, Engine::open(&config.knowledge, data)?))
 }
-

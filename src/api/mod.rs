@@ -68,7 +68,8 @@ pub fn table() -> Route {
 /// (RFC 9110 §15.5.6).
 fn only<E: poem::Endpoint + 'static>(allow: &'static str, route: E) -> impl poem::Endpoint<Output = poem::Response> {
     route.map_to_response().around(move |ep, req| async move {
-        poem::Endpoint::call(&*ep, req).await.map_err(|e| if e.is::<poem::error::MethodNotAllowedError>() { ApiError::MethodNotAllowed { allow }.into() } else { e })
+        poem::Endpoint::call(&*ep, req)
+            .await
+            .map_err(|e| if e.is::<poem::error::MethodNotAllowedError>() { ApiError::MethodNotAllowed { allow }.into() } else { e })
     })
 }
-

@@ -13,10 +13,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
 use poem::web::Data;
 use poem::web::sse::Event;
 use poem::{Response, handler};
+use tokio::sync::mpsc;
 
 use super::answer::AnswerBody;
 use super::query::QueryRequest;

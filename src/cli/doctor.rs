@@ -7,9 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::config::Config;
-use crate::knowledge::embedding::{DIMENSIONS, Embedder};
 use crate::knowledge::embedding::model::Purpose;
 use crate::knowledge::embedding::runtime;
+use crate::knowledge::embedding::{DIMENSIONS, Embedder};
 use crate::knowledge::import::refresh;
 
 struct Checks {
@@ -102,9 +102,9 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     match Embedder::load_english(&config.knowledge) {
         Ok(Some(e)) => checks.report(
             "English model",
-            e.embed_blocking(&["Where is the practice?"], Purpose::Query).map_err(|err| err.to_string()).map(|_| {
-                format!("{} embeds a sentence; English questions on English passages are scored with it too", e.model_dir.display())
-            }),
+            e.embed_blocking(&["Where is the practice?"], Purpose::Query)
+                .map_err(|err| err.to_string())
+                .map(|_| format!("{} embeds a sentence; English questions on English passages are scored with it too", e.model_dir.display())),
         ),
         // Not a failure: English questions are ranked by the main model alone, as before it existed.
         Ok(None) if config.knowledge.english_model => println!(
@@ -119,9 +119,8 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
     match dictionaries.dir() {
         Some(dir) => {
             use crate::knowledge::search::dictionary::{is_packed, languages};
-            let read: Vec<String> = languages()
-                .filter_map(|l| dictionaries.get(l).map(|d| format!("{l} {}{}", d.len(), if is_packed(dir, l) { " packed" } else { "" })))
-                .collect();
+            let read: Vec<String> =
+                languages().filter_map(|l| dictionaries.get(l).map(|d| format!("{l} {}{}", d.len(), if is_packed(dir, l) { " packed" } else { "" }))).collect();
             checks.report(
                 "dictionaries",
                 if read.is_empty() {
@@ -156,7 +155,9 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
                 let lag = crate::app::open_store(config, data_dir).map_err(|e| format!("{e:#}")).and_then(|store| super::replica::lag_check(addr, &store));
                 checks.report("replica lag", lag);
             }
-            None => println!("ok    replication: Litestream replicates, checkpoints are left to it; set replication.metrics_addr to have the replica's lag checked"),
+            None => {
+                println!("ok    replication: Litestream replicates, checkpoints are left to it; set replication.metrics_addr to have the replica's lag checked")
+            }
         }
     }
     if let Ok(e) = Embedder::load(&config.knowledge) {
@@ -198,9 +199,9 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
 /// (`dictionary::pack`).
 pub fn pack_dictionaries(config: &Config, dir: Option<std::path::PathBuf>) -> anyhow::Result<()> {
     use crate::knowledge::search::dictionary;
-    let dir = dir.or_else(|| dictionary::dir(&config.knowledge)).ok_or_else(|| {
-        anyhow::anyhow!("no dictionaries found next to the binary or in the install cache (run ./install.sh, or give --dir)")
-    })?;
+    let dir = dir
+        .or_else(|| dictionary::dir(&config.knowledge))
+        .ok_or_else(|| anyhow::anyhow!("no dictionaries found next to the binary or in the install cache (run ./install.sh, or give --dir)"))?;
     let packed = dictionary::pack(&dir)?;
     anyhow::ensure!(!packed.is_empty(), "no dictionary's files are all in {} (expected {})", dir.display(), dictionary::files().join(", "));
     for (lang, words, bytes) in packed {

@@ -171,9 +171,10 @@ fn check_restored(path: &Path, keyring: Keyring) -> anyhow::Result<(usize, i64)>
     }
     let sites = store.sites().list()?;
     for site in &sites {
-        store.site(site.id).signing_secrets().with_context(|| {
-            format!("the master key does not open the webhook secrets of site {}: is it the lost node's master.key?", site.id)
-        })?;
+        store
+            .site(site.id)
+            .signing_secrets()
+            .with_context(|| format!("the master key does not open the webhook secrets of site {}: is it the lost node's master.key?", site.id))?;
     }
     Ok((sites.len(), store.schema_version()?))
 }

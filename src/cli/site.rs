@@ -8,7 +8,9 @@ use clap::{Args, Subcommand};
 
 use super::{JsonFlag, site_error};
 use crate::config::Config;
-use crate::domain::{AnswerMode, ClosedDates, TimeZone, WeeklyHours, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, WebhookUrl, WidgetPosition};
+use crate::domain::{
+    AnswerMode, ClosedDates, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, TimeZone, WebhookUrl, WeeklyHours, WidgetPosition,
+};
 use crate::store::{NewSite, Site, SiteCredentials, SiteUpdate, Store};
 
 #[derive(Debug, Subcommand)]

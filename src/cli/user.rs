@@ -167,9 +167,20 @@ pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Re
             // #25 email
             let emailed = email_link(&store, config, &email, &link, expires, false)?;
             if a.out.json {
-                println!("{}", json!({"id": user.id, "email": user.email, "admin": user.is_admin, "setupLink": link, "expiresAt": expires, "emailed": emailed.is_some()}));
+                println!(
+                    "{}",
+                    json!({"id": user.id, "email": user.email, "admin": user.is_admin, "setupLink": link, "expiresAt": expires, "emailed": emailed.is_some()})
+                );
             } else {
-                println!("user {} added ({})", user.email, if a.admin { "admin".to_owned() } else { format!("{} of {}", grant.map_or("", |g| g.role.as_str()), a.site.map(|s| s.to_string()).unwrap_or_default()) });
+                println!(
+                    "user {} added ({})",
+                    user.email,
+                    if a.admin {
+                        "admin".to_owned()
+                    } else {
+                        format!("{} of {}", grant.map_or("", |g| g.role.as_str()), a.site.map(|s| s.to_string()).unwrap_or_default())
+                    }
+                );
                 println!("one-time setup link (valid until {expires}): {link}");
                 if let Some(said) = emailed {
                     println!("{said}");
@@ -192,7 +203,11 @@ pub fn run(command: UserCommand, config: &Config, data_dir: &Path) -> anyhow::Re
                 println!("no users (sitebot user add --email ADDR --admin)");
             } else {
                 for (u, grants) in users {
-                    let roles = if u.is_admin { "admin".to_owned() } else { grants.iter().map(|g| format!("{} of {}", g.role, g.site_id)).collect::<Vec<_>>().join(", ") };
+                    let roles = if u.is_admin {
+                        "admin".to_owned()
+                    } else {
+                        grants.iter().map(|g| format!("{} of {}", g.role, g.site_id)).collect::<Vec<_>>().join(", ")
+                    };
                     println!("{}  {}  {}", u.email, if u.has_password { "password set" } else { "setup link not used" }, roles);
                 }
             }

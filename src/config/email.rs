@@ -61,7 +61,12 @@ impl EmailConfig {
     pub fn retry_delays(&self) -> Result<Vec<Duration>, ConfigError> {
         self.retry_schedule
             .iter()
-            .map(|s| parse_duration(s).ok_or_else(|| ConfigError::BadValue { key: "email.retry_schedule".into(), message: format!("`{s}` is not a duration such as 30s, 5m or 2h") }))
+            .map(|s| {
+                parse_duration(s).ok_or_else(|| ConfigError::BadValue {
+                    key: "email.retry_schedule".into(),
+                    message: format!("`{s}` is not a duration such as 30s, 5m or 2h"),
+                })
+            })
             .collect()
     }
 

@@ -60,7 +60,6 @@ pub struct ServerConfig {
     pub metrics_per_site: bool,
 }
 
-
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
@@ -176,7 +175,6 @@ impl Default for StorageConfig {
         Self { min_free_mb: 512 }
     }
 }
-
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -58,7 +58,17 @@ async fn page(state: &AppState, t: &'static Texts, me: &Me, error: Option<&str>,
     let status = if error.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
     views::render(
         status,
-        pages::Account { t, me: Some(views::header_of(me)), csrf: &me.csrf, email: &me.email, email_on: state.config.email.enabled(), digest, sites, error, saved },
+        pages::Account {
+            t,
+            me: Some(views::header_of(me)),
+            csrf: &me.csrf,
+            email: &me.email,
+            email_on: state.config.email.enabled(),
+            digest,
+            sites,
+            error,
+            saved,
+        },
     )
 }
 

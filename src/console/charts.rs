@@ -47,7 +47,13 @@ pub fn stacked(title: impl Into<String>, keys: &[&str], values: &[Vec<u64>]) -> 
             let h = *v as f64 * scale;
             top -= h;
             let round = |x: f64| (x * 10.0).round() / 10.0;
-            bars.push(Bar { x: round(i as f64 * slot + (slot - width) / 2.0), y: round(top), width: round(width), height: round(h), class: if k == 0 { "s0" } else { "s1" } });
+            bars.push(Bar {
+                x: round(i as f64 * slot + (slot - width) / 2.0),
+                y: round(top),
+                width: round(width),
+                height: round(h),
+                class: if k == 0 { "s0" } else { "s1" },
+            });
         }
     }
     let keys = keys.iter().enumerate().map(|(i, k)| (if i == 0 { "s0" } else { "s1" }, (*k).to_owned())).collect();

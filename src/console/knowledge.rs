@@ -230,8 +230,15 @@ pub async fn upload(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
         Err(e) => return views::failed(t, Some(&me), e),
     };
     let failed: Vec<String> = report.failed.iter().map(|f| format!("{}: {}", f.path, f.reason)).collect();
-    views::audit(state, &me.email, Some(id), "documents_uploaded", json!({"files": names, "documents": report.documents, "chunks": report.chunks,
-        "unchanged": report.skipped, "failed": failed})).await;
+    views::audit(
+        state,
+        &me.email,
+        Some(id),
+        "documents_uploaded",
+        json!({"files": names, "documents": report.documents, "chunks": report.chunks,
+        "unchanged": report.skipped, "failed": failed}),
+    )
+    .await;
     if !failed.is_empty() {
         let done = Some(format!("{} {}", t.kb_uploaded, report.documents + report.skipped));
         return documents_page(state, req, t, &me, site, role, Notice { done, errors: failed }).await;
@@ -247,20 +254,29 @@ pub async fn delete_form(req: &Request, Path((raw, doc)): Path<(String, String)>
         Err(page) => return page,
     };
     let id = site.id;
-    confirm(t, &me, site, role, pages::Confirm {
-        title: t.kb_delete_document.to_owned(),
-        what: found.title,
-        detail: found.url.unwrap_or(found.source),
-        action: format!("/console/sites/{id}/knowledge/documents/{}/delete", found.id),
-        fields: vec![],
-        button: t.kb_delete.to_owned(),
-        back: format!("/console/sites/{id}/knowledge"),
-    })
+    confirm(
+        t,
+        &me,
+        site,
+        role,
+        pages::Confirm {
+            title: t.kb_delete_document.to_owned(),
+            what: found.title,
+            detail: found.url.unwrap_or(found.source),
+            action: format!("/console/sites/{id}/knowledge/documents/{}/delete", found.id),
+            fields: vec![],
+            button: t.kb_delete.to_owned(),
+            back: format!("/console/sites/{id}/knowledge"),
+        },
+    )
 }
 
 /// A confirmation page of the knowledge pages: what is about to go, one button, a way back.
 pub(super) fn confirm(t: &'static Texts, me: &Me, site: Site, role: SiteRole, c: pages::Confirm) -> Response {
-    views::render(StatusCode::OK, pages::KnowledgeConfirm { t, me: Some(views::header_of(me)), nav: views::site_nav(site, role, "knowledge"), csrf: &me.csrf, c })
+    views::render(
+        StatusCode::OK,
+        pages::KnowledgeConfirm { t, me: Some(views::header_of(me)), nav: views::site_nav(site, role, "knowledge"), csrf: &me.csrf, c },
+    )
 }
 
 #[handler]

@@ -27,7 +27,11 @@ const MAX_QUESTION: usize = 500;
 const MAX_ANSWER: usize = 4000;
 
 fn form_of(fields: &[(String, String)]) -> AnswerForm {
-    AnswerForm { question: field(fields, "question").trim().to_owned(), answer: field(fields, "answer").trim().to_owned(), url: field(fields, "url").trim().to_owned() }
+    AnswerForm {
+        question: field(fields, "question").trim().to_owned(),
+        answer: field(fields, "answer").trim().to_owned(),
+        url: field(fields, "url").trim().to_owned(),
+    }
 }
 
 /// The form's link, or `Err` when the form is not a valid curated answer.
@@ -40,7 +44,16 @@ fn valid(f: &AnswerForm) -> Result<Option<String>, ()> {
 }
 
 #[allow(clippy::too_many_arguments)] // one page's parts, each needed
-async fn list_page(state: &AppState, t: &'static Texts, me: &Me, site: Site, role: SiteRole, form: AnswerForm, error: Option<&'static str>, done: Option<&'static str>) -> Response {
+async fn list_page(
+    state: &AppState,
+    t: &'static Texts,
+    me: &Me,
+    site: Site,
+    role: SiteRole,
+    form: AnswerForm,
+    error: Option<&'static str>,
+    done: Option<&'static str>,
+) -> Response {
     let id = site.id;
     let answers = match super::lane::read(&state.store, move |s| s.site(id).curated().list()).await {
         Ok(a) => a,
@@ -48,7 +61,13 @@ async fn list_page(state: &AppState, t: &'static Texts, me: &Me, site: Site, rol
     };
     let answers = answers
         .into_iter()
-        .map(|a| pages::AnswerItem { id: a.id, question: a.question, answer: views::short(&a.answer, 300), url: a.url.unwrap_or_default(), at: views::when(a.created_at) })
+        .map(|a| pages::AnswerItem {
+            id: a.id,
+            question: a.question,
+            answer: views::short(&a.answer, 300),
+            url: a.url.unwrap_or_default(),
+            at: views::when(a.created_at),
+        })
         .collect();
     let status = if error.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
     views::render(
@@ -101,7 +120,14 @@ pub async fn add(req: &Request, body: Body, Path(raw): Path<String>, Data(state)
         Err(e) => return views::failed(t, Some(&me), e),
     };
     let short = |s: &str| s.chars().take(200).collect::<String>();
-    views::audit(state, &me.email, Some(id), "curated_added", json!({"answerId": answer.id, "question": short(&form.question), "answer": short(&form.answer), "url": link})).await;
+    views::audit(
+        state,
+        &me.email,
+        Some(id),
+        "curated_added",
+        json!({"answerId": answer.id, "question": short(&form.question), "answer": short(&form.answer), "url": link}),
+    )
+    .await;
     see_other(&format!("/console/sites/{id}/knowledge/answers?done=added"))
 }
 
@@ -109,7 +135,16 @@ fn edit_page(t: &'static Texts, me: &Me, site: Site, role: SiteRole, answer_id: 
     let status = if error.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
     views::render(
         status,
-        pages::KnowledgeAnswer { t, me: Some(views::header_of(me)), nav: views::site_nav(site, role, "knowledge"), sub: "answers", csrf: &me.csrf, answer_id, form, error },
+        pages::KnowledgeAnswer {
+            t,
+            me: Some(views::header_of(me)),
+            nav: views::site_nav(site, role, "knowledge"),
+            sub: "answers",
+            csrf: &me.csrf,
+            answer_id,
+            form,
+            error,
+        },
     )
 }
 
@@ -134,15 +169,25 @@ pub async fn save(req: &Request, body: Body, Path((raw, answer)): Path<(String, 
     let form = form_of(&fields);
     let Ok(link) = valid(&form) else { return edit_page(t, &me, site, role, answer, form, Some(t.answer_invalid)) };
     let (store, embedder, id, f, l, a) = (state.store.clone(), state.knowledge.embedder.clone(), site.id, form.clone(), link.clone(), answer.clone());
-    let saved = tokio::task::spawn_blocking(move || crate::knowledge::answer::curated::update(&store, &embedder, &id, &a, &f.question, &f.answer, l.as_deref())).await;
+    let saved =
+        tokio::task::spawn_blocking(move || crate::knowledge::answer::curated::update(&store, &embedder, &id, &a, &f.question, &f.answer, l.as_deref())).await;
     match saved {
         Ok(Ok(_)) => {}
-        Ok(Err(e)) if matches!(e.downcast_ref::<crate::store::StoreError>(), Some(crate::store::StoreError::NotFound)) => return views::not_found(t, Some(&me)),
+        Ok(Err(e)) if matches!(e.downcast_ref::<crate::store::StoreError>(), Some(crate::store::StoreError::NotFound)) => {
+            return views::not_found(t, Some(&me));
+        }
         Ok(Err(e)) => return views::failed(t, Some(&me), e),
         Err(e) => return views::failed(t, Some(&me), e),
     }
     let short = |s: &str| s.chars().take(200).collect::<String>();
-    views::audit(state, &me.email, Some(id), "curated_edited", json!({"answerId": answer, "question": short(&form.question), "answer": short(&form.answer), "url": link})).await;
+    views::audit(
+        state,
+        &me.email,
+        Some(id),
+        "curated_edited",
+        json!({"answerId": answer, "question": short(&form.question), "answer": short(&form.answer), "url": link}),
+    )
+    .await;
     see_other(&format!("/console/sites/{id}/knowledge/answers?done=saved"))
 }
 
@@ -154,15 +199,21 @@ pub async fn delete_form(req: &Request, Path((raw, answer)): Path<(String, Strin
         Err(page) => return page,
     };
     let id = site.id;
-    confirm(t, &me, site, role, pages::Confirm {
-        title: t.kb_delete_answer.to_owned(),
-        what: found.question,
-        detail: views::short(&found.answer, 300),
-        action: format!("/console/sites/{id}/knowledge/answers/{}/delete", found.id),
-        fields: vec![],
-        button: t.kb_delete.to_owned(),
-        back: format!("/console/sites/{id}/knowledge/answers"),
-    })
+    confirm(
+        t,
+        &me,
+        site,
+        role,
+        pages::Confirm {
+            title: t.kb_delete_answer.to_owned(),
+            what: found.question,
+            detail: views::short(&found.answer, 300),
+            action: format!("/console/sites/{id}/knowledge/answers/{}/delete", found.id),
+            fields: vec![],
+            button: t.kb_delete.to_owned(),
+            back: format!("/console/sites/{id}/knowledge/answers"),
+        },
+    )
 }
 
 #[handler]

@@ -69,8 +69,19 @@ fn item(t: &Texts, site: crate::domain::SiteId, s: Source) -> pages::SourceItem 
         last_sync: s.last_sync_at.map(views::when).unwrap_or_else(|| t.kb_never.to_owned()),
         next_sync: s.next_sync_at.map(views::when).unwrap_or_else(|| "–".to_owned()),
         pages: s.pages,
-        last: summary.map(|_| format!("{} {}, {} {}, {} {}, {} {}", count("fetched"), t.kb_fetched, count("imported"), t.kb_imported,
-            count("updated"), t.kb_updated, count("removed"), t.kb_removed)),
+        last: summary.map(|_| {
+            format!(
+                "{} {}, {} {}, {} {}, {} {}",
+                count("fetched"),
+                t.kb_fetched,
+                count("imported"),
+                t.kb_imported,
+                count("updated"),
+                t.kb_updated,
+                count("removed"),
+                t.kb_removed
+            )
+        }),
         failed_count: summary.and_then(|v| v["failed"].as_array()).map_or(0, Vec::len),
         failed,
         error: s.last_error,
@@ -82,13 +93,25 @@ fn item(t: &Texts, site: crate::domain::SiteId, s: Source) -> pages::SourceItem 
             if s.options.include.is_empty() { String::new() } else { format!(" · {} {}", t.kb_include_short, s.options.include.join(", ")) },
             if s.options.exclude.is_empty() { String::new() } else { format!(" · {} {}", t.kb_exclude_short, s.options.exclude.join(", ")) },
         ),
-        remove_link: format!("/console/sites/{site}/knowledge/sources/remove?{}", url::form_urlencoded::Serializer::new(String::new()).append_pair("url", &s.url).finish()),
+        remove_link: format!(
+            "/console/sites/{site}/knowledge/sources/remove?{}",
+            url::form_urlencoded::Serializer::new(String::new()).append_pair("url", &s.url).finish()
+        ),
         url: s.url,
     }
 }
 
 #[allow(clippy::too_many_arguments)] // one page's parts, each needed
-async fn sources_page(state: &AppState, t: &'static Texts, me: &Me, site: Site, role: SiteRole, form: SourceForm, error: Option<String>, done: Option<String>) -> Response {
+async fn sources_page(
+    state: &AppState,
+    t: &'static Texts,
+    me: &Me,
+    site: Site,
+    role: SiteRole,
+    form: SourceForm,
+    error: Option<String>,
+    done: Option<String>,
+) -> Response {
     let id = site.id;
     let sources = match super::lane::read(&state.store, move |s| s.site(id).crawl().sources()).await {
         Ok(s) => s,
@@ -147,10 +170,8 @@ pub async fn progress(req: &Request, Path(raw): Path<String>, Data(state): Data<
         Ok(s) => s,
         Err(e) => return views::failed(t, Some(&me), e),
     };
-    let rows: Vec<_> = sources
-        .iter()
-        .map(|s| json!({"url": s.url, "running": running_text(t, s), "done": s.progress.as_ref().map_or(0, |p| p.done)}))
-        .collect();
+    let rows: Vec<_> =
+        sources.iter().map(|s| json!({"url": s.url, "running": running_text(t, s), "done": s.progress.as_ref().map_or(0, |p| p.done)})).collect();
     let body = json!({"running": sources.iter().any(|s| s.crawling_until.is_some()), "sources": rows});
     let mut resp = Response::builder().content_type("application/json").body(body.to_string());
     super::session::secure(&mut resp, false);
@@ -249,15 +270,21 @@ pub async fn remove_form(req: &Request, Path(raw): Path<String>, Data(state): Da
         Err(page) => return page,
     };
     let id = site.id;
-    confirm(t, &me, site, role, pages::Confirm {
-        title: t.kb_remove_source.to_owned(),
-        what: url.clone(),
-        detail: t.kb_remove_source_note.to_owned(),
-        action: format!("/console/sites/{id}/knowledge/sources/remove"),
-        fields: vec![("url".to_owned(), url)],
-        button: t.kb_remove.to_owned(),
-        back: format!("/console/sites/{id}/knowledge/sources"),
-    })
+    confirm(
+        t,
+        &me,
+        site,
+        role,
+        pages::Confirm {
+            title: t.kb_remove_source.to_owned(),
+            what: url.clone(),
+            detail: t.kb_remove_source_note.to_owned(),
+            action: format!("/console/sites/{id}/knowledge/sources/remove"),
+            fields: vec![("url".to_owned(), url)],
+            button: t.kb_remove.to_owned(),
+            back: format!("/console/sites/{id}/knowledge/sources"),
+        },
+    )
 }
 
 #[handler]

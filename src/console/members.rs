@@ -121,7 +121,6 @@ pub async fn members_page(req: &Request, Path(raw): Path<String>, Data(state): D
     page(state, t, &me, site, Extra { saved, ..Default::default() }).await
 }
 
-
 /// A role an owner may grant (owner at most), or what is wrong with it.
 fn role(t: &Texts, raw: &str) -> Result<SiteRole, String> {
     SiteRole::parse(raw.trim()).map_err(|e| format!("{}: {}", t.member_role, e.0))

@@ -31,8 +31,8 @@
 
 pub mod auth;
 pub mod charts;
-mod lane;
 pub mod inbox;
+mod lane;
 pub mod pace;
 pub mod pages;
 pub mod session;
@@ -113,11 +113,8 @@ fn inbox_script(req: &Request) -> Response {
 fn asset(req: &Request, body: &'static str, content_type: &'static str) -> Response {
     let etag = etag_of(body);
     let fresh = req.headers().get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
-    let mut resp = if fresh {
-        Response::builder().status(StatusCode::NOT_MODIFIED).finish()
-    } else {
-        Response::builder().content_type(content_type).body(body)
-    };
+    let mut resp =
+        if fresh { Response::builder().status(StatusCode::NOT_MODIFIED).finish() } else { Response::builder().content_type(content_type).body(body) };
     resp.headers_mut().insert(header::ETAG, etag.parse().expect("a valid ETag"));
     resp.headers_mut().insert(header::CACHE_CONTROL, "public, max-age=3600".parse().expect("a valid header"));
     session::secure(&mut resp, true);

@@ -14,13 +14,13 @@ use poem::{Body, Request, Response, handler};
 use serde_json::json;
 
 use super::pages;
-use super::texts::{self, Texts};
 use super::site_settings::{form_of, page};
+use super::texts::{self, Texts};
 use super::views::{self, field, managed_site, see_other};
 use crate::app::AppState;
 use crate::domain::{ClosedDates, TimeZone, WeeklyHours};
-use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
 use crate::store::SiteUpdate;
+use crate::store::sites::MAX_HANDOFF_WAIT_SECS;
 
 #[handler]
 pub async fn settings_page(req: &Request, Path(raw): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {

@@ -70,7 +70,6 @@ fn show(t: &'static Texts, me: &Me, site: Site, sections: SiteSections) -> Respo
     page(t, me, site, form, None, false, sections)
 }
 
-
 /// The site form as an update (and whether it changes the tier), or the first thing wrong with it.
 fn parse_general(t: &Texts, fields: &[(String, String)], site: &Site) -> Result<(SiteUpdate, bool), String> {
     let why = |label: &str, reason: String| format!("{label}: {reason}");
@@ -126,7 +125,8 @@ pub async fn save_site(req: &Request, body: Body, Path(raw): Path<String>, Data(
         }
         Err(e) => return views::failed(t, Some(&me), e),
     };
-    let detail = json!({"name": site.name, "lang": site.lang.as_str(), "currency": site.currency.code(), "answers": site.answers.as_str(), "tier": site.tier.as_str()});
+    let detail =
+        json!({"name": site.name, "lang": site.lang.as_str(), "currency": site.currency.code(), "answers": site.answers.as_str(), "tier": site.tier.as_str()});
     views::audit(state, &me.email, Some(id), "site_settings_changed", detail).await;
     // A move up from starter makes the site's first bearer token: shown now, once.
     if let Some(token) = creds.and_then(|c| c.bearer_token) {
@@ -354,9 +354,24 @@ pub(super) fn form_of(site: &Site) -> pages::HandoffForm {
 
 /// The settings page: the site's other sections (`site_settings`) and live hand-off's form; `422` when
 /// any section tells what is wrong with what was sent.
-pub(super) fn page(t: &'static Texts, me: &Me, site: Site, form: pages::HandoffForm, error: Option<String>, saved: bool, sections: pages::SiteSections) -> Response {
-    let wrong = error.is_some() || sections.general_error.is_some() || sections.webhook_error.is_some() || sections.credentials_error.is_some() || sections.danger_error.is_some();
+pub(super) fn page(
+    t: &'static Texts,
+    me: &Me,
+    site: Site,
+    form: pages::HandoffForm,
+    error: Option<String>,
+    saved: bool,
+    sections: pages::SiteSections,
+) -> Response {
+    let wrong = error.is_some()
+        || sections.general_error.is_some()
+        || sections.webhook_error.is_some()
+        || sections.credentials_error.is_some()
+        || sections.danger_error.is_some();
     let status = if wrong { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
     let nav = views::site_nav(site, crate::domain::SiteRole::Owner, "settings");
-    views::render(status, pages::Settings { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error, saved, max_wait: MAX_HANDOFF_WAIT_SECS, site: sections })
+    views::render(
+        status,
+        pages::Settings { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error, saved, max_wait: MAX_HANDOFF_WAIT_SECS, site: sections },
+    )
 }

@@ -18,12 +18,12 @@ use super::routing;
 use super::session::{self, Me};
 use super::texts::{self, Texts};
 use crate::app::AppState;
+use crate::domain::Timestamp;
 use crate::http::edge::client_ip;
 use crate::metrics::SignIn;
 use crate::secrets::token_hash;
-use crate::store::users::User;
 use crate::store::conversations::{ConversationRow, Turn};
-use crate::domain::Timestamp;
+use crate::store::users::User;
 
 /// A console form's body is read no further than this.
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -153,7 +153,10 @@ pub async fn login_form(req: &Request, Data(state): Data<&Arc<AppState>>) -> Res
     }
     let any_user = state.store.run(|s| s.users().any()).await.unwrap_or(true);
     let (sso, passwords) = (state.config.console.oidc.is_some(), state.config.console.local_passwords);
-    render(StatusCode::OK, pages::Login { t, me: None, error: None, email: "", any_user, sso, passwords, site: routing::site_of(req), next: routing::next_of(req) })
+    render(
+        StatusCode::OK,
+        pages::Login { t, me: None, error: None, email: "", any_user, sso, passwords, site: routing::site_of(req), next: routing::next_of(req) },
+    )
 }
 
 #[handler]
@@ -167,7 +170,20 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
     let address = client_ip(req);
     let sso = state.config.console.oidc.is_some();
     let page = |error: &'static str, status: StatusCode| {
-        render(status, pages::Login { t, me: None, error: Some(error), email: &email, any_user: true, sso, passwords: true, site: routing::site_of(req), next: routing::next_of(req) })
+        render(
+            status,
+            pages::Login {
+                t,
+                me: None,
+                error: Some(error),
+                email: &email,
+                any_user: true,
+                sso,
+                passwords: true,
+                site: routing::site_of(req),
+                next: routing::next_of(req),
+            },
+        )
     };
     if throttle.wait(&email, address, Instant::now()).is_some() {
         state.metrics.sign_in(SignIn::Throttled);
@@ -360,7 +376,12 @@ pub(super) async fn site_for(state: &AppState, req: &Request, raw: &str) -> Resu
 /// An editor's page about one thing of a site (a document, a curated answer, a crawl source): the site and
 /// role as [`site_for`] finds them, refused unless the role may edit, and the thing read from the site's
 /// store by `read` (given the site's id). `Err` is the page to send; a thing that is not there is the 404.
-pub(super) async fn editor_item<T, F>(state: &AppState, req: &Request, raw: &str, read: F) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, T), Response>
+pub(super) async fn editor_item<T, F>(
+    state: &AppState,
+    req: &Request,
+    raw: &str,
+    read: F,
+) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, T), Response>
 where
     T: Send + 'static,
     F: FnOnce(&crate::store::Store, crate::domain::SiteId) -> crate::store::Result<Option<T>> + Send + 'static,
@@ -429,7 +450,15 @@ struct GroupForm<'a> {
     url: String,
 }
 
-async fn group_page(state: &AppState, t: &Texts, me: &Me, site: &crate::store::Site, role: crate::domain::SiteRole, group: i64, form: Option<GroupForm<'_>>) -> Response {
+async fn group_page(
+    state: &AppState,
+    t: &Texts,
+    me: &Me,
+    site: &crate::store::Site,
+    role: crate::domain::SiteRole,
+    group: i64,
+    form: Option<GroupForm<'_>>,
+) -> Response {
     let id = site.id;
     let data = lane::read(&state.store, move |s| Ok((s.site(id).review().group(group)?, s.site(id).review().questions(group, GROUP_QUESTIONS)?))).await;
     let (g, questions) = match data {
@@ -472,7 +501,12 @@ pub async fn group_view(req: &Request, Path((raw, group)): Path<(String, i64)>, 
 
 /// A state change on a site: the session, same origin and CSRF (`checked_post`), then a role that may
 /// edit (else 403, whatever the form says).
-pub(super) async fn editor_post(state: &AppState, req: &Request, body: Body, raw: &str) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, Vec<(String, String)>), Response> {
+pub(super) async fn editor_post(
+    state: &AppState,
+    req: &Request,
+    body: Body,
+    raw: &str,
+) -> Result<(Me, crate::store::Site, crate::domain::SiteRole, Vec<(String, String)>), Response> {
     let t = texts::for_request(req);
     let (me, fields) = checked_post(state, req, body).await?;
     let Ok(id) = raw.parse::<crate::domain::SiteId>() else { return Err(not_found(t, Some(&me))) };
@@ -507,7 +541,8 @@ pub async fn answer_group(req: &Request, body: Body, Path((raw, group)): Path<(S
         Ok(v) => v,
         Err(page) => return page,
     };
-    let (question, answer, url) = (field(&fields, "question").trim().to_owned(), field(&fields, "answer").trim().to_owned(), field(&fields, "url").trim().to_owned());
+    let (question, answer, url) =
+        (field(&fields, "question").trim().to_owned(), field(&fields, "answer").trim().to_owned(), field(&fields, "url").trim().to_owned());
     let link = link(&url);
     let valid = !question.is_empty() && question.chars().count() <= 500 && !answer.is_empty() && answer.chars().count() <= 4000 && link.is_ok();
     if !valid {
@@ -535,7 +570,14 @@ pub async fn answer_group(req: &Request, body: Body, Path((raw, group)): Path<(S
         tracing::warn!(error = %e, group, "a curated answer was added but its group could not be closed");
     }
     let short = |s: &str| s.chars().take(200).collect::<String>();
-    audit(state, &me.email, Some(id), "curated_added", json!({"group": group, "answerId": curated.id, "question": short(&question), "answer": short(&answer), "url": link})).await;
+    audit(
+        state,
+        &me.email,
+        Some(id),
+        "curated_added",
+        json!({"group": group, "answerId": curated.id, "question": short(&question), "answer": short(&answer), "url": link}),
+    )
+    .await;
     see_other(&format!("/console/sites/{id}"))
 }
 
@@ -554,7 +596,16 @@ pub async fn review_group(req: &Request, body: Body, Path((raw, group)): Path<(S
         }
         Err(crate::store::StoreError::NotFound) => not_found(t, Some(&me)),
         Err(crate::store::StoreError::Conflict(_)) => {
-            group_page(state, t, &me, &site, role, group, Some(GroupForm { error: Some(t.handled_already), question: String::new(), answer: String::new(), url: String::new() })).await
+            group_page(
+                state,
+                t,
+                &me,
+                &site,
+                role,
+                group,
+                Some(GroupForm { error: Some(t.handled_already), question: String::new(), answer: String::new(), url: String::new() }),
+            )
+            .await
         }
         Err(e) => failed(t, Some(&me), e),
     }
@@ -607,9 +658,17 @@ pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data
     let (questions, answered, leads, up, down) = (sum(|d| d.questions), sum(|d| d.answered), sum(|d| d.leads), sum(|d| d.thumbs_up), sum(|d| d.thumbs_down));
     let get = |r: &Option<crate::store::days::Day>, f: fn(&crate::store::days::Day) -> u64| r.as_ref().map_or(0, f);
     let charts = vec![
-        super::charts::stacked(t.chart_questions, &[t.answered_key, t.unanswered_key], &all.iter().map(|(_, r)| vec![get(r, |d| d.answered), get(r, |d| d.questions.saturating_sub(d.answered))]).collect::<Vec<_>>()),
+        super::charts::stacked(
+            t.chart_questions,
+            &[t.answered_key, t.unanswered_key],
+            &all.iter().map(|(_, r)| vec![get(r, |d| d.answered), get(r, |d| d.questions.saturating_sub(d.answered))]).collect::<Vec<_>>(),
+        ),
         super::charts::stacked(t.chart_leads, &[t.leads], &all.iter().map(|(_, r)| vec![get(r, |d| d.leads)]).collect::<Vec<_>>()),
-        super::charts::stacked(t.chart_feedback, &[t.rated_up, t.rated_down], &all.iter().map(|(_, r)| vec![get(r, |d| d.thumbs_up), get(r, |d| d.thumbs_down)]).collect::<Vec<_>>()),
+        super::charts::stacked(
+            t.chart_feedback,
+            &[t.rated_up, t.rated_down],
+            &all.iter().map(|(_, r)| vec![get(r, |d| d.thumbs_up), get(r, |d| d.thumbs_down)]).collect::<Vec<_>>(),
+        ),
     ];
     let date = |d: Timestamp| d.rfc3339()[..10].to_owned();
     let table = all.iter().filter_map(|(day, r)| r.map(|d| (date(*day), d.questions, d.answered, d.leads, d.thumbs_up, d.thumbs_down))).collect();
@@ -622,7 +681,12 @@ pub async fn dashboard(req: &Request, Path(raw): Path<String>, Data(state): Data
         .filter_map(|g| {
             let (at, _) = g.handled.clone()?;
             let day = crate::store::days::day_of(at).as_millis();
-            Some(pages::EffectRow { example: g.example, at: date(at), before: window(day - 7 * 86_400_000, day), after: window(day + 86_400_000, day + 8 * 86_400_000) })
+            Some(pages::EffectRow {
+                example: g.example,
+                at: date(at),
+                before: window(day - 7 * 86_400_000, day),
+                after: window(day + 86_400_000, day + 8 * 86_400_000),
+            })
         })
         .collect();
     let web = |u: Option<String>| u.filter(|u| url::Url::parse(u).is_ok_and(|p| matches!(p.scheme(), "http" | "https")));
@@ -740,7 +804,10 @@ pub async fn lead_view(req: &Request, Path((raw, lead)): Path<(String, String)>,
         status: m.status.as_str().to_owned(),
         attempts: m.attempts,
         last_error: m.last_error.unwrap_or_default(),
-        rows: attempts.into_iter().map(|a| (a.attempt, when(a.at), a.status_code.map(|c| c.to_string()).unwrap_or_default(), a.error.unwrap_or_default())).collect(),
+        rows: attempts
+            .into_iter()
+            .map(|a| (a.attempt, when(a.at), a.status_code.map(|c| c.to_string()).unwrap_or_default(), a.error.unwrap_or_default()))
+            .collect(),
         replayable: role.may_manage() && m.status == crate::store::outbox::OutboxStatus::Dead,
     });
     let page_url = row.lead.page_url.clone().unwrap_or_default();
@@ -822,7 +889,15 @@ async fn export_leads(req: &Request, raw: &str, state: &AppState, format: &str) 
         header: &["leadId", "siteId", "createdAt", "name", "email", "message", "pageUrl"],
         csv: |l: &crate::store::leads::Lead| {
             let safe = |v: &Option<String>| crate::domain::spreadsheet_safe(v.as_deref().unwrap_or(""));
-            vec![l.lead_id.clone(), l.site_id.to_string(), l.created_at.to_string(), safe(&l.name), crate::domain::spreadsheet_safe(&l.email), safe(&l.message), safe(&l.page_url)]
+            vec![
+                l.lead_id.clone(),
+                l.site_id.to_string(),
+                l.created_at.to_string(),
+                safe(&l.name),
+                crate::domain::spreadsheet_safe(&l.email),
+                safe(&l.message),
+                safe(&l.page_url),
+            ]
         },
         json: |l| serde_json::to_string(l).unwrap_or_default(),
     };
@@ -1013,7 +1088,14 @@ pub async fn conversations(req: &Request, Path(raw): Path<String>, Data(state): 
     let next = key.map(|(at, c)| format!("/console/sites/{id}/conversations?{query}&before={}:{c}", at.as_millis()));
     let items = rows
         .into_iter()
-        .map(|r| pages::ConversationItem { first: short(&r.first_question, 140), at: when(r.updated_at), turns: r.turns, unanswered: r.unanswered, lead: r.has_lead, id: r.id })
+        .map(|r| pages::ConversationItem {
+            first: short(&r.first_question, 140),
+            at: when(r.updated_at),
+            turns: r.turns,
+            unanswered: r.unanswered,
+            lead: r.has_lead,
+            id: r.id,
+        })
         .collect();
     render(
         StatusCode::OK,
@@ -1071,7 +1153,10 @@ pub async fn conversation(req: &Request, Path((raw, conversation)): Path<(String
                 Some(false) => t.outcome_unanswered.to_owned(),
                 None => String::new(),
             },
-            rating: e.rating.map(|(r, c)| if r == "up" { t.rated_up.to_owned() } else { t.rated_down.to_owned() } + &c.map(|c| format!(": {c}")).unwrap_or_default()).unwrap_or_default(),
+            rating: e
+                .rating
+                .map(|(r, c)| if r == "up" { t.rated_up.to_owned() } else { t.rated_down.to_owned() } + &c.map(|c| format!(": {c}")).unwrap_or_default())
+                .unwrap_or_default(),
         })
         .collect();
     let with_person = events
@@ -1088,7 +1173,16 @@ pub async fn conversation(req: &Request, Path((raw, conversation)): Path<(String
         .collect();
     render(
         StatusCode::OK,
-        pages::Conversation { t, me: Some(header_of(&me)), site_id: id.to_string(), site_name: site.name, conversation_id: conversation, exchanges, leads, with_person },
+        pages::Conversation {
+            t,
+            me: Some(header_of(&me)),
+            site_id: id.to_string(),
+            site_name: site.name,
+            conversation_id: conversation,
+            exchanges,
+            leads,
+            with_person,
+        },
     )
 }
 

@@ -169,7 +169,8 @@ fn page(req: &Request, t: &'static Texts, me: &Me, site: Site, draft: Option<&Sa
     let snippet = snippet(req, &site);
     let draft = draft.map(|d| format!("({} · {})", when(d.at), d.by));
     let nav = views::site_nav(site, crate::domain::SiteRole::Owner, "widget");
-    let body = pages::WidgetEditor { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error: said.error, done: said.done, draft, preview_langs, snippet };
+    let body =
+        pages::WidgetEditor { t, me: Some(views::header_of(me)), nav, csrf: &me.csrf, form, error: said.error, done: said.done, draft, preview_langs, snippet };
     let mut resp = views::render(said.status, body);
     resp.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(EDITOR_CSP));
     resp
@@ -242,7 +243,9 @@ pub async fn publish(req: &Request, body: Body, Path(raw): Path<String>, Data(st
             views::audit(state, &me.email, Some(id), "widget_published", serde_json::to_value(&published).unwrap_or_default()).await;
             see_other(&format!("/console/sites/{id}/widget?published=1"))
         }
-        Err(crate::store::StoreError::NotFound) => current(state, req, t, &me, site, Said::refused(t.widget_nothing_to_publish.into(), StatusCode::CONFLICT)).await,
+        Err(crate::store::StoreError::NotFound) => {
+            current(state, req, t, &me, site, Said::refused(t.widget_nothing_to_publish.into(), StatusCode::CONFLICT)).await
+        }
         Err(e) => views::failed(t, Some(&me), e),
     }
 }
@@ -260,7 +263,9 @@ pub async fn discard(req: &Request, body: Body, Path(raw): Path<String>, Data(st
             views::audit(state, &me.email, Some(id), "widget_draft_discarded", serde_json::json!({})).await;
             see_other(&format!("/console/sites/{id}/widget?discarded=1"))
         }
-        Err(crate::store::StoreError::NotFound) => current(state, req, t, &me, site, Said::refused(t.widget_nothing_to_publish.into(), StatusCode::CONFLICT)).await,
+        Err(crate::store::StoreError::NotFound) => {
+            current(state, req, t, &me, site, Said::refused(t.widget_nothing_to_publish.into(), StatusCode::CONFLICT)).await
+        }
         Err(e) => views::failed(t, Some(&me), e),
     }
 }

@@ -20,12 +20,20 @@ pub struct NetworkPolicy {
 impl NetworkPolicy {
     /// Webhook deliveries (`[webhooks]`).
     pub fn webhooks(c: &crate::config::WebhooksConfig) -> NetworkPolicy {
-        NetworkPolicy { allow_http: c.allow_http, allow_private_networks: c.allow_private_networks, allowed_link_local: c.allowed_link_local.iter().copied().collect() }
+        NetworkPolicy {
+            allow_http: c.allow_http,
+            allow_private_networks: c.allow_private_networks,
+            allowed_link_local: c.allowed_link_local.iter().copied().collect(),
+        }
     }
 
     /// The crawler (`[crawl]`).
     pub fn crawl(c: &crate::config::CrawlConfig) -> NetworkPolicy {
-        NetworkPolicy { allow_http: c.allow_http, allow_private_networks: c.allow_private_networks, allowed_link_local: c.allowed_link_local.iter().copied().collect() }
+        NetworkPolicy {
+            allow_http: c.allow_http,
+            allow_private_networks: c.allow_private_networks,
+            allowed_link_local: c.allowed_link_local.iter().copied().collect(),
+        }
     }
 
     /// The answer generator (`[answer]`): the rules webhooks follow, with http allowed exactly where private
@@ -91,10 +99,7 @@ pub fn check_endpoint(s: &str, policy: &NetworkPolicy, names: EndpointNames) -> 
         "https" => {}
         "http" if policy.allow_http => {}
         "http" => {
-            return Err(invalid(format!(
-                "http:// {what} URLs are not allowed; use https (the operator can set {} = true)",
-                names.allow_http
-            )));
+            return Err(invalid(format!("http:// {what} URLs are not allowed; use https (the operator can set {} = true)", names.allow_http)));
         }
         other => return Err(invalid(format!("{what} URLs must use https, not {other}"))),
     }
@@ -236,10 +241,7 @@ mod tests {
     fn private_networks_never_open_link_local_or_metadata_addresses() {
         let open = NetworkPolicy::private();
         for url in [
-            "http://169.254.169.254/latest/meta-data",
-            "http://169.254.10.5/",
-            "http://[fe80::1]/",
-            "http://[fd00:ec2::254]/",
+            "http://169.254.169.254/latest/meta-data", "http://169.254.10.5/", "http://[fe80::1]/", "http://[fd00:ec2::254]/",
             "http://[::ffff:169.254.169.254]/",
         ] {
             let e = check_endpoint(url, &open, EndpointNames::WEBHOOK).unwrap_err();

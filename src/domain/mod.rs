@@ -20,19 +20,19 @@ mod web;
 mod webhook;
 mod widget;
 
+pub use answer::AnswerMode;
+pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, check_link_local, is_link_local_or_metadata, is_public_ip};
 pub use event::EventType;
 pub use hours::{ClosedDates, MAX_CLOSED_DATES, OpeningHours, TimeZone, WeeklyHours};
 pub use ids::{ConversationId, QueryId, UserId};
-pub use role::SiteRole;
 pub use locale::{Currency, Lang};
 pub use page::{Alternate, FaqEntry, Feature, LandingPage, PageBody, PageType, Stat};
 pub use price::{Interval, MAX_AMOUNT_MINOR, PriceTier, PricingSheet, Rate, TierText};
 pub use proxies::{TrustedProxies, canonical};
+pub use role::SiteRole;
 pub use site::{SiteId, Tier};
 pub use time::Timestamp;
 pub use web::{Email, Origin, Slug, spreadsheet_safe};
-pub use answer::AnswerMode;
-pub use endpoint::{EndpointNames, NetworkPolicy, check_endpoint, check_link_local, is_link_local_or_metadata, is_public_ip};
 pub use webhook::{EndpointPolicy, Failing, WebhookUrl};
 pub use widget::{HexColor, WidgetPosition};
 

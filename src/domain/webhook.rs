@@ -120,11 +120,7 @@ mod tests {
         assert!(WebhookUrl::parse("http://127.0.0.1:9000/hook", &open).is_ok());
         // IPv6 forms that embed a private IPv4 address, and site-local, are not public.
         for bad in [
-            "https://[::127.0.0.1]/h",
-            "https://[::ffff:0:7f00:1]/h",
-            "https://[::ffff:10.0.0.1]/h",
-            "https://[fec0::1]/h",
-            "https://[2002:7f00:1::]/h",
+            "https://[::127.0.0.1]/h", "https://[::ffff:0:7f00:1]/h", "https://[::ffff:10.0.0.1]/h", "https://[fec0::1]/h", "https://[2002:7f00:1::]/h",
             "https://[2002:a00:1::1]/h",
         ] {
             assert!(WebhookUrl::parse(bad, &strict).is_err(), "{bad}");

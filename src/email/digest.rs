@@ -66,8 +66,19 @@ pub fn compute(store: &Store, site: &Site, from: Timestamp, to: Timestamp) -> Re
         .collect();
     groups.truncate(GROUPS);
     let week_leads: Vec<_> = s.leads().list(Some(from))?.into_iter().filter(|l| l.created_at < to).collect();
-    let recent_leads = week_leads.iter().rev().take(LEADS).map(|l| DigestLead { name: l.name.clone(), email: l.email.clone(), at: l.created_at.as_millis() }).collect();
-    Ok(Digest { site_id: site.id.to_string(), site_name: site.name.clone(), from: from.as_millis(), to: to.as_millis(), questions, answered, leads, groups, recent_leads })
+    let recent_leads =
+        week_leads.iter().rev().take(LEADS).map(|l| DigestLead { name: l.name.clone(), email: l.email.clone(), at: l.created_at.as_millis() }).collect();
+    Ok(Digest {
+        site_id: site.id.to_string(),
+        site_name: site.name.clone(),
+        from: from.as_millis(),
+        to: to.as_millis(),
+        questions,
+        answered,
+        leads,
+        groups,
+        recent_leads,
+    })
 }
 
 /// What `sitebot digest send` queued.

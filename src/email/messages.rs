@@ -35,11 +35,7 @@ pub fn subject_safe(s: &str, max: usize) -> String {
     let cleaned: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let words: Vec<&str> = cleaned.split_whitespace().collect();
     let joined = words.join(" ");
-    if joined.chars().count() <= max {
-        joined
-    } else {
-        format!("{}…", joined.chars().take(max.saturating_sub(1)).collect::<String>())
-    }
+    if joined.chars().count() <= max { joined } else { format!("{}…", joined.chars().take(max.saturating_sub(1)).collect::<String>()) }
 }
 
 /// A time as the e-mails show it: `2026-11-26 14:05 UTC`.
@@ -176,9 +172,13 @@ struct DigestHtml<'a> {
 /// The weekly digest of one site.
 pub fn digest(env: &Envelope<'_>, d: &Digest, base: &str) -> Result<Message, MessageError> {
     let subject = format!("{}: your week with sitebot", subject_safe(&d.site_name, 80));
-    let groups: Vec<GroupLine<'_>> =
-        d.groups.iter().map(|g| GroupLine { count: g.count, example: &g.example, link: format!("{base}/console/sites/{}/review/{}", d.site_id, g.id) }).collect();
-    let recent: Vec<LeadLine<'_>> = d.recent_leads.iter().map(|l| LeadLine { name: l.name.as_deref().unwrap_or("-"), email: &l.email, at: when(Timestamp::from_millis(l.at)) }).collect();
+    let groups: Vec<GroupLine<'_>> = d
+        .groups
+        .iter()
+        .map(|g| GroupLine { count: g.count, example: &g.example, link: format!("{base}/console/sites/{}/review/{}", d.site_id, g.id) })
+        .collect();
+    let recent: Vec<LeadLine<'_>> =
+        d.recent_leads.iter().map(|l| LeadLine { name: l.name.as_deref().unwrap_or("-"), email: &l.email, at: when(Timestamp::from_millis(l.at)) }).collect();
     let queue = format!("{base}/console/sites/{}", d.site_id);
     // The account page has no site in its path: the link names it for a balancer (#27 scale-out).
     let account = super::console_link(base, "/console/account", d.site_id.parse().ok());

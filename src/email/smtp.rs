@@ -118,13 +118,21 @@ impl Mailer {
         let transient = |message: String| SendError { message, permanent: false };
         let mut addrs: Vec<IpAddr> = match self.host.parse::<IpAddr>() {
             Ok(ip) => vec![ip],
-            Err(_) => tokio::net::lookup_host((self.host.as_str(), self.port)).await.map_err(|e| transient(format!("cannot resolve {}: {e}", self.host)))?.map(|a| a.ip()).collect(),
+            Err(_) => tokio::net::lookup_host((self.host.as_str(), self.port))
+                .await
+                .map_err(|e| transient(format!("cannot resolve {}: {e}", self.host)))?
+                .map(|a| a.ip())
+                .collect(),
         };
         // One address is tried (a second attempt could send a message twice); IPv4 first, as `localhost`
         // relays often listen on 127.0.0.1 only.
         addrs.sort_by_key(|ip| ip.is_ipv6());
         if let Some(bad) = addrs.iter().find(|ip| !self.policy.allows(**ip)) {
-            let why = if is_link_local_or_metadata(*bad) { "a link-local or metadata address" } else { "not a public address (the operator can set email.allow_private_networks = true)" };
+            let why = if is_link_local_or_metadata(*bad) {
+                "a link-local or metadata address"
+            } else {
+                "not a public address (the operator can set email.allow_private_networks = true)"
+            };
             return Err(transient(format!("refused: {} resolves to {bad}, {why}", self.host)));
         }
         addrs.into_iter().next().ok_or_else(|| transient(format!("{} has no address", self.host)))

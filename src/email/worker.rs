@@ -14,10 +14,10 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::SetupLink;
 use super::digest::Digest;
 use super::messages::{self, Envelope};
 use super::smtp::{Mailer, SendError};
-use super::SetupLink;
 use crate::config::{Config, ConfigError};
 use crate::domain::Timestamp;
 use crate::store::email::{Claimed, Kind, Next};
@@ -141,7 +141,9 @@ impl Worker {
         let kind = e.kind.as_str();
         match next {
             Next::Sent => tracing::debug!(email = e.id, kind, "e-mail sent"),
-            Next::Retry(at) => tracing::info!(email = e.id, kind, server = %self.mailer.server(), error = ?error, retry_in_ms = at.as_millis() - Timestamp::now().as_millis(), "e-mail not accepted; will retry"),
+            Next::Retry(at) => {
+                tracing::info!(email = e.id, kind, server = %self.mailer.server(), error = ?error, retry_in_ms = at.as_millis() - Timestamp::now().as_millis(), "e-mail not accepted; will retry")
+            }
             Next::Dead => tracing::warn!(email = e.id, kind, server = %self.mailer.server(), error = ?error, "e-mail given up"),
         }
         Some(next)

@@ -134,7 +134,11 @@ pub fn integer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> 
 /// Whitespace as JSON Schema patterns (ECMA-262 `\s`) read it, so a pattern in the OpenAPI document and
 /// the server agree on what trimming a string means.
 pub fn is_ecma_whitespace(c: char) -> bool {
-    matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
 }
 
 #[cfg(test)]
@@ -178,14 +182,8 @@ mod tests {
         assert!(is_json("application/merge-patch+json"));
         assert!(is_json("application/problem+json; charset=utf-8"));
         for not in [
-            "text/plain",
-            "",
-            "application/+json",
-            "application/json+",
-            "application/json; charset=utf-16",
-            "application/json, text/plain",
-            "application/jsonx",
-            "text/json",
+            "text/plain", "", "application/+json", "application/json+", "application/json; charset=utf-16", "application/json, text/plain",
+            "application/jsonx", "text/json",
         ] {
             assert!(!is_json(not), "{not}");
         }

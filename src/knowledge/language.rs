@@ -98,10 +98,10 @@ pub fn detect(text: &str) -> Option<Detected> {
 /// Words only German writes of the Latin-script languages considered (not "die", "was", "wie", "der",
 /// "den", "des", "mit", "von", "um", "als": English, Dutch, Danish, French or Portuguese words too).
 const GERMAN_WORDS: &[&str] = &[
-    "und", "ist", "wurde", "wurden", "wird", "werden", "nicht", "auch", "für", "über", "welche", "welcher", "welches", "welchen",
-    "welchem", "wann", "warum", "wieso", "weshalb", "wer", "wen", "wem", "ein", "eine", "einem", "einen", "einer", "eines", "zum",
-    "zur", "bei", "nach", "gegen", "seit", "viele", "vielen", "hatte", "hatten", "haben", "gibt", "kann", "können", "ihre", "ihrer",
-    "seine", "seiner", "sich", "zu", "aus", "auf", "oder", "dass", "noch", "sehr", "heute", "jahr", "jahre", "jahren",
+    "und", "ist", "wurde", "wurden", "wird", "werden", "nicht", "auch", "für", "über", "welche", "welcher", "welches", "welchen", "welchem", "wann", "warum",
+    "wieso", "weshalb", "wer", "wen", "wem", "ein", "eine", "einem", "einen", "einer", "eines", "zum", "zur", "bei", "nach", "gegen", "seit", "viele",
+    "vielen", "hatte", "hatten", "haben", "gibt", "kann", "können", "ihre", "ihrer", "seine", "seiner", "sich", "zu", "aus", "auf", "oder", "dass", "noch",
+    "sehr", "heute", "jahr", "jahre", "jahren",
 ];
 
 /// German, for a Latin-script text whatlang is unsure of, when two of its words are German only, or one
@@ -156,15 +156,14 @@ const RUSSIAN_LETTERS: &[char] = &['ы', 'э', 'ё'];
 /// Question and function words that one language uses and the other two do not (none with the letters
 /// above, which decide alone).
 const RUSSIAN_WORDS: &[&str] = &[
-    "что", "какой", "какая", "какие", "каком", "какую", "каких", "какого", "какому", "когда", "где", "кто", "куда",
-    "откуда", "сколько", "почему", "зачем", "чем", "чему", "чего", "который", "которая", "которое", "которые", "которого",
-    "которой", "котором", "был", "была", "было", "были", "для", "году", "года", "свою", "своей", "своего", "его", "ее", "их",
-    "же", "через", "также", "самый", "самая", "очень", "можно", "нужно", "есть", "сейчас", "чтобы",
+    "что", "какой", "какая", "какие", "каком", "какую", "каких", "какого", "какому", "когда", "где", "кто", "куда", "откуда", "сколько", "почему", "зачем",
+    "чем", "чему", "чего", "который", "которая", "которое", "которые", "которого", "которой", "котором", "был", "была", "было", "были", "для", "году", "года",
+    "свою", "своей", "своего", "его", "ее", "их", "же", "через", "также", "самый", "самая", "очень", "можно", "нужно", "есть", "сейчас", "чтобы",
 ];
 const BULGARIAN_WORDS: &[&str] = &[
-    "какво", "какъв", "каква", "какви", "кой", "коя", "кои", "кога", "къде", "колко", "защо", "е", "са", "бил", "била", "било",
-    "били", "във", "със", "към", "ще", "това", "този", "тази", "тези", "който", "която", "което", "които", "тя", "година",
-    "годината", "през", "като", "също", "може", "има", "няма", "сега",
+    "какво", "какъв", "каква", "какви", "кой", "коя", "кои", "кога", "къде", "колко", "защо", "е", "са", "бил", "била", "било", "били", "във", "със", "към",
+    "ще", "това", "този", "тази", "тези", "който", "която", "което", "които", "тя", "година", "годината", "през", "като", "също", "може", "има", "няма",
+    "сега",
 ];
 const UKRAINIAN_WORDS: &[&str] = &["що", "як", "коли", "де", "хто", "чому", "яка", "яке", "який", "якого", "було", "була", "або", "це", "цей", "ця"];
 
@@ -313,10 +312,12 @@ mod tests {
         ] {
             assert_eq!(detect_confident(q), Some("ru"), "{q}: {:?}", detect(q));
         }
-        for q in ["Скільки коштує чистка зубів?", "Коли ви відкриті в неділю?", "Як записатися на прийом до лікаря?"] {
+        for q in ["Скільки коштує чистка зубів?", "Коли ви відкриті в неділю?", "Як записатися на прийом до лікаря?"]
+        {
             assert_eq!(detect_confident(q), Some("uk"), "{q}: {:?}", detect(q));
         }
-        for q in ["Колко струва почистването на зъбите?", "Кога работите в неделя?", "Къде мога да паркирам колата?", "Какво е работното време?"] {
+        for q in ["Колко струва почистването на зъбите?", "Кога работите в неделя?", "Къде мога да паркирам колата?", "Какво е работното време?"]
+        {
             assert_eq!(detect_confident(q), Some("bg"), "{q}: {:?}", detect(q));
         }
     }
@@ -324,7 +325,11 @@ mod tests {
     #[test]
     fn a_german_question_naming_english_things_is_german_by_its_own_words() {
         // XQuAD-R German questions whatlang was unsure of (Dutch at 0.01, Spanish at 0.15, German at 0.27).
-        for q in ["Welches Team war der Sieger der Divisional Round im Spiel der Broncos gegen die Steelers?", "Für wen spielte John Elway im Super Bowl XXXIII?", "Wer gewann den Super Bowl XLIX?"] {
+        for q in [
+            "Welches Team war der Sieger der Divisional Round im Spiel der Broncos gegen die Steelers?",
+            "Für wen spielte John Elway im Super Bowl XXXIII?",
+            "Wer gewann den Super Bowl XLIX?",
+        ] {
             let before = detector().detect(q).map(|i| i.confidence());
             assert!(before.is_some_and(|c| (c as f32) < CONFIDENT), "{q}: whatlang alone {before:?}");
             assert_eq!(detect_confident(q), Some("de"), "{q}: {:?}", detect(q));

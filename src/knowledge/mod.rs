@@ -68,10 +68,7 @@ impl Queues {
     /// `limits.embedding_queue`, `limits.search_queue` and `limits.queue_wait`.
     pub fn from_limits(limits: &crate::config::LimitsConfig) -> Result<Queues, crate::config::ConfigError> {
         let wait = limits.queue_wait()?;
-        Ok(Queues {
-            embedding: gate::Bound { max_waiting: limits.embedding_queue, wait },
-            search: gate::Bound { max_waiting: limits.search_queue, wait },
-        })
+        Ok(Queues { embedding: gate::Bound { max_waiting: limits.embedding_queue, wait }, search: gate::Bound { max_waiting: limits.search_queue, wait } })
     }
 }
 
@@ -217,7 +214,8 @@ impl Engine {
         let search = q.search_text();
         let mode = if self.is_stale(site) { Mode::Bm25 } else { Mode::Hybrid };
         // BM25 needs no embedding: it runs while the question is embedded.
-        let (this, lstore, site_id, text, top_k, lang, detected) = (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
+        let (this, lstore, site_id, text, top_k, lang, detected) =
+            (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
         let lexical = tokio::task::spawn_blocking(move || {
             let t = Instant::now();
             let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k) };
@@ -232,7 +230,9 @@ impl Engine {
             async {
                 match mode {
                     Mode::Bm25 => Ok(Vec::new()),
-                    _ => Ok::<_, EmbedError>(self.embedder.embed(vec![search.clone()], embedding::model::Purpose::Query, self.queues.embedding).await?.pop().unwrap_or_default()),
+                    _ => Ok::<_, EmbedError>(
+                        self.embedder.embed(vec![search.clone()], embedding::model::Purpose::Query, self.queues.embedding).await?.pop().unwrap_or_default(),
+                    ),
                 }
             },
             async {

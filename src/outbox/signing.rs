@@ -43,10 +43,7 @@ mod tests {
     #[test]
     fn standard_webhooks_known_answer() {
         let sig = sign(
-            "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
-            "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk",
-            1649367553,
-            br#"{"email":"test@example.com","username":"test_user"}"#,
+            "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk", 1649367553, br#"{"email":"test@example.com","username":"test_user"}"#,
         )
         .unwrap();
         assert_eq!(sig, "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw=");

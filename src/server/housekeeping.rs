@@ -50,8 +50,13 @@ pub async fn run_once(state: &AppState) -> (Option<Expired>, Option<Pruned>) {
         Ok(p) => {
             if p.total() > 0 {
                 tracing::info!(
-                    queries = p.queries, sources = p.query_sources, feedback = p.feedback, conversations = p.conversations,
-                    widget_events = p.widget_events, dead_events = p.dead_events, "pruned what is older than the retention settings (counters stay)"
+                    queries = p.queries,
+                    sources = p.query_sources,
+                    feedback = p.feedback,
+                    conversations = p.conversations,
+                    widget_events = p.widget_events,
+                    dead_events = p.dead_events,
+                    "pruned what is older than the retention settings (counters stay)"
                 );
             }
             Some(p)

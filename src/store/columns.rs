@@ -5,7 +5,10 @@
 use rusqlite::ToSql;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 
-use crate::domain::{ClosedDates, TimeZone, WeeklyHours, AnswerMode, ConversationId, Currency, EventType, QueryId, SiteRole, UserId, HexColor, Interval, Lang, Origin, PageType, Rate, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
+use crate::domain::{
+    AnswerMode, ClosedDates, ConversationId, Currency, EventType, HexColor, Interval, Lang, Origin, PageType, QueryId, Rate, SiteId, SiteRole, Slug, Tier,
+    TimeZone, Timestamp, UserId, WebhookUrl, WeeklyHours, WidgetPosition,
+};
 
 fn text<'a>(v: ValueRef<'a>) -> FromSqlResult<&'a str> {
     v.as_str()

@@ -239,21 +239,18 @@ impl<'s> Conversations<'s> {
             let text = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(like_pattern);
             // SQLite reads a negative LIMIT as none.
             let bound = examine.map_or(-1, |n| n as i64);
-            let rows = stmt.query_map(
-                params![site, f.since, at, id, f.unanswered, f.with_lead, f.rated, f.lang, text, limit as i64, bound],
-                |r| {
-                    Ok(ConversationRow {
-                        id: r.get(0)?,
-                        created_at: r.get(1)?,
-                        updated_at: r.get(2)?,
-                        turns: r.get::<_, i64>(3)? as u64,
-                        first_question: r.get(4)?,
-                        unanswered: r.get::<_, i64>(5)? as u64,
-                        has_lead: r.get(6)?,
-                        person_messages: r.get::<_, i64>(7)? as u64,
-                    })
-                },
-            )?;
+            let rows = stmt.query_map(params![site, f.since, at, id, f.unanswered, f.with_lead, f.rated, f.lang, text, limit as i64, bound], |r| {
+                Ok(ConversationRow {
+                    id: r.get(0)?,
+                    created_at: r.get(1)?,
+                    updated_at: r.get(2)?,
+                    turns: r.get::<_, i64>(3)? as u64,
+                    first_question: r.get(4)?,
+                    unanswered: r.get::<_, i64>(5)? as u64,
+                    has_lead: r.get(6)?,
+                    person_messages: r.get::<_, i64>(7)? as u64,
+                })
+            })?;
             let rows: Vec<ConversationRow> = rows.collect::<rusqlite::Result<_>>()?;
             let resume = match examine {
                 Some(n) if n > 0 && rows.len() < limit => {
@@ -291,12 +288,15 @@ impl<'s> Conversations<'s> {
                         let question = pending.take().map(|q| q.text.clone()).unwrap_or_default();
                         let (resolved, sources, rating) = match &query_id {
                             Some(q) => {
-                                let resolved: Option<bool> =
-                                    c.query_row("SELECT resolved FROM query_log WHERE id = ?1 AND site_id = ?2", params![q, site], |r| r.get(0)).optional_row()?;
+                                let resolved: Option<bool> = c
+                                    .query_row("SELECT resolved FROM query_log WHERE id = ?1 AND site_id = ?2", params![q, site], |r| r.get(0))
+                                    .optional_row()?;
                                 let mut s = c.prepare_cached("SELECT title, url FROM query_sources WHERE site_id = ?1 AND query_id = ?2 ORDER BY rank")?;
                                 let sources = s.query_map(params![site, q], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
                                 let rating = c
-                                    .query_row("SELECT rating, comment FROM feedback WHERE site_id = ?1 AND query_id = ?2", params![site, q], |r| Ok((r.get(0)?, r.get(1)?)))
+                                    .query_row("SELECT rating, comment FROM feedback WHERE site_id = ?1 AND query_id = ?2", params![site, q], |r| {
+                                        Ok((r.get(0)?, r.get(1)?))
+                                    })
                                     .optional_row()?;
                                 (resolved, sources, rating)
                             }

@@ -184,7 +184,8 @@ mod tests {
             }
         }
         store.site(site.id).history().write(events).unwrap();
-        let mut got: Vec<(String, u64)> = store.site(site.id).days().top_sources(since, 10).unwrap().into_iter().map(|d| (d.document_id, d.citations)).collect();
+        let mut got: Vec<(String, u64)> =
+            store.site(site.id).days().top_sources(since, 10).unwrap().into_iter().map(|d| (d.document_id, d.citations)).collect();
         got.sort();
         assert_eq!(got, vec![("d0".to_owned(), expected[0]), ("d1".to_owned(), expected[1]), ("d2".to_owned(), expected[2])]);
         // Every start day of the week and the current week alone agree with the days too.

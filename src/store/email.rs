@@ -228,11 +228,9 @@ impl<'s> EmailQueue<'s> {
     /// When the next queued e-mail is due (its time or its lease's end), if any is queued.
     pub fn next_due(&self) -> Result<Option<Timestamp>> {
         self.store.read(|c| {
-            Ok(c.query_row(
-                "SELECT min(max(next_at, coalesce(lease_until, 0))) FROM email_queue WHERE state = 'queued'",
-                [],
-                |r| r.get::<_, Option<Timestamp>>(0),
-            )?)
+            Ok(c.query_row("SELECT min(max(next_at, coalesce(lease_until, 0))) FROM email_queue WHERE state = 'queued'", [], |r| {
+                r.get::<_, Option<Timestamp>>(0)
+            })?)
         })
     }
 

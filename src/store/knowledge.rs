@@ -218,8 +218,7 @@ impl<'s> Knowledge<'s> {
 
     pub fn list_documents(&self) -> Result<Vec<DocumentRow>> {
         self.read(|conn, site| {
-            let mut stmt =
-                conn.prepare(&format!("SELECT {DOCUMENT_COLUMNS} FROM kb_documents WHERE site_id = ?1 ORDER BY source"))?;
+            let mut stmt = conn.prepare(&format!("SELECT {DOCUMENT_COLUMNS} FROM kb_documents WHERE site_id = ?1 ORDER BY source"))?;
             let rows = stmt.query_map([site], document_row)?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
@@ -247,12 +246,8 @@ impl<'s> Knowledge<'s> {
     /// One of the site's documents by id; `None` for any other.
     pub fn document(&self, id: &str) -> Result<Option<DocumentRow>> {
         self.read(|conn, site| {
-            conn.query_row(
-                &format!("SELECT {DOCUMENT_COLUMNS} FROM kb_documents WHERE site_id = ?1 AND id = ?2"),
-                params![site, id],
-                document_row,
-            )
-            .optional_row()
+            conn.query_row(&format!("SELECT {DOCUMENT_COLUMNS} FROM kb_documents WHERE site_id = ?1 AND id = ?2"), params![site, id], document_row)
+                .optional_row()
         })
     }
 
@@ -451,7 +446,8 @@ impl<'s> Knowledge<'s> {
     /// The English vectors of `model` of these chunks of the site, where they have one.
     pub fn english_embeddings(&self, model: &str, keys: &[u64]) -> Result<std::collections::HashMap<u64, Vec<f32>>> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare_cached("SELECT en_embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2 AND en_model = ?3 AND en_embedding IS NOT NULL")?;
+            let mut stmt =
+                conn.prepare_cached("SELECT en_embedding FROM kb_chunks WHERE site_id = ?1 AND rowid = ?2 AND en_model = ?3 AND en_embedding IS NOT NULL")?;
             let mut out = std::collections::HashMap::with_capacity(keys.len());
             for &k in keys {
                 if let Some(blob) = stmt.query_row(params![site, k as i64, model], |r| r.get::<_, Vec<u8>>(0)).optional_row()? {
@@ -489,12 +485,10 @@ impl<'s> Knowledge<'s> {
     /// order: what an index synced when `after` was the largest key does not hold yet.
     pub fn embeddings_after(&self, model: &str, after: u64, limit: usize) -> Result<Vec<(u64, Vec<f32>)>> {
         self.read(|conn, site| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT rowid, embedding FROM kb_chunks WHERE site_id = ?1 AND model = ?2 AND rowid > ?3 ORDER BY rowid LIMIT ?4",
-            )?;
-            let rows = stmt.query_map(params![site, model, after as i64, limit as i64], |r| {
-                Ok((r.get::<_, i64>(0)? as u64, blob_to_vector(&r.get::<_, Vec<u8>>(1)?)))
-            })?;
+            let mut stmt =
+                conn.prepare_cached("SELECT rowid, embedding FROM kb_chunks WHERE site_id = ?1 AND model = ?2 AND rowid > ?3 ORDER BY rowid LIMIT ?4")?;
+            let rows = stmt
+                .query_map(params![site, model, after as i64, limit as i64], |r| Ok((r.get::<_, i64>(0)? as u64, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
     }

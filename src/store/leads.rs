@@ -207,7 +207,8 @@ impl Leads<'_> {
     pub fn of_conversation(&self, id: &str) -> Result<Vec<Lead>> {
         let site_id = self.site.id();
         self.site.store().read(|c| {
-            let mut stmt = c.prepare_cached(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE conversation_id = ?2 AND site_id = ?1 ORDER BY created_at, id"))?;
+            let mut stmt =
+                c.prepare_cached(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE conversation_id = ?2 AND site_id = ?1 ORDER BY created_at, id"))?;
             let rows = stmt.query_map(params![site_id, id], lead_row)?;
             Ok(rows.map(|r| r.map(|row| row.lead)).collect::<rusqlite::Result<_>>()?)
         })
@@ -217,7 +218,10 @@ impl Leads<'_> {
     pub fn get(&self, id: &str) -> Result<LeadRow> {
         let site_id = self.site.id();
         self.site.store().read(|c| {
-            let mut row = c.query_row(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE site_id = ?1 AND id = ?2"), params![site_id, id], lead_row).optional_row()?.ok_or(StoreError::NotFound)?;
+            let mut row = c
+                .query_row(&format!("SELECT {LEAD_COLUMNS} FROM leads WHERE site_id = ?1 AND id = ?2"), params![site_id, id], lead_row)
+                .optional_row()?
+                .ok_or(StoreError::NotFound)?;
             if let Some(cid) = &row.lead.conversation_id {
                 row.lead.transcript = match super::conversations::transcript_turns(c, &site_id, cid) {
                     Ok(t) => Some(t),

@@ -65,14 +65,17 @@ impl Members<'_> {
                 }
                 None => {
                     let id = UserId::new();
-                    tx.execute("INSERT INTO console_users (id, email, is_admin, created_at) VALUES (?1, ?2, 0, ?3)", params![id, email.as_str(), Timestamp::now()])?;
+                    tx.execute(
+                        "INSERT INTO console_users (id, email, is_admin, created_at) VALUES (?1, ?2, 0, ?3)",
+                        params![id, email.as_str(), Timestamp::now()],
+                    )?;
                     put_link(tx, &id, link_hash, link_expires)?;
                     (id, true)
                 }
             };
             tx.execute("INSERT INTO console_grants (user_id, site_id, role) VALUES (?1, ?2, ?3)", params![id, site, role])?;
-            let user = tx
-                .query_row("SELECT id, email, is_admin, password_hash IS NOT NULL, created_at, password_at FROM console_users WHERE id = ?1", [&id], |r| {
+            let user =
+                tx.query_row("SELECT id, email, is_admin, password_hash IS NOT NULL, created_at, password_at FROM console_users WHERE id = ?1", [&id], |r| {
                     Ok(User { id: r.get(0)?, email: r.get(1)?, is_admin: r.get(2)?, has_password: r.get(3)?, created_at: r.get(4)?, password_at: r.get(5)? })
                 })?;
             Ok(Invited { user, new_user })

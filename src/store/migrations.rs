@@ -99,12 +99,20 @@ mod tests {
             .unwrap();
         }
         run(&mut conn).unwrap();
-        let keys: Vec<(i64, String)> =
-            conn.prepare("SELECT rowid, id FROM kb_chunks ORDER BY rowid").unwrap().query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+        let keys: Vec<(i64, String)> = conn
+            .prepare("SELECT rowid, id FROM kb_chunks ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
         assert_eq!(keys, vec![(7, "chk_a".to_owned()), (9, "chk_b".to_owned())]);
         conn.execute("DELETE FROM kb_chunks WHERE rowid = 9", []).unwrap();
-        conn.execute("INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES ('chk_c', ?1, 'doc_1', 1, 'h', 't', x'00')", [site])
-            .unwrap();
+        conn.execute(
+            "INSERT INTO kb_chunks (id, site_id, document_id, ord, heading, text, embedding) VALUES ('chk_c', ?1, 'doc_1', 1, 'h', 't', x'00')",
+            [site],
+        )
+        .unwrap();
         let key: i64 = conn.query_row("SELECT rowid FROM kb_chunks WHERE id = 'chk_c'", [], |r| r.get(0)).unwrap();
         assert_eq!(key, 10, "the deleted chunk's key 9 is not given again");
     }

@@ -68,15 +68,7 @@ impl<'s> Pricing<'s> {
                     "INSERT INTO pricing_tiers (vertical, id, position, currency, amount_minor, interval, requests_per_minute, highlighted, i18n, updated_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                     params![
-                        sheet.vertical,
-                        t.id,
-                        position as i64,
-                        sheet.currency,
-                        t.amount_minor as i64,
-                        t.interval,
-                        t.requests_per_minute,
-                        t.highlighted,
-                        i18n,
+                        sheet.vertical, t.id, position as i64, sheet.currency, t.amount_minor as i64, t.interval, t.requests_per_minute, t.highlighted, i18n,
                         now
                     ],
                 )?;

@@ -40,7 +40,6 @@ pub struct QueryRecord {
     pub review: Option<super::review::ReviewVector>,
 }
 
-
 #[cfg(test)]
 impl QueryRecord {
     /// An extractive answer to `question` in English, for the store's tests.

@@ -148,7 +148,13 @@ mod tests {
         assert_eq!(count("SELECT count(*) FROM query_log"), 2);
         assert_eq!(count("SELECT count(*) FROM conversations"), 2);
         let turns_left: i64 = store
-            .read(|c| Ok(c.query_row("SELECT count(*) FROM conversation_turns WHERE conversation_id IN (?1, ?2)", rusqlite::params![conversations[0], conversations[1]], |r| r.get(0))?))
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT count(*) FROM conversation_turns WHERE conversation_id IN (?1, ?2)",
+                    rusqlite::params![conversations[0], conversations[1]],
+                    |r| r.get(0),
+                )?)
+            })
             .unwrap();
         assert_eq!(turns_left, 0, "turns go with them");
         assert_eq!(stats(&store), before, "the public counters are unaffected");

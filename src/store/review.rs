@@ -118,7 +118,14 @@ const GROUP_COLUMNS: &str = "id, count, example, first_at, last_at, handled_at, 
 fn group_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewGroup> {
     let handled_at: Option<Timestamp> = r.get(5)?;
     let how: Option<String> = r.get(6)?;
-    Ok(ReviewGroup { id: r.get(0)?, count: r.get::<_, i64>(1)? as u64, example: r.get(2)?, first_at: r.get(3)?, last_at: r.get(4)?, handled: handled_at.zip(how) })
+    Ok(ReviewGroup {
+        id: r.get(0)?,
+        count: r.get::<_, i64>(1)? as u64,
+        example: r.get(2)?,
+        first_at: r.get(3)?,
+        last_at: r.get(4)?,
+        handled: handled_at.zip(how),
+    })
 }
 
 impl<'s> Review<'s> {
@@ -157,7 +164,9 @@ impl<'s> Review<'s> {
     /// Open groups of the site.
     pub fn open_count(&self) -> Result<u64> {
         let site = self.site.id();
-        self.site.store().read(|c| Ok(c.query_row("SELECT count(*) FROM review_groups WHERE site_id = ?1 AND handled_at IS NULL", [site], |r| r.get::<_, i64>(0))? as u64))
+        self.site
+            .store()
+            .read(|c| Ok(c.query_row("SELECT count(*) FROM review_groups WHERE site_id = ?1 AND handled_at IS NULL", [site], |r| r.get::<_, i64>(0))? as u64))
     }
 
     /// One of the site's groups; `NotFound` for another site's.
@@ -165,7 +174,9 @@ impl<'s> Review<'s> {
         let site = self.site.id();
         self.site
             .store()
-            .read(|c| c.query_row(&format!("SELECT {GROUP_COLUMNS} FROM review_groups WHERE id = ?1 AND site_id = ?2"), params![id, site], group_row).optional_row())?
+            .read(|c| {
+                c.query_row(&format!("SELECT {GROUP_COLUMNS} FROM review_groups WHERE id = ?1 AND site_id = ?2"), params![id, site], group_row).optional_row()
+            })?
             .ok_or(StoreError::NotFound)
     }
 
@@ -193,7 +204,9 @@ impl<'s> Review<'s> {
                 "UPDATE review_groups SET handled_at = ?3, handled_how = ?4, handled_by = ?5 WHERE id = ?1 AND site_id = ?2 AND handled_at IS NULL",
                 params![group, site, Timestamp::now(), how, by],
             )?;
-            let g = tx.query_row(&format!("SELECT {GROUP_COLUMNS} FROM review_groups WHERE id = ?1 AND site_id = ?2"), params![group, site], group_row).optional_row()?;
+            let g = tx
+                .query_row(&format!("SELECT {GROUP_COLUMNS} FROM review_groups WHERE id = ?1 AND site_id = ?2"), params![group, site], group_row)
+                .optional_row()?;
             match (n, g) {
                 (_, None) => Err(StoreError::NotFound),
                 (0, Some(_)) => Err(StoreError::Conflict("this group was handled already".into())),

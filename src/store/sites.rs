@@ -5,7 +5,10 @@ use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
 use super::{OptionalRow, Result, Store, StoreError};
-use crate::domain::{AnswerMode, ClosedDates, OpeningHours, TimeZone, WeeklyHours, Currency, EventType, HexColor, Lang, Origin, SiteId, Slug, Tier, Timestamp, WebhookUrl, WidgetPosition};
+use crate::domain::{
+    AnswerMode, ClosedDates, Currency, EventType, HexColor, Lang, OpeningHours, Origin, SiteId, Slug, Tier, TimeZone, Timestamp, WebhookUrl, WeeklyHours,
+    WidgetPosition,
+};
 use crate::secrets;
 
 /// How long the previous signing secret keeps signing after a rotation.

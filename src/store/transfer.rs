@@ -392,18 +392,8 @@ mod tests {
         let conn = crate::store::open_connection(s.path(), false).unwrap();
         let moved = exported_tables(&conn).unwrap();
         for t in [
-            "sites",
-            "leads",
-            "outbox",
-            "outbox_attempts",
-            "kb_chunks",
-            "curated_answers",
-            "conversations",
-            "conversation_turns",
-            "query_log",
-            "crawl_sources",
-            "console_users",
-            "console_grants",
+            "sites", "leads", "outbox", "outbox_attempts", "kb_chunks", "curated_answers", "conversations", "conversation_turns", "query_log", "crawl_sources",
+            "console_users", "console_grants",
         ] {
             assert!(moved.iter().any(|(m, _)| m == t), "{t} moves with its site");
         }
@@ -465,7 +455,8 @@ mod tests {
         let (other, _) = b.sites().create(crate::store::sites::tests::new_site("Stays", Tier::Pro, &[])).unwrap();
         let later = Timestamp::from_millis(Timestamp::now().as_millis() + 3_600_000);
         // Each user's setup link has its own token.
-        let add = |s: &Store, email: &str, grant: Grant, link: u8| s.users().add(&Email::parse(email).unwrap(), false, Some(grant), &[link; 32], later).unwrap();
+        let add =
+            |s: &Store, email: &str, grant: Grant, link: u8| s.users().add(&Email::parse(email).unwrap(), false, Some(grant), &[link; 32], later).unwrap();
         add(&a, "owner@example.com", Grant { site_id: site.id, role: SiteRole::Owner }, 1);
         add(&a, "editor@example.com", Grant { site_id: site.id, role: SiteRole::Editor }, 2);
         // The editor already runs another site on b: one account there, with both roles after the move.
@@ -474,8 +465,7 @@ mod tests {
         let file = dir.path().join("site.export");
         assert_eq!(a.transfer().export(site.id, &file, &key).unwrap().rows_of("console_grants"), 2);
         b.transfer().import(&file, &key, false).unwrap();
-        let moved: Vec<(String, Option<SiteRole>)> =
-            b.users().of_site(&site.id).unwrap().into_iter().map(|(u, r)| (u.email.to_lowercase(), r)).collect();
+        let moved: Vec<(String, Option<SiteRole>)> = b.users().of_site(&site.id).unwrap().into_iter().map(|(u, r)| (u.email.to_lowercase(), r)).collect();
         assert!(moved.contains(&("owner@example.com".into(), Some(SiteRole::Owner))), "{moved:?}");
         assert!(moved.contains(&("editor@example.com".into(), Some(SiteRole::Editor))), "{moved:?}");
         let mut roles = b.users().grants(&here.id).unwrap();

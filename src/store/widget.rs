@@ -244,8 +244,9 @@ impl Widget<'_> {
     pub fn draft(&self) -> Result<Option<SavedDraft>> {
         let id = self.site.id();
         self.site.store().read(|c| {
-            let row: Option<(Option<String>, Option<Timestamp>, Option<String>)> =
-                c.query_row("SELECT draft, draft_at, draft_by FROM site_widgets WHERE site_id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional_row()?;
+            let row: Option<(Option<String>, Option<Timestamp>, Option<String>)> = c
+                .query_row("SELECT draft, draft_at, draft_by FROM site_widgets WHERE site_id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional_row()?;
             match row {
                 Some((Some(json), Some(at), by)) => Ok(Some(SavedDraft { draft: Stored::read(&json)?, at, by: by.unwrap_or_default() })),
                 _ => Ok(None),
@@ -270,9 +271,11 @@ impl Widget<'_> {
     /// Drops the draft; `NotFound` when there is none.
     pub fn discard(&self) -> Result<()> {
         let id = self.site.id();
-        self.site.write(|tx| match tx.execute("UPDATE site_widgets SET draft = NULL, draft_at = NULL, draft_by = NULL WHERE site_id = ?1 AND draft IS NOT NULL", [id])? {
-            0 => Err(StoreError::NotFound),
-            _ => Ok(()),
+        self.site.write(|tx| {
+            match tx.execute("UPDATE site_widgets SET draft = NULL, draft_at = NULL, draft_by = NULL WHERE site_id = ?1 AND draft IS NOT NULL", [id])? {
+                0 => Err(StoreError::NotFound),
+                _ => Ok(()),
+            }
         })
     }
 

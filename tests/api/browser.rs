@@ -263,16 +263,8 @@ async fn hand_off_works_in_two_real_browsers() {
     ];
     run_browser_script("handoff.mjs", &env, 5).await;
     for shot in [
-        "visitor-waiting",
-        "visitor-held",
-        "visitor-handed-back",
-        "visitor-missed-form",
-        "phone-visitor-held",
-        "staff-inbox-waiting",
-        "staff-inbox-held",
-        "phone-staff-inbox-held",
-        "staff-settings",
-        "phone-staff-settings",
+        "visitor-waiting", "visitor-held", "visitor-handed-back", "visitor-missed-form", "phone-visitor-held", "staff-inbox-waiting", "staff-inbox-held",
+        "phone-staff-inbox-held", "staff-settings", "phone-staff-settings",
     ] {
         assert!(shots.join(format!("{shot}.png")).is_file(), "{shot}.png kept");
     }

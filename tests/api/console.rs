@@ -303,7 +303,12 @@ async fn a_session_ends_when_idle_too_long_and_when_the_password_changes() {
     assert_eq!(get(&app, "/console/sites", Some(&live)).await.status(), StatusCode::OK);
     // Twelve hours after sign-in, even if used a second ago.
     let hash = token_hash(live.split_once('=').unwrap().1);
-    app.db().execute("UPDATE console_sessions SET created_at = ?1 WHERE id_hash = ?2", rusqlite::params![Timestamp::now().as_millis() - 12 * 3_600_000 - 1000, &hash[..]]).unwrap();
+    app.db()
+        .execute(
+            "UPDATE console_sessions SET created_at = ?1 WHERE id_hash = ?2",
+            rusqlite::params![Timestamp::now().as_millis() - 12 * 3_600_000 - 1000, &hash[..]],
+        )
+        .unwrap();
     assert_eq!(get(&app, "/console/sites", Some(&live)).await.status(), StatusCode::SEE_OTHER);
 
     // A password change (through a reset link) ends every session.
@@ -403,12 +408,8 @@ async fn unanswered_questions_group_by_meaning_and_an_answer_written_in_the_cons
     let (other, _) = app.create_site(Tier::Pro).await;
     crate::knowledge::import_files(&app, site.id, &crate::knowledge::clinic()).await;
     for q in [
-        "Do you accept credit cards?",
-        "Can I pay by credit card?",
-        "Is payment by credit card possible?",
-        "Do you offer dental implants?",
-        "Do you do dental implants?",
-        "<img src=x onerror=window.__xss=1>",
+        "Do you accept credit cards?", "Can I pay by credit card?", "Is payment by credit card possible?", "Do you offer dental implants?",
+        "Do you do dental implants?", "<img src=x onerror=window.__xss=1>",
     ] {
         let a = crate::knowledge::ask_ok(&app, site.id, q).await;
         assert_eq!(a["resolved"], false, "{q}: {a}");
@@ -432,7 +433,14 @@ async fn unanswered_questions_group_by_meaning_and_an_answer_written_in_the_cons
     assert!(group_page.contains("Do you accept credit cards?") && group_page.contains("Can I pay by credit card?"));
     let csrf = csrf_of(&app, &cookie).await;
     // An invalid form is refused with the reason and nothing is written.
-    let bad = post_form(&app, &format!("/console/sites/{sid}/review/{card_group}/answer"), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf), ("question", "Do you accept credit cards?"), ("answer", ""), ("url", "javascript:alert(1)")]).await;
+    let bad = post_form(
+        &app,
+        &format!("/console/sites/{sid}/review/{card_group}/answer"),
+        Some(&cookie),
+        Some(&origin(&app)),
+        &[("csrf", &csrf), ("question", "Do you accept credit cards?"), ("answer", ""), ("url", "javascript:alert(1)")],
+    )
+    .await;
     assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let answer = "Yes, we accept all major credit cards and debit cards.";
     let saved = post_form(
@@ -455,7 +463,8 @@ async fn unanswered_questions_group_by_meaning_and_an_answer_written_in_the_cons
     assert!(after.iter().all(|g| g.0 != card_group), "{after:?}");
     assert_eq!(after.len(), 2);
     // Marked reviewed without an answer: gone too.
-    let reviewed = post_form(&app, &format!("/console/sites/{sid}/review/{}/reviewed", after[0].0), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf)]).await;
+    let reviewed =
+        post_form(&app, &format!("/console/sites/{sid}/review/{}/reviewed", after[0].0), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf)]).await;
     assert_eq!(reviewed.status(), StatusCode::SEE_OTHER);
     let page = get(&app, &format!("/console/sites/{sid}"), Some(&cookie)).await.text().await.unwrap();
     assert_eq!(listed_groups(&page, &sid).len(), 1);
@@ -488,7 +497,14 @@ async fn a_viewer_reads_the_queue_but_has_no_write_control_and_a_write_by_hand_i
     assert!(group.contains("editors and owners write answers"));
     let csrf = csrf_of(&app, &cookie).await;
     for action in ["answer", "reviewed"] {
-        let r = post_form(&app, &format!("/console/sites/{sid}/review/{}/{action}", groups[0].0), Some(&cookie), Some(&origin(&app)), &[("csrf", &csrf), ("question", "q"), ("answer", "a")]).await;
+        let r = post_form(
+            &app,
+            &format!("/console/sites/{sid}/review/{}/{action}", groups[0].0),
+            Some(&cookie),
+            Some(&origin(&app)),
+            &[("csrf", &csrf), ("question", "q"), ("answer", "a")],
+        )
+        .await;
         assert_eq!(r.status(), StatusCode::FORBIDDEN, "{action}");
     }
     assert_eq!(app.count("SELECT count(*) FROM curated_answers", []), 0);
@@ -512,7 +528,14 @@ async fn the_dashboard_and_the_sites_page_count_questions_answers_leads_and_rati
     };
     assert_eq!(rate("down").await.unwrap().status(), StatusCode::ACCEPTED);
     assert_eq!(rate("up").await.unwrap().status(), StatusCode::ACCEPTED, "a second rating replaces the first");
-    let lead = app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).json(&serde_json::json!({"email": "ada@example.com"})).send().await.unwrap();
+    let lead = app
+        .client
+        .post(app.url("/v1/leads"))
+        .header("X-Site-Id", site.id.to_string())
+        .json(&serde_json::json!({"email": "ada@example.com"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(lead.status(), StatusCode::ACCEPTED);
     let (q, a, l, up, down): (i64, i64, i64, i64, i64) = app
         .db()
@@ -537,7 +560,14 @@ async fn the_dashboard_and_the_sites_page_count_questions_answers_leads_and_rati
     assert!(page.contains("Do you accept credit cards?"), "the largest unanswered group");
     assert!(page.contains("<strong aria-current=\"true\">7 days</strong>"));
     // An unknown period falls back to 30 days; another site is 404.
-    assert!(get(&app, &format!("/console/sites/{sid}/dashboard?days=5"), Some(&cookie)).await.text().await.unwrap().contains("<strong aria-current=\"true\">30 days</strong>"));
+    assert!(
+        get(&app, &format!("/console/sites/{sid}/dashboard?days=5"), Some(&cookie))
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains("<strong aria-current=\"true\">30 days</strong>")
+    );
     assert_eq!(get(&app, &format!("/console/sites/{}/dashboard", other.id), Some(&cookie)).await.status(), StatusCode::NOT_FOUND);
     let sites = get(&app, "/console/sites", Some(&cookie)).await.text().await.unwrap();
     assert!(sites.contains("3 / 3") && sites.contains("class=\"spark\""), "{sites}");
@@ -548,7 +578,8 @@ async fn leads_are_listed_shown_as_text_exported_safely_and_a_dead_delivery_is_s
     let app = crate::helpers::spawn_app_with(crate::webhooks::webhook_config()).await;
     let (site, _) = app.create_site_with(crate::helpers::with_webhook(crate::helpers::new_site(Tier::Pro), "http://127.0.0.1:9/crm")).await;
     let (other, _) = app.create_site(Tier::Pro).await;
-    let post_lead = |site: sitebot::domain::SiteId, body: serde_json::Value| app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.to_string()).json(&body).send();
+    let post_lead =
+        |site: sitebot::domain::SiteId, body: serde_json::Value| app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.to_string()).json(&body).send();
     let hostile = serde_json::json!({"email": "ada@example.com", "name": "<script>window.__xss=1</script>", "message": "=HYPERLINK(\"http://evil.example\")", "pageUrl": "https://clinic.example/contact"});
     let accepted: serde_json::Value = post_lead(site.id, hostile).await.unwrap().json().await.unwrap();
     let lead_id = accepted["id"].as_str().unwrap().to_owned();
@@ -644,8 +675,14 @@ async fn conversations_are_filtered_shown_with_their_sources_and_exported_safely
     let ask = |body: serde_json::Value| app.client.post(app.url("/v1/query")).header("X-Site-Id", site.id.to_string()).json(&body).send();
     let second = ask(serde_json::json!({"question": "How much does teeth whitening cost?", "conversationId": cid})).await.unwrap();
     assert_eq!(second.status(), StatusCode::OK);
-    let lead = app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string())
-        .json(&serde_json::json!({"email": "ada@example.com", "conversationId": cid})).send().await.unwrap();
+    let lead = app
+        .client
+        .post(app.url("/v1/leads"))
+        .header("X-Site-Id", site.id.to_string())
+        .json(&serde_json::json!({"email": "ada@example.com", "conversationId": cid}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(lead.status(), StatusCode::ACCEPTED);
     // Another, answered and without a lead; one on another site.
     crate::knowledge::ask_ok(&app, site.id, "When are you open on Saturdays?").await;

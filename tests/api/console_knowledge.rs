@@ -31,7 +31,10 @@ async fn upload(app: &TestApp, site: SiteId, cookie: &str, csrf: &str, files: &[
     let mut body = Vec::new();
     body.extend(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n").into_bytes());
     for (name, bytes) in files {
-        body.extend(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n").into_bytes());
+        body.extend(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+                .into_bytes(),
+        );
         body.extend_from_slice(bytes);
         body.extend(b"\r\n");
     }
@@ -93,7 +96,12 @@ async fn an_editor_uploads_files_that_answer_and_a_deleted_one_no_longer_does() 
     assert!(audit.contains(&"documents_uploaded".to_owned()) && audit.contains(&"document_deleted".to_owned()), "{audit:?}");
     // A document, answer or source that is not (or no longer) there: the console's 404 page, for an editor too.
     let b = format!("/console/sites/{site}/knowledge");
-    for path in [format!("{b}/documents/{id}/delete"), format!("{b}/answers/ans_nope"), format!("{b}/answers/ans_nope/delete"), format!("{b}/sources/remove?url=https%3A%2F%2Fnope.example%2F")] {
+    for path in [
+        format!("{b}/documents/{id}/delete"),
+        format!("{b}/answers/ans_nope"),
+        format!("{b}/answers/ans_nope/delete"),
+        format!("{b}/sources/remove?url=https%3A%2F%2Fnope.example%2F"),
+    ] {
         let resp = get(&app, &path, Some(&cookie)).await;
         assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{path}");
         assert!(resp.text().await.unwrap().contains("<html"), "{path}: a readable page");
@@ -346,9 +354,10 @@ async fn knowledge_is_managed_in_a_real_browser() {
         ("SCREENSHOT_DIR", shots.display().to_string()),
     ];
     crate::browser::run_browser_script("knowledge.mjs", &env, 6).await;
-    for page in ["documents-empty", "documents", "upload-refused", "delete-confirm", "sources", "sources-synced", "documents-search", "answers", "answer-edit",
-        "viewer-documents-de", "viewer-sources-de", "viewer-answers-de"]
-    {
+    for page in [
+        "documents-empty", "documents", "upload-refused", "delete-confirm", "sources", "sources-synced", "documents-search", "answers", "answer-edit",
+        "viewer-documents-de", "viewer-sources-de", "viewer-answers-de",
+    ] {
         for size in ["desktop", "phone"] {
             assert!(shots.join(format!("{size}-{page}.png")).is_file(), "{size}-{page}.png kept");
         }

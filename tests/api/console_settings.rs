@@ -271,8 +271,10 @@ async fn disabling_and_deleting_need_the_site_typed_again_and_only_an_admin_dele
     assert_eq!(get(&app, &settings, Some(&admin.0)).await.status(), StatusCode::NOT_FOUND);
     crate::helpers::problem(lead().await.unwrap(), 404, "site_not_found").await;
     // The site's own audit entries went with it (as with `sitebot site delete`); the deletion's is kept.
-    let (actor, detail): (String, String) =
-        app.db().query_row("SELECT actor, detail FROM audit_log WHERE action = 'site_deleted' AND site_id IS NULL", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    let (actor, detail): (String, String) = app
+        .db()
+        .query_row("SELECT actor, detail FROM audit_log WHERE action = 'site_deleted' AND site_id IS NULL", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
     assert!(actor == "admin@example.com" && detail.contains(&s.id.to_string()), "{actor} {detail}");
     assert_eq!(app.count("SELECT count(*) FROM audit_log WHERE site_id = ?1", [s.id.to_string()]), 0);
 }
@@ -437,4 +439,3 @@ async fn the_settings_pages_work_in_a_real_browser() {
     assert_eq!(now.name, "Praxis <Müller>");
     assert!(app.state.store.run(|s| s.users().by_email("ed@example.com")).await.unwrap().is_some());
 }
-

@@ -97,7 +97,10 @@ async fn suggested_questions_are_published_per_language_with_fallback() {
     let page = get(&app, &path, Some(&cookie)).await.text().await.unwrap();
     assert!(page.contains("Unpublished draft") && page.contains("Wann haben Sie geöffnet?"), "the editor shows the draft");
     // The embed code, as text (askama escapes `<`, `>` and `"` as numeric references).
-    assert!(page.contains(&format!("&#60;script src=&#34;{}/v1/widget.js&#34; data-site-id=&#34;{}&#34; async&#62;&#60;/script&#62;", app.base, site.id)), "the embed code");
+    assert!(
+        page.contains(&format!("&#60;script src=&#34;{}/v1/widget.js&#34; data-site-id=&#34;{}&#34; async&#62;&#60;/script&#62;", app.base, site.id)),
+        "the embed code"
+    );
 
     let published = post_form(&app, &format!("{path}/publish"), Some(&cookie), Some(&app.base), &[("csrf", &csrf)]).await;
     assert_eq!(published.status(), StatusCode::SEE_OTHER);
@@ -112,9 +115,11 @@ async fn suggested_questions_are_published_per_language_with_fallback() {
     problem(config(&app, site.id, "?lang=%3Cscript%3E", None).await, 400, "bad_request").await;
 
     // The published origins are enforced at once.
-    let foreign = app.client.get(app.url("/v1/widget/config")).header("X-Site-Id", site.id.to_string()).header("Origin", "https://evil.example").send().await.unwrap();
+    let foreign =
+        app.client.get(app.url("/v1/widget/config")).header("X-Site-Id", site.id.to_string()).header("Origin", "https://evil.example").send().await.unwrap();
     problem(foreign, 403, "origin_not_allowed").await;
-    let shop = app.client.get(app.url("/v1/widget/config")).header("X-Site-Id", site.id.to_string()).header("Origin", "https://shop.example").send().await.unwrap();
+    let shop =
+        app.client.get(app.url("/v1/widget/config")).header("X-Site-Id", site.id.to_string()).header("Origin", "https://shop.example").send().await.unwrap();
     assert_eq!(shop.status(), StatusCode::OK);
 
     // Publishing again with no draft is refused on the page; nothing changes.
@@ -156,7 +161,8 @@ async fn the_draft_is_served_only_with_a_valid_preview_token_of_its_site() {
     problem(config(&app, site.id, "", Some(&others)).await, 403, "preview_token_invalid").await;
     // Expired, altered, or made up: refused.
     let id = site.id;
-    let expired = app.state.store.run(move |s| Ok(s.site(id).widget().preview_token(Timestamp::from_millis(Timestamp::now().as_millis() - 1000)))).await.unwrap();
+    let expired =
+        app.state.store.run(move |s| Ok(s.site(id).widget().preview_token(Timestamp::from_millis(Timestamp::now().as_millis() - 1000)))).await.unwrap();
     problem(config(&app, site.id, "", Some(&expired)).await, 403, "preview_token_invalid").await;
     let mut altered = token.clone().into_bytes();
     let last = altered.len() - 3;

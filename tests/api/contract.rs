@@ -19,7 +19,8 @@ fn schemathesis() -> PathBuf {
         return p.into();
     }
     let cache = std::env::var_os("SITEBOT_CACHE_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+        let base =
+            std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
         base.join("sitebot")
     });
     let version = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contract/requirements.txt"))

@@ -26,9 +26,8 @@ fn aiosmtpd_python() -> PathBuf {
         return PathBuf::from(p);
     }
     let cache = std::env::var_os("SITEBOT_CACHE_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+        let base =
+            std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
         base.join("sitebot")
     });
     let req = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/email/requirements.txt")).unwrap();
@@ -159,7 +158,8 @@ async fn a_setup_link_from_user_add_and_the_digest_arrive_and_their_links_work()
     let env = email_env(smtp_port, &base);
     let site = create_site(dir.path(), &env, "Clinic <b>Smile</b>").await;
 
-    let added = run(dir.path(), &env, &["user", "add", "--email", "owner@example.com", "--site", &site, "--role", "owner", "--base-url", &base, "--json"]).await;
+    let added =
+        run(dir.path(), &env, &["user", "add", "--email", "owner@example.com", "--site", &site, "--role", "owner", "--base-url", &base, "--json"]).await;
     let added: Value = serde_json::from_str(&added).unwrap();
     assert_eq!(added["emailed"], true, "{added}");
     let link = added["setupLink"].as_str().unwrap().to_owned();
@@ -171,7 +171,8 @@ async fn a_setup_link_from_user_add_and_the_digest_arrive_and_their_links_work()
     assert!(mail["message_id"].as_str().unwrap().ends_with("@sitebot.example>"), "{mail}");
     assert_eq!(link_in(mail["text"].as_str().unwrap(), &format!("{base}/console/setup/")), link, "the e-mail carries the printed link");
     assert!(mail["html"].as_str().unwrap().contains(&format!("href=\"{link}\"")));
-    let kept: String = rusqlite::Connection::open(dir.path().join("sitebot.db")).unwrap().query_row("SELECT payload FROM email_queue", [], |r| r.get(0)).unwrap();
+    let kept: String =
+        rusqlite::Connection::open(dir.path().join("sitebot.db")).unwrap().query_row("SELECT payload FROM email_queue", [], |r| r.get(0)).unwrap();
     assert_eq!(kept, "{}", "the link is not kept once sent");
 
     let mut server = serve_at(dir.path(), &env, port).await;
@@ -179,10 +180,12 @@ async fn a_setup_link_from_user_add_and_the_digest_arrive_and_their_links_work()
     let cookie = use_setup_link(&client, &base, &link).await;
 
     // A week on the site: a question the knowledge cannot answer, and a lead.
-    let asked = client.post(format!("{base}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "Is there parking for bicycles?"})).send().await.unwrap();
+    let asked =
+        client.post(format!("{base}/v1/query")).header("X-Site-Id", &site).json(&json!({"question": "Is there parking for bicycles?"})).send().await.unwrap();
     assert_eq!(asked.status(), 200);
     assert_eq!(asked.json::<Value>().await.unwrap()["resolved"], false);
-    let lead = client.post(format!("{base}/v1/leads")).header("X-Site-Id", &site).json(&json!({"name": "Ada", "email": "ada@example.com"})).send().await.unwrap();
+    let lead =
+        client.post(format!("{base}/v1/leads")).header("X-Site-Id", &site).json(&json!({"name": "Ada", "email": "ada@example.com"})).send().await.unwrap();
     assert_eq!(lead.status(), 202);
 
     let out = run(dir.path(), &env, &["digest", "send", "--site", &site]).await;
@@ -320,7 +323,8 @@ async fn a_server_killed_while_emails_wait_for_the_smtp_server_sends_each_exactl
     let mut server = serve_at(dir.path(), &env, port).await;
     let client = trusting_client(dir.path());
     for i in 0..5 {
-        let resp = client.post(format!("{base}/v1/leads")).header("X-Site-Id", &site).json(&json!({"email": format!("v{i}@example.com")})).send().await.unwrap();
+        let resp =
+            client.post(format!("{base}/v1/leads")).header("X-Site-Id", &site).json(&json!({"email": format!("v{i}@example.com")})).send().await.unwrap();
         assert_eq!(resp.status(), 202);
     }
     run(dir.path(), &env, &["digest", "send", "--site", &site]).await;
@@ -328,7 +332,10 @@ async fn a_server_killed_while_emails_wait_for_the_smtp_server_sends_each_exactl
     let total = 14;
     let until = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let tried: i64 = rusqlite::Connection::open(dir.path().join("sitebot.db")).unwrap().query_row("SELECT count(*) FROM email_queue WHERE attempts > 0", [], |r| r.get(0)).unwrap();
+        let tried: i64 = rusqlite::Connection::open(dir.path().join("sitebot.db"))
+            .unwrap()
+            .query_row("SELECT count(*) FROM email_queue WHERE attempts > 0", [], |r| r.get(0))
+            .unwrap();
         if tried == total {
             break;
         }
@@ -358,10 +365,21 @@ async fn a_server_killed_while_emails_wait_for_the_smtp_server_sends_each_exactl
     let db = rusqlite::Connection::open(dir.path().join("sitebot.db")).unwrap();
     let mut stmt = db.prepare("SELECT '<' || msg_id || '@sitebot.example>' FROM email_queue").unwrap();
     let queued: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
-    assert_eq!(by_id.keys().cloned().collect::<Vec<_>>(), { let mut q = queued; q.sort(); q });
+    assert_eq!(by_id.keys().cloned().collect::<Vec<_>>(), {
+        let mut q = queued;
+        q.sort();
+        q
+    });
     let kinds = got.iter().fold(BTreeMap::<&str, usize>::new(), |mut k, m| {
         let s = m["subject"].as_str().unwrap();
-        *k.entry(if s.starts_with("New lead") { "lead" } else if s.contains("your week") { "digest" } else { "setup" }).or_default() += 1;
+        *k.entry(if s.starts_with("New lead") {
+            "lead"
+        } else if s.contains("your week") {
+            "digest"
+        } else {
+            "setup"
+        })
+        .or_default() += 1;
         k
     });
     assert_eq!(kinds, BTreeMap::from([("digest", 2), ("lead", 10), ("setup", 2)]));
@@ -397,7 +415,11 @@ async fn starttls_is_required_and_verified_against_the_configured_certificate() 
     assert_eq!(got[0]["tls"], true, "sent after STARTTLS");
     assert_eq!(got[0]["subject"], "Your new sitebot console link");
     // Plain text to a server that requires STARTTLS is not even possible without the operator's say.
-    let plain = [env.clone(), vec![("SITEBOT_EMAIL__PLAINTEXT".to_owned(), "true".to_owned()), ("SITEBOT_EMAIL__ALLOW_PRIVATE_NETWORKS".to_owned(), "false".to_owned())]].concat();
+    let plain = [
+        env.clone(),
+        vec![("SITEBOT_EMAIL__PLAINTEXT".to_owned(), "true".to_owned()), ("SITEBOT_EMAIL__ALLOW_PRIVATE_NETWORKS".to_owned(), "false".to_owned())],
+    ]
+    .concat();
     let refused = sitebot(dir.path(), &plain).args(["digest", "send"]).output().await.unwrap();
     assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("email.plaintext"), "{}", String::from_utf8_lossy(&refused.stderr));
 }
@@ -432,7 +454,9 @@ async fn the_account_page_sets_the_digest_and_an_owner_sets_lead_emails_with_csr
     let on = post_form(&app, &path, Some(&owner), Some(&app.base), &[("csrf", &csrf), ("lead_email", "off"), ("lead_email", "on")]).await;
     assert_eq!(on.status(), StatusCode::SEE_OTHER);
     assert_eq!(app.count("SELECT lead_email FROM sites", []), 1);
-    assert!(get(&app, "/console/account?saved=1", Some(&owner)).await.text().await.unwrap().contains("name=\"lead_email\" type=\"checkbox\" value=\"on\" checked"));
+    assert!(
+        get(&app, "/console/account?saved=1", Some(&owner)).await.text().await.unwrap().contains("name=\"lead_email\" type=\"checkbox\" value=\"on\" checked")
+    );
     let viewer_csrf = crate::console::csrf_of(&app, &viewer).await;
     let refused = post_form(&app, &path, Some(&viewer), Some(&app.base), &[("csrf", &viewer_csrf), ("lead_email", "off")]).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);

@@ -112,17 +112,7 @@ async fn site_delete_leaves_nothing_of_the_site_and_the_rest_intact() {
     assert!(ok, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
     for table in [
-        "sites",
-        "kb_documents",
-        "kb_chunks",
-        "query_log",
-        "conversations",
-        "conversation_turns",
-        "feedback",
-        "widget_events",
-        "leads",
-        "outbox",
-        "site_stats",
+        "sites", "kb_documents", "kb_chunks", "query_log", "conversations", "conversation_turns", "feedback", "widget_events", "leads", "outbox", "site_stats",
         "idempotency_keys",
     ] {
         assert!(report["rows"][table].as_u64().unwrap_or(0) > 0, "the report counts {table}: {report}");

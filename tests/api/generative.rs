@@ -86,7 +86,10 @@ async fn sentences_the_sources_do_not_support_are_never_shown() {
     });
     let a = ask_json(&app, site, json!({"question": "When are you open?"})).await;
     let n = passage_with(&model.calls()[0].body, "8:00 to 18:00");
-    assert_eq!((a["mode"].as_str(), a["answer"].as_str()), (Some("generative"), Some(format!("The clinic is open Monday to Friday from 8:00 to 18:00 [{n}].").as_str())));
+    assert_eq!(
+        (a["mode"].as_str(), a["answer"].as_str()),
+        (Some("generative"), Some(format!("The clinic is open Monday to Friday from 8:00 to 18:00 [{n}].").as_str()))
+    );
 
     // A number changed from the source, first: nothing generative survives, the quoted answer is given.
     model.set(|b| {

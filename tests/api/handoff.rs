@@ -748,19 +748,8 @@ async fn the_server_killed_mid_conversation_loses_nothing_either_side_was_told_w
     let out = cli(
         dir.path(),
         &[
-            "site",
-            "update",
-            &site,
-            "--handoff",
-            "on",
-            "--handoff-hours",
-            "",
-            "--handoff-timezone",
-            "Europe/Berlin",
-            "--handoff-closed",
-            "2026-12-24,2026-12-25",
-            "--handoff-wait",
-            "600",
+            "site", "update", &site, "--handoff", "on", "--handoff-hours", "", "--handoff-timezone", "Europe/Berlin", "--handoff-closed",
+            "2026-12-24,2026-12-25", "--handoff-wait", "600",
         ],
     )
     .await;

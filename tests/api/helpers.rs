@@ -87,17 +87,7 @@ where
     }));
     let cert_pem = std::fs::read(tls::self_signed_paths(data_dir.path()).0).unwrap();
     let client = client_for(&cert_pem);
-    TestApp {
-        addr,
-        base: format!("https://127.0.0.1:{}", addr.port()),
-        client,
-        state,
-        clock,
-        data_dir,
-        cert_pem,
-        shutdown: Some(tx),
-        handle: Some(handle),
-    }
+    TestApp { addr, base: format!("https://127.0.0.1:{}", addr.port()), client, state, clock, data_dir, cert_pem, shutdown: Some(tx), handle: Some(handle) }
 }
 
 fn client_builder(cert_pem: &[u8]) -> reqwest::ClientBuilder {

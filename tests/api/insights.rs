@@ -16,12 +16,8 @@ async fn insights_group_similar_unanswered_questions() {
     import_files(&app, site.id, &clinic()).await;
     let started = Timestamp::now();
     let unanswered = [
-        "Do you accept credit cards?",
-        "Can I pay by credit card?",
-        "Is payment by credit card possible?",
-        "Do you offer dental implants?",
-        "Do you do dental implants?",
-        "What is the capital of France?",
+        "Do you accept credit cards?", "Can I pay by credit card?", "Is payment by credit card possible?", "Do you offer dental implants?",
+        "Do you do dental implants?", "What is the capital of France?",
     ];
     for q in unanswered {
         let a = ask_ok(&app, site.id, q).await;

@@ -298,14 +298,16 @@ async fn import_elsewhere(app: &TestApp, site: SiteId, chunks: usize) {
             model,
             english_model: String::new(),
             lang: None,
-            chunks: (0..chunks).map(|i| NewChunk {
+            chunks: (0..chunks)
+                .map(|i| NewChunk {
                     heading: "Archive".into(),
                     text: format!("Archived note number {i}."),
                     embedding: vector(i),
                     english: None,
                     index_heading: sitebot::knowledge::search::analysis::index_text("en", "Archive"),
                     index_text: sitebot::knowledge::search::analysis::index_text("en", &format!("Archived note number {i}.")),
-                }).collect(),
+                })
+                .collect(),
         };
         store.site(site).knowledge().replace_document(&doc).unwrap();
         let input = sitebot::knowledge::import::Input {

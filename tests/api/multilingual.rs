@@ -216,13 +216,43 @@ async fn a_chinese_question_finds_its_passage_by_its_words_also_in_an_index_an_e
 /// An English museum's pages, one topic each: a site of many pages, where the cross-lingual score must
 /// stand out from the other pages' cosines.
 const MUSEUM_EN: [(&str, &str, &str, &str); 8] = [
-    ("sorolla.md", "Sorolla exhibition", "sorolla", "The exhibition of Joaquín Sorolla's beach paintings runs in the east wing until 12 January. It shows 48 canvases lent by the Museo Sorolla in Madrid."),
-    ("tours.md", "Guided tours", "tours", "Guided tours start at 11:00 and 15:00 every day at the information desk. Tours last one hour and are given in English, German and French."),
-    ("cafe.md", "Café", "cafe", "The café on the ground floor serves coffee, cakes and light lunches from 10:00 to 17:30. It can be visited without a museum ticket."),
-    ("tickets.md", "Tickets", "tickets", "Adult tickets cost 16 euros. Visitors under 18 enter free of charge, and students pay 9 euros with a valid student card."),
-    ("access.md", "Accessibility", "access", "All galleries are reachable by lift. Wheelchairs can be borrowed at the cloakroom at no charge, and assistance dogs are welcome."),
+    (
+        "sorolla.md",
+        "Sorolla exhibition",
+        "sorolla",
+        "The exhibition of Joaquín Sorolla's beach paintings runs in the east wing until 12 January. It shows 48 canvases lent by the Museo Sorolla in Madrid.",
+    ),
+    (
+        "tours.md",
+        "Guided tours",
+        "tours",
+        "Guided tours start at 11:00 and 15:00 every day at the information desk. Tours last one hour and are given in English, German and French.",
+    ),
+    (
+        "cafe.md",
+        "Café",
+        "cafe",
+        "The café on the ground floor serves coffee, cakes and light lunches from 10:00 to 17:30. It can be visited without a museum ticket.",
+    ),
+    (
+        "tickets.md",
+        "Tickets",
+        "tickets",
+        "Adult tickets cost 16 euros. Visitors under 18 enter free of charge, and students pay 9 euros with a valid student card.",
+    ),
+    (
+        "access.md",
+        "Accessibility",
+        "access",
+        "All galleries are reachable by lift. Wheelchairs can be borrowed at the cloakroom at no charge, and assistance dogs are welcome.",
+    ),
     ("library.md", "Library", "library", "The research library holds 60,000 books on European art. Readers book a seat online at least two days in advance."),
-    ("members.md", "Membership", "members", "Members enter all exhibitions free for a year, receive the quarterly magazine and get a 10 per cent discount in the shop."),
+    (
+        "members.md",
+        "Membership",
+        "members",
+        "Members enter all exhibitions free for a year, receive the quarterly magazine and get a 10 per cent discount in the shop.",
+    ),
     ("shop.md", "Museum shop", "shop", "The museum shop sells prints, catalogues and gifts. Orders over 50 euros are shipped free within the country."),
 ];
 
@@ -291,7 +321,8 @@ Termine vereinbaren Sie bitte telefonisch oder über das Formular auf unserer We
     assert!(faq > 0 && faq_filled == 0, "FAQ entries have none: {faq_filled} of {faq}");
     let models = app.count("SELECT count(DISTINCT en_model) FROM kb_chunks WHERE site_id = ?1 AND en_embedding IS NOT NULL", [id.clone()]);
     assert_eq!(models, 1);
-    let stored: String = app.db().query_row("SELECT en_model FROM kb_chunks WHERE site_id = ?1 AND en_embedding IS NOT NULL LIMIT 1", [&id], |r| r.get(0)).unwrap();
+    let stored: String =
+        app.db().query_row("SELECT en_model FROM kb_chunks WHERE site_id = ?1 AND en_embedding IS NOT NULL LIMIT 1", [&id], |r| r.get(0)).unwrap();
     assert_eq!(stored, english.fingerprint);
 
     let question = "How much does teeth whitening cost?";

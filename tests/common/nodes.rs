@@ -20,9 +20,8 @@ pub fn litestream_bin() -> PathBuf {
         return p.into();
     }
     let cache = std::env::var_os("SITEBOT_CACHE_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+        let base =
+            std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
         base.join("sitebot")
     });
     let bin = cache.join(format!("tools/litestream-{LITESTREAM_VERSION}/litestream"));
@@ -87,9 +86,8 @@ pub fn client(data_dir: &Path) -> reqwest::Client {
 }
 
 pub async fn create_site(data_dir: &Path) -> String {
-    let out = run(sitebot(data_dir).args([
-        "site", "create", "--json", "--name", "Replicated", "--vertical", "dental", "--tier", "enterprise", "--currency", "EUR", "--lang", "en",
-    ]))
+    let out = run(sitebot(data_dir)
+        .args(["site", "create", "--json", "--name", "Replicated", "--vertical", "dental", "--tier", "enterprise", "--currency", "EUR", "--lang", "en"]))
     .await;
     serde_json::from_str::<serde_json::Value>(&out).unwrap()["siteId"].as_str().unwrap().to_owned()
 }
@@ -108,7 +106,11 @@ impl Litestream {
         let db = std::fs::canonicalize(data_dir).unwrap().join("sitebot.db");
         std::fs::write(
             &config,
-            format!("addr: \"{metrics}\"\ndbs:\n  - path: {}\n    replica:\n      type: file\n      path: {}\n      sync-interval: 1s\n", db.display(), replica.display()),
+            format!(
+                "addr: \"{metrics}\"\ndbs:\n  - path: {}\n    replica:\n      type: file\n      path: {}\n      sync-interval: 1s\n",
+                db.display(),
+                replica.display()
+            ),
         )
         .unwrap();
         let log = work.join("litestream.log");
@@ -145,7 +147,6 @@ impl Litestream {
         format!("{}{}", std::fs::read_to_string(&self.log).unwrap_or_default(), std::fs::read_to_string(err).unwrap_or_default())
     }
 }
-
 
 /// Calls `send(i)` for i = 0, 1, ... at `per_second` until `stop`, each request in its own task so that
 /// one slow answer does not slow the offered load; then gives the requests in flight up to `drain` to end

@@ -8,7 +8,8 @@ use crate::http::error::ApiError;
 
 /// RFC 3339 date-times as `chrono::DateTime::parse_from_rfc3339` reads them (an impossible date such as
 /// 02-30 still matches; the server answers it 422 like any other unreadable time).
-const RFC3339: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt ]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
+const RFC3339: &str =
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt ]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
 
 pub(super) fn components() -> Value {
     let int_header = |d: &str| json!({"description": d, "schema": {"type": "integer", "minimum": 0}});
@@ -31,16 +32,24 @@ pub(super) fn components() -> Value {
         (404, "", "Problem"),
         (405, ", with `Allow` naming the route's methods", "Problem"),
         (409, ": the conversation's hand-off is not in a state that allows this (`handoff_unavailable` carries a `reason`)", "Problem"),
-        (413, ": JSON bodies are limited to 64 KiB, multipart to 10 MiB; nothing past the limit is parsed or kept. The \
+        (
+            413,
+            ": JSON bodies are limited to 64 KiB, multipart to 10 MiB; nothing past the limit is parsed or kept. The \
             rest of the body is still read and discarded (up to `server.discard_body_bytes`, 32 MiB by default) before the answer \
-            goes out, so a client that is still sending receives it", "Problem"),
+            goes out, so a client that is still sending receives it",
+            "Problem",
+        ),
         (415, ": JSON routes need `Content-Type: application/json`", "Problem"),
         (422, ", with one entry per invalid field for `validation_failed`", "Problem"),
         (429, ": retry after `Retry-After` seconds (`daily_quota_exceeded`: at midnight UTC)", "Problem"),
         (500, ": generic text only; quote `requestId`", "Problem"),
         (501, ", with `expected`", "NotImplementedProblem"),
-        (503, ": a line in front of shared work (the embedding session, the search slots, the database writer) was full or \
-            too slow, the database is busy, or (leads and feedback) the disk is below its free-space watermark; retry after `Retry-After` seconds", "Problem"),
+        (
+            503,
+            ": a line in front of shared work (the embedding session, the search slots, the database writer) was full or \
+            too slow, the database is busy, or (leads and feedback) the disk is below its free-space watermark; retry after `Retry-After` seconds",
+            "Problem",
+        ),
     ] {
         let codes = ApiError::codes_for(status);
         let description = format!("{}{note}", codes.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "));

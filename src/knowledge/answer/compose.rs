@@ -13,8 +13,8 @@
 
 use std::collections::HashSet;
 
-use crate::knowledge::search::analysis::terms;
 use crate::knowledge::search::Passage;
+use crate::knowledge::search::analysis::terms;
 use crate::knowledge::text::sentences;
 
 const MAX_SENTENCES: usize = 3;

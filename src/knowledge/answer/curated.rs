@@ -8,8 +8,8 @@
 //! the store per question, one indexed range), so an `answer add` or `delete` shows on the next
 //! question without any cache to invalidate.
 
-use crate::knowledge::answer::Source;
 use crate::domain::SiteId;
+use crate::knowledge::answer::Source;
 use crate::store::Store;
 use crate::store::curated::{CuratedAnswer, NewCurated};
 
@@ -68,20 +68,36 @@ fn embedded(embedder: &crate::knowledge::embedding::Embedder, question: &str, an
     if question.is_empty() || answer.is_empty() {
         anyhow::bail!("the question and the answer must not be empty");
     }
-    let embedding = embedder.embed_parallel_blocking(std::slice::from_ref(&question), crate::knowledge::embedding::model::Purpose::Query)?.pop().unwrap_or_default();
+    let embedding =
+        embedder.embed_parallel_blocking(std::slice::from_ref(&question), crate::knowledge::embedding::model::Purpose::Query)?.pop().unwrap_or_default();
     Ok(NewCurated { question, answer, url: url.map(str::to_owned), embedding, model: embedder.fingerprint.clone() })
 }
 
 /// Adds a curated answer to the site, its question embedded by the loaded model (blocking; the CLI's
 /// `knowledge answer add`).
-pub fn add(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site: &SiteId, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
+pub fn add(
+    store: &Store,
+    embedder: &crate::knowledge::embedding::Embedder,
+    site: &SiteId,
+    question: &str,
+    answer: &str,
+    url: Option<&str>,
+) -> anyhow::Result<CuratedAnswer> {
     let new = embedded(embedder, question, answer, url)?;
     Ok(store.site(*site).curated().add(&new)?)
 }
 
 /// Replaces a curated answer of the site, its question embedded again by the loaded model (blocking; the
 /// console's edit). `NotFound` (as a store error inside) for an id that is not the site's.
-pub fn update(store: &Store, embedder: &crate::knowledge::embedding::Embedder, site: &SiteId, id: &str, question: &str, answer: &str, url: Option<&str>) -> anyhow::Result<CuratedAnswer> {
+pub fn update(
+    store: &Store,
+    embedder: &crate::knowledge::embedding::Embedder,
+    site: &SiteId,
+    id: &str,
+    question: &str,
+    answer: &str,
+    url: Option<&str>,
+) -> anyhow::Result<CuratedAnswer> {
     let new = embedded(embedder, question, answer, url)?;
     Ok(store.site(*site).curated().update(id, &new)?)
 }

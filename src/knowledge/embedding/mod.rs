@@ -40,15 +40,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::knowledge::embedding::tokenizer::TextTokenizer;
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
-use crate::knowledge::embedding::tokenizer::TextTokenizer;
 
+use crate::config::KnowledgeConfig;
 use crate::knowledge::gate::{Bound, Gate, Shed};
 use model::{Manifest, Pooling, Purpose};
 use runtime::RuntimeError;
-use crate::config::KnowledgeConfig;
 
 /// Embedding dimensions; a model must produce exactly this many (the vector index is built for it).
 pub const DIMENSIONS: usize = 384;
@@ -202,7 +202,8 @@ impl Shared {
         let split = onnx_initializers::split(model, threshold).map_err(|e| e.to_string())?;
         let mut initializers = Vec::new();
         for init in split.initializers {
-            let shape: Vec<usize> = init.dims.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{}: negative dimension", init.name))).collect::<Result<_, _>>()?;
+            let shape: Vec<usize> =
+                init.dims.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{}: negative dimension", init.name))).collect::<Result<_, _>>()?;
             // ONNX `TensorProto.DataType`: FLOAT, UINT8, INT8, FLOAT16. Others stay with each session.
             let width = match init.data_type {
                 1 => 4,
@@ -216,7 +217,8 @@ impl Shared {
             let mut raw = vec![0u8; init.len as usize];
             init.read_into(model, &mut raw).map_err(|e| format!("{}: {e}", init.name))?;
             let value = match init.data_type {
-                1 => Tensor::from_array((shape, raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>())).map(Tensor::into_dyn),
+                1 => Tensor::from_array((shape, raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>()))
+                    .map(Tensor::into_dyn),
                 2 => Tensor::from_array((shape, raw)).map(Tensor::into_dyn),
                 3 => Tensor::from_array((shape, raw.into_iter().map(|b| b as i8).collect::<Vec<_>>())).map(Tensor::into_dyn),
                 _ => Tensor::from_array((shape, raw.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]])).collect::<Vec<_>>())).map(Tensor::into_dyn),
@@ -257,7 +259,8 @@ impl Embedder {
             n => (n, None),
         };
         let (shared, bytes) = Shared::load(&model, count + solo_threads.is_some() as usize).map_err(|e| corrupt(&dir, e))?;
-        let sessions = (0..count).map(|_| new_session(&env, &shared, &bytes, 1).map(Mutex::new)).collect::<Result<Vec<_>, _>>().map_err(|e| corrupt(&dir, e))?;
+        let sessions =
+            (0..count).map(|_| new_session(&env, &shared, &bytes, 1).map(Mutex::new)).collect::<Result<Vec<_>, _>>().map_err(|e| corrupt(&dir, e))?;
         let solo = solo_threads.map(|t| new_session(&env, &shared, &bytes, t).map(Mutex::new)).transpose().map_err(|e| corrupt(&dir, e))?;
         let fingerprint = model::fingerprint(&manifest.name, &model).map_err(|e| corrupt(&dir, e))?;
         let embedder = Arc::new(Embedder {
@@ -462,7 +465,16 @@ mod tests {
     fn sessions_on_the_mapped_model_embed_exactly_as_a_session_on_the_model_file() {
         let e = embedder();
         let env = load_runtime(&e.ort_library).unwrap();
-        let mut from_file = Session::builder(&env).unwrap().with_optimization_level(GraphOptimizationLevel::Level3).unwrap().with_disabled_optimizers(DISABLED_OPTIMIZERS).unwrap().with_intra_threads(1).unwrap().commit_from_file(e.model_dir.join("model.onnx")).unwrap();
+        let mut from_file = Session::builder(&env)
+            .unwrap()
+            .with_optimization_level(GraphOptimizationLevel::Level3)
+            .unwrap()
+            .with_disabled_optimizers(DISABLED_OPTIMIZERS)
+            .unwrap()
+            .with_intra_threads(1)
+            .unwrap()
+            .commit_from_file(e.model_dir.join("model.onnx"))
+            .unwrap();
         let texts = ["Wie viel kostet eine Zahnreinigung?", "洗牙需要多少钱？", "Our opening hours on Saturdays are 9 to 13, and we take walk-ins."];
         for text in texts {
             let expected = e.run(&mut from_file, text, Purpose::Passage).unwrap();

@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use daachorse::CharwiseDoubleArrayAhoCorasick;
 use serde::{Deserialize, Deserializer};
 use tokenizers::models::unigram::UnigramTrainer;
-use tokenizers::{DecoderWrapper, Encoding, Model, NormalizerWrapper, PostProcessorWrapper, PreTokenizerWrapper, Token, Tokenizer, TokenizerImpl, TruncationParams};
+use tokenizers::{
+    DecoderWrapper, Encoding, Model, NormalizerWrapper, PostProcessorWrapper, PreTokenizerWrapper, Token, Tokenizer, TokenizerImpl, TruncationParams,
+};
 
 /// SentencePiece's penalty for an unknown character, below the lowest piece score.
 const UNK_PENALTY: f64 = 10.0;
@@ -83,10 +85,9 @@ impl CompactUnigram {
         // Equal pieces: the highest id first, then kept alone (`tokenizers` maps a piece to its last id).
         by_piece.sort_by(|&a, &b| vocab[a as usize].0.as_ref().cmp(vocab[b as usize].0.as_ref()).then(b.cmp(&a)));
         by_piece.dedup_by(|later, first| vocab[*later as usize].0.as_ref() == vocab[*first as usize].0.as_ref());
-        let automaton = CharwiseDoubleArrayAhoCorasick::with_values(
-            by_piece.iter().map(|&id| (vocab[id as usize].0.as_ref(), id)).filter(|(p, _)| !p.is_empty()),
-        )
-        .map_err(|e| UnigramError::Automaton(e.to_string()))?;
+        let automaton =
+            CharwiseDoubleArrayAhoCorasick::with_values(by_piece.iter().map(|&id| (vocab[id as usize].0.as_ref(), id)).filter(|(p, _)| !p.is_empty()))
+                .map_err(|e| UnigramError::Automaton(e.to_string()))?;
         by_piece.shrink_to_fit();
         Ok(CompactUnigram { pieces, ends, scores, by_piece, automaton, unk_id: unk_id.map(|u| u as u32), min_score })
     }
@@ -284,10 +285,22 @@ mod tests {
     use tokenizers::models::unigram::Unigram;
 
     fn vocab() -> Vec<(String, f64)> {
-        [("<unk>", 0.0), ("▁", -2.0), ("a", -3.0), ("b", -3.5), ("ab", -4.0), ("▁ab", -4.5), ("abc", -9.0), ("c", -3.0), ("ab", -1.0), ("日本", -2.0), ("日", -3.0)]
-            .iter()
-            .map(|(p, s)| (p.to_string(), *s))
-            .collect()
+        [
+            ("<unk>", 0.0),
+            ("▁", -2.0),
+            ("a", -3.0),
+            ("b", -3.5),
+            ("ab", -4.0),
+            ("▁ab", -4.5),
+            ("abc", -9.0),
+            ("c", -3.0),
+            ("ab", -1.0),
+            ("日本", -2.0),
+            ("日", -3.0),
+        ]
+        .iter()
+        .map(|(p, s)| (p.to_string(), *s))
+        .collect()
     }
 
     #[test]

@@ -42,7 +42,10 @@ pub fn embedding_input(heading: &str, text: &str) -> String {
 /// (`examples/faq.rs`) the right entry came first by the vector alone 88.0 % of the time, against 80.2 %
 /// with the chunk's vector only and 83.0 % with the question's only; the blend is one vector, so the
 /// index, its memory and its search are unchanged.
-pub fn embed(embedder: &crate::knowledge::embedding::Embedder, chunks: &[(String, Option<String>)]) -> Result<Vec<Vec<f32>>, crate::knowledge::embedding::EmbedError> {
+pub fn embed(
+    embedder: &crate::knowledge::embedding::Embedder,
+    chunks: &[(String, Option<String>)],
+) -> Result<Vec<Vec<f32>>, crate::knowledge::embedding::EmbedError> {
     use crate::knowledge::embedding::model::Purpose;
     let inputs: Vec<String> = chunks.iter().map(|(input, _)| input.clone()).collect();
     let mut vectors = embedder.embed_parallel_blocking(&inputs, Purpose::Passage)?;

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use crate::knowledge::Engine;
-use crate::knowledge::import::{self, Format, Input, ImportReport};
 use crate::config::KnowledgeConfig;
 use crate::domain::SiteId;
+use crate::knowledge::Engine;
+use crate::knowledge::import::{self, Format, ImportReport, Input};
 use crate::store::Store;
 
 const FILES: &[(&str, Format, &str)] = &[

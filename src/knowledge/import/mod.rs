@@ -9,11 +9,11 @@
 pub mod chunk;
 pub mod demo;
 pub mod document;
+pub mod english;
 pub mod html;
 pub mod markdown;
 mod pdf;
 pub mod records;
-pub mod english;
 pub mod refresh;
 
 use std::collections::HashSet;
@@ -24,12 +24,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use chunk::Chunk;
-pub use crate::knowledge::import::document::{Parsed, Section};
-use crate::knowledge::embedding::Embedder;
 use crate::domain::SiteId;
+use crate::knowledge::embedding::Embedder;
+pub use crate::knowledge::import::document::{Parsed, Section};
 use crate::store::knowledge::{NewChunk, NewDocument};
 use crate::store::{Store, StoreError};
+use chunk::Chunk;
 
 /// The file formats, by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,12 +273,8 @@ fn flush(store: &Store, models: Models<'_>, site: &SiteId, pending: &mut Vec<Pen
     let english_of = |p: &Pending, lang: &str| lang == "en" && p.doc.format != FAQ_FORMAT;
     let mut english = match models.english {
         Some(e) => {
-            let texts: Vec<String> = pending
-                .iter()
-                .zip(&langs)
-                .filter(|(p, lang)| english_of(p, lang))
-                .flat_map(|(p, _)| p.chunks.iter().map(Chunk::embedding_input))
-                .collect();
+            let texts: Vec<String> =
+                pending.iter().zip(&langs).filter(|(p, lang)| english_of(p, lang)).flat_map(|(p, _)| p.chunks.iter().map(Chunk::embedding_input)).collect();
             e.embed_parallel_blocking(&texts, crate::knowledge::embedding::model::Purpose::Passage)?.into_iter()
         }
         None => Vec::new().into_iter(),

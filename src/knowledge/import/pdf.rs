@@ -56,8 +56,8 @@ pub(super) fn text(bytes: &[u8]) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::import::{Format, Input, parse};
     use crate::knowledge::import::pdf::*;
+    use crate::knowledge::import::{Format, Input, parse};
 
     #[test]
     fn a_corrupt_pdf_is_a_reasoned_failure() {

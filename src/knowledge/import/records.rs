@@ -32,7 +32,13 @@ fn to_parsed(file: &str, r: Record, line: usize) -> Result<Parsed, String> {
                 return Err(format!("record {line}: question and answer must not be empty"));
             }
             let key = id.unwrap_or_else(|| q.to_lowercase());
-            Ok(Parsed { source: format!("{file}#{key}"), title: q.clone(), url, format: super::FAQ_FORMAT, sections: vec![Section { path: vec![], paragraphs: vec![a] }] })
+            Ok(Parsed {
+                source: format!("{file}#{key}"),
+                title: q.clone(),
+                url,
+                format: super::FAQ_FORMAT,
+                sections: vec![Section { path: vec![], paragraphs: vec![a] }],
+            })
         }
         (_, _, Some(text)) => {
             let Some(id) = id else { return Err(format!("record {line}: a document record needs `_id` or `id`")) };

@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::domain::SiteId;
 use crate::knowledge::Engine;
 use crate::knowledge::embedding::model::Purpose;
-use crate::domain::SiteId;
 use crate::store::{Store, StoreError};
 
 /// Chunks embedded per blocking task: about a second of both cores with e5 on this machine.
@@ -144,10 +144,8 @@ fn batch(knowledge: &Engine, store: &Store, site: &SiteId) -> Result<usize, Stri
         return Ok(0);
     }
     // The same inputs an import gives the model (`chunk::embed`).
-    let inputs: Vec<(String, Option<String>)> = chunks
-        .iter()
-        .map(|c| (crate::knowledge::import::chunk::embedding_input(&c.heading, &c.text), c.faq_question.clone()))
-        .collect();
+    let inputs: Vec<(String, Option<String>)> =
+        chunks.iter().map(|c| (crate::knowledge::import::chunk::embedding_input(&c.heading, &c.text), c.faq_question.clone())).collect();
     let vectors = crate::knowledge::import::chunk::embed(&knowledge.embedder, &inputs).map_err(|e| e.to_string())?;
     let pairs: Vec<(u64, Vec<f32>)> = chunks.iter().map(|c| c.key).zip(vectors).collect();
     kb.set_embeddings(model, &pairs).map_err(|e| e.to_string())?;

@@ -145,9 +145,7 @@ fn analyze(lang: &str, text: &str) -> Vec<Term> {
     // A word of two characters or more, with a letter, that is no stopword: what a one-character word is
     // read with. Digits alone are no such word, so times and decimals ("8:00", "3.5") make no pairs.
     let neighbour = |i: usize| match pieces.get(i) {
-        Some(Piece::Word(w)) if w.chars().count() >= 2 && w.chars().any(char::is_alphabetic) && !stop.contains(&w.to_lowercase().as_str()) => {
-            Some(stem(w).0)
-        }
+        Some(Piece::Word(w)) if w.chars().count() >= 2 && w.chars().any(char::is_alphabetic) && !stop.contains(&w.to_lowercase().as_str()) => Some(stem(w).0),
         _ => None,
     };
     let mut out = Vec::new();

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use unicode_normalization::char::{decompose_canonical, is_combining_mark};
 
-use crate::knowledge::search::analysis;
 use crate::domain::SiteId;
+use crate::knowledge::search::analysis;
 use crate::store::{Store, StoreError};
 
 /// FTS5's `bm25()` constants.
@@ -313,8 +313,8 @@ impl Slot {
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::search::bm25::*;
     use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::knowledge::search::bm25::*;
     use crate::knowledge::search::match_expression;
     use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};

@@ -635,7 +635,8 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
             })?,
             Source::Backward(name) => dictd(dir, name, |headword, body| {
                 let english: Vec<String> = english_words(headword).collect();
-                let pieces = translation_lines(body).flat_map(|line| strip_brackets(line).split([',', ';']).map(|p| p.trim().replace('~', " ")).collect::<Vec<_>>());
+                let pieces =
+                    translation_lines(body).flat_map(|line| strip_brackets(line).split([',', ';']).map(|p| p.trim().replace('~', " ")).collect::<Vec<_>>());
                 for (rank, piece) in pieces.filter(|p| !p.is_empty() && !p.contains(' ')).enumerate() {
                     english.iter().for_each(|e| b.add(&key(lang, &piece), e, rank as u32));
                 }
@@ -658,7 +659,12 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
                     let (Some(_traditional), Some(simplified), Some(rest)) = (fields.next(), fields.next(), fields.next()) else { continue };
                     let Some((_, senses)) = rest.split_once('/') else { continue };
                     let kept = senses.split('/').map(str::trim).filter(|s| {
-                        !(s.is_empty() || s.starts_with("CL:") || s.contains("variant of") || s.starts_with("see ") || s.starts_with("surname ") || s.starts_with("used in"))
+                        !(s.is_empty()
+                            || s.starts_with("CL:")
+                            || s.contains("variant of")
+                            || s.starts_with("see ")
+                            || s.starts_with("surname ")
+                            || s.starts_with("used in"))
                     });
                     for (rank, e) in kept.flat_map(english_words).enumerate() {
                         b.add(simplified, &e, rank as u32);

@@ -49,12 +49,12 @@ pub mod vector;
 
 use serde::Serialize;
 
-use analysis::question_terms;
-use bm25::Bm25Indexes;
-use vector::{IndexError, VectorIndexes};
 use crate::domain::SiteId;
 use crate::store::knowledge::{ChunkRow, Knowledge};
 use crate::store::{Store, StoreError};
+use analysis::question_terms;
+use bm25::Bm25Indexes;
+use vector::{IndexError, VectorIndexes};
 
 /// Rank at which the rank feature halves, minus one.
 const RANK_SCALE: f32 = 5.0;
@@ -124,7 +124,9 @@ impl Translated {
         let [cos, lift, b, d, margin] = c.cross_features();
         let (share, lang) = c.translation.map_or((0.0, ""), |t| (t.bm25_share, t.lang));
         let bias = self.bias + self.lang_bias.iter().find(|(l, _)| *l == lang).map_or(0.0, |(_, b)| *b);
-        sigmoid(self.w_cos * cos + self.w_lift * lift + self.w_bm25_rank * b + self.w_dense_rank * d + self.w_margin * margin + self.w_bm25_share * share + bias)
+        sigmoid(
+            self.w_cos * cos + self.w_lift * lift + self.w_bm25_rank * b + self.w_dense_rank * d + self.w_margin * margin + self.w_bm25_share * share + bias,
+        )
     }
 }
 
@@ -223,7 +225,11 @@ impl Faq {
 impl Default for Fusion {
     fn default() -> Self {
         Fusion {
-            w_cos: 6.31, w_bm25_rank: 4.55, w_dense_rank: 4.15, bias: -11.82, heading_weight: 2.0,
+            w_cos: 6.31,
+            w_bm25_rank: 4.55,
+            w_dense_rank: 4.15,
+            bias: -11.82,
+            heading_weight: 2.0,
             max_term_share: MAX_TERM_SHARE,
             cross: CrossLingual { w_cos: 7.00, w_lift: 48.62, w_bm25_rank: 1.49, w_dense_rank: 2.37, w_margin: 26.95, bias: -10.21 },
             // At its fitted bias it answers the questions the knowledge cannot answer as often as `cross` did
@@ -281,6 +287,24 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// A candidate with its cosine and nothing else known yet.
+    pub fn new(key: u64, cos: f32) -> Candidate {
+        Candidate {
+            key,
+            cos,
+            bm25: None,
+            bm25_rank: None,
+            dense_rank: None,
+            lift: 0.0,
+            margin: 0.0,
+            cross_lingual: false,
+            faq: false,
+            english: None,
+            translation: None,
+            score: 0.0,
+        }
+    }
+
     pub fn features(&self) -> [f32; 3] {
         [self.cos, rank_feature(self.bm25_rank), rank_feature(self.dense_rank)]
     }
@@ -570,7 +594,7 @@ pub fn fuse(
         let dense = if mode == Mode::Bm25 { Vec::new() } else { idx.search_at(query, depth, lex.generation)? };
         let mut out: Vec<Candidate> = Vec::with_capacity(dense.len() + lexical.len());
         for (i, (key, cos)) in dense.into_iter().enumerate() {
-            out.push(Candidate { key, cos, bm25: None, bm25_rank: None, dense_rank: Some(i + 1), lift: 0.0, margin: 0.0, cross_lingual: false, faq: false, english: None, translation: None, score: 0.0 });
+            out.push(Candidate { dense_rank: Some(i + 1), ..Candidate::new(key, cos) });
         }
         for (i, (key, bm25)) in lexical.iter().enumerate() {
             match out.iter_mut().find(|c| c.key == *key) {
@@ -580,20 +604,7 @@ pub fn fuse(
                 }
                 None => {
                     let cos = if query.is_empty() { 0.0 } else { idx.similarity(query, *key).unwrap_or(0.0) };
-                    out.push(Candidate {
-                        key: *key,
-                        cos,
-                        bm25: Some(*bm25),
-                        bm25_rank: Some(i + 1),
-                        dense_rank: None,
-                        lift: 0.0,
-                        margin: 0.0,
-                        cross_lingual: false,
-                        faq: false,
-                        english: None,
-                        translation: None,
-                        score: 0.0,
-                    });
+                    out.push(Candidate { bm25: Some(*bm25), bm25_rank: Some(i + 1), ..Candidate::new(*key, cos) });
                 }
             }
         }
@@ -784,9 +795,9 @@ fn best_per_document(ranked: Vec<Candidate>, documents: &std::collections::HashM
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::search::*;
     use crate::domain::{Currency, Lang, Slug, Tier};
     use crate::knowledge::search::analysis;
+    use crate::knowledge::search::*;
     use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};
 
@@ -841,20 +852,7 @@ mod tests {
 
     #[test]
     fn the_lift_and_margin_stand_over_the_others_and_never_over_less_than_unrelated_text() {
-        let c = |key: u64, cos: f32, dense_rank: Option<usize>| Candidate {
-            key,
-            cos,
-            bm25: None,
-            bm25_rank: None,
-            dense_rank,
-            lift: 0.0,
-            margin: 0.0,
-            cross_lingual: true,
-            faq: false,
-            english: None,
-            translation: None,
-            score: 0.0,
-        };
+        let c = |key: u64, cos: f32, dense_rank: Option<usize>| Candidate { dense_rank, cross_lingual: true, ..Candidate::new(key, cos) };
         // A large site: the reference is the mean of dense ranks 2 to 11, the margin over the best other.
         let mut many: Vec<Candidate> = (0..12).map(|i| c(i, 0.90 - 0.01 * i as f32, Some(i as usize + 1))).collect();
         many.push(c(99, 0.70, None));
@@ -872,18 +870,13 @@ mod tests {
     #[test]
     fn a_translated_questions_candidates_in_another_language_are_scored_by_their_share_of_the_best_bm25() {
         let c = |key: u64, bm25: Option<f64>, cross_lingual: bool| Candidate {
-            key,
-            cos: 0.80,
             bm25,
             bm25_rank: bm25.map(|_| key as usize),
             dense_rank: Some(key as usize),
             lift: 0.02,
             margin: 0.01,
             cross_lingual,
-            faq: false,
-            english: None,
-            translation: None,
-            score: 0.0,
+            ..Candidate::new(key, 0.80)
         };
         let mut all = vec![c(1, Some(8.0), true), c(2, Some(4.0), true), c(3, None, true), c(4, Some(2.0), false)];
         let fusion = Fusion::default();
@@ -914,18 +907,11 @@ mod tests {
     #[test]
     fn the_english_model_scores_a_question_only_when_it_embedded_every_candidate_in_the_questions_language() {
         let c = |key: u64, cross_lingual: bool, faq: bool| Candidate {
-            key,
-            cos: 0.82,
-            bm25: None,
             bm25_rank: Some(key as usize),
             dense_rank: Some(key as usize),
-            lift: 0.0,
-            margin: 0.0,
             cross_lingual,
             faq,
-            english: None,
-            translation: None,
-            score: 0.0,
+            ..Candidate::new(key, 0.82)
         };
         let unit = |x: f32| vec![x, (1.0 - x * x).sqrt()];
         let query = [1.0, 0.0];
@@ -949,7 +935,7 @@ mod tests {
 
     #[test]
     fn one_candidate_per_document_in_rank_order() {
-        let c = |key: u64, score: f32| Candidate { key, cos: 0.0, bm25: None, bm25_rank: None, dense_rank: None, lift: 0.0, margin: 0.0, cross_lingual: false, faq: false, english: None, translation: None, score };
+        let c = |key: u64, score: f32| Candidate { score, ..Candidate::new(key, 0.0) };
         let docs: std::collections::HashMap<u64, String> =
             [(1, "a"), (2, "a"), (3, "b"), (4, "c"), (5, "b")].into_iter().map(|(k, d)| (k, d.to_owned())).collect();
         let ranked = vec![c(2, 0.9), c(1, 0.8), c(5, 0.7), c(9, 0.65), c(3, 0.6), c(4, 0.5)];

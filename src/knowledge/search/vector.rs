@@ -34,8 +34,8 @@ use std::sync::{Arc, Mutex};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-use crate::knowledge::embedding::DIMENSIONS;
 use crate::domain::SiteId;
+use crate::knowledge::embedding::DIMENSIONS;
 use crate::store::{Store, StoreError};
 
 /// Candidates the HNSW search keeps (ef). Retrieval asks for at most `retrieve::depth` (40 for the
@@ -540,8 +540,8 @@ pub fn remove_files(dir: &Path, site: &SiteId) -> std::io::Result<usize> {
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::search::vector::*;
     use crate::domain::{Currency, Lang, Slug, Tier};
+    use crate::knowledge::search::vector::*;
     use crate::store::NewSite;
     use crate::store::knowledge::{NewChunk, NewDocument};
 

@@ -12,8 +12,12 @@ use crate::ratelimit::Clock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
-    Closed { failures: u32 },
-    Open { until: u64 },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: u64,
+    },
     /// A probe is out; nothing else goes through until it reports.
     HalfOpen,
 }

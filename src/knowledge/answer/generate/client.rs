@@ -14,9 +14,9 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::knowledge::answer::generate::validate::NumberedPassage;
 use crate::config::{AnswerConfig, Secret};
 use crate::domain::{EndpointNames, Invalid, check_endpoint};
+use crate::knowledge::answer::generate::validate::NumberedPassage;
 use crate::net::checked_client;
 
 /// An earlier exchange of the conversation.
@@ -39,7 +39,10 @@ pub struct ChatRequest<'a> {
 pub enum Event {
     Text(String),
     /// Token counts, when the server reports them (usually in the last chunk).
-    Usage { prompt_tokens: u64, completion_tokens: u64 },
+    Usage {
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,9 +85,10 @@ impl ChatClient {
     pub fn new(config: &AnswerConfig) -> Result<Self, Invalid> {
         let base = config.openai_base_url.as_deref().ok_or_else(|| Invalid("answer.openai_base_url is not set".into()))?;
         let url = endpoint(base, config)?;
-        let http = checked_client(crate::domain::NetworkPolicy::answer(config), "answer.allow_private_networks", concat!("sitebot/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| Invalid(format!("cannot build the HTTP client: {e}")))?;
+        let http =
+            checked_client(crate::domain::NetworkPolicy::answer(config), "answer.allow_private_networks", concat!("sitebot/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| Invalid(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self { http, url, model: config.model.clone(), api_key: config.api_key.clone(), timeout: Duration::from_secs(config.timeout_secs) })
     }
 

@@ -41,10 +41,7 @@ async fn a_scripted_streamed_reply_is_read_to_the_end() {
     let client = ChatClient::new(&config(&base, 5)).unwrap();
     let (events, error) = collect(&client).await;
     assert_eq!(error, None);
-    assert_eq!(
-        events,
-        vec![Event::Text("It opens ".into()), Event::Text("at 8:00 [1].".into()), Event::Usage { prompt_tokens: 120, completion_tokens: 9 }]
-    );
+    assert_eq!(events, vec![Event::Text("It opens ".into()), Event::Text("at 8:00 [1].".into()), Event::Usage { prompt_tokens: 120, completion_tokens: 9 }]);
     let body: serde_json::Value = serde_json::from_str(&body.await.unwrap()).unwrap();
     assert_eq!(body["stream"], true);
     assert_eq!(body["model"], "test-model");

@@ -5,11 +5,15 @@ use crate::knowledge::answer::generate::*;
 use crate::ratelimit::ManualClock;
 
 fn passages() -> Vec<NumberedPassage> {
-    vec![NumberedPassage { n: 1, text: "The studio opens at 8:00 on weekdays.".into() }, NumberedPassage { n: 2, text: "A one-day workshop costs 350 euros.".into() }]
+    vec![
+        NumberedPassage { n: 1, text: "The studio opens at 8:00 on weekdays.".into() },
+        NumberedPassage { n: 2, text: "A one-day workshop costs 350 euros.".into() },
+    ]
 }
 
 fn generator(base: &str) -> Generator {
-    let config = AnswerConfig { openai_base_url: Some(base.into()), model: "m".into(), timeout_secs: 5, allow_private_networks: true, ..AnswerConfig::default() };
+    let config =
+        AnswerConfig { openai_base_url: Some(base.into()), model: "m".into(), timeout_secs: 5, allow_private_networks: true, ..AnswerConfig::default() };
     Generator::new(&config, Arc::new(ManualClock::default())).unwrap()
 }
 
@@ -71,4 +75,3 @@ async fn endpoint_failures_open_the_circuit() {
     assert!(matches!(g.breaker().state(), circuit::State::Open { .. }));
     assert!(!g.breaker().allow());
 }
-

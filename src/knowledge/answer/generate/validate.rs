@@ -29,7 +29,9 @@ pub enum Verdict {
     NoMarker,
     /// `[n]` names a passage that was not given to the model.
     UnknownSource(usize),
-    Unsupported { reason: String },
+    Unsupported {
+        reason: String,
+    },
     NumberNotInSource(String),
     NameNotInSource(String),
 }
@@ -50,21 +52,18 @@ pub struct NumberedPassage {
 /// Stopwords of English, German, French and Spanish: they say nothing about support.
 const STOPWORDS: &[&str] = &[
     // en
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does",
-    "for", "from", "had", "has", "have", "he", "her", "here", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of",
-    "on", "or", "our", "she", "should", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too",
-    "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you", "your", "yes", "each", "per",
-    "every", "only", "just", "more", "most", "very", "may", "must", "up", "out", "both", "between",
-    // de
-    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "ist", "sind", "wie", "was", "wer", "wo",
-    "wann", "ich", "du", "sie", "wir", "ihr", "es", "mit", "von", "zu", "zum", "zur", "für", "auf", "im", "bei", "kann", "können", "haben", "hat",
-    "nicht", "auch", "noch", "man", "am", "um", "ab", "bis", "aus", "nach", "vor", "über", "unter", "wird", "werden", "ja", "nein", "pro", "jeden",
-    // fr
-    "le", "la", "les", "un", "une", "des", "du", "de", "et", "ou", "est", "sont", "il", "elle", "nous", "vous", "ils", "elles", "en", "au", "aux",
-    "pour", "par", "sur", "dans", "avec", "ce", "cette", "ces", "qui", "que", "quoi", "ne", "pas", "se", "son", "sa", "ses", "leur", "oui", "à", "y",
-    // es
-    "el", "los", "las", "unos", "unas", "y", "o", "es", "son", "él", "ella", "nosotros", "ustedes", "ellos", "con", "para", "por", "del", "al",
-    "este", "esta", "estos", "lo", "se", "su", "sus", "sí", "cada", "desde", "hasta", "entre",
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
+    "from", "had", "has", "have", "he", "her", "here", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or",
+    "our", "she", "should", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "was", "we",
+    "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you", "your", "yes", "each", "per", "every", "only", "just",
+    "more", "most", "very", "may", "must", "up", "out", "both", "between", // de
+    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "ist", "sind", "wie", "was", "wer", "wo", "wann", "ich",
+    "du", "sie", "wir", "ihr", "es", "mit", "von", "zu", "zum", "zur", "für", "auf", "im", "bei", "kann", "können", "haben", "hat", "nicht", "auch", "noch",
+    "man", "am", "um", "ab", "bis", "aus", "nach", "vor", "über", "unter", "wird", "werden", "ja", "nein", "pro", "jeden", // fr
+    "le", "la", "les", "un", "une", "des", "du", "de", "et", "ou", "est", "sont", "il", "elle", "nous", "vous", "ils", "elles", "en", "au", "aux", "pour",
+    "par", "sur", "dans", "avec", "ce", "cette", "ces", "qui", "que", "quoi", "ne", "pas", "se", "son", "sa", "ses", "leur", "oui", "à", "y", // es
+    "el", "los", "las", "unos", "unas", "y", "o", "es", "son", "él", "ella", "nosotros", "ustedes", "ellos", "con", "para", "por", "del", "al", "este", "esta",
+    "estos", "lo", "se", "su", "sus", "sí", "cada", "desde", "hasta", "entre",
 ];
 
 /// Words that turn a sentence into its opposite while leaving its content words as they were.
@@ -82,8 +81,8 @@ fn negates(text: &str) -> bool {
 
 /// Endings folded away so inflected forms meet; longest first.
 const SUFFIXES: &[&str] = &[
-    "ations", "ation", "ungen", "iones", "ción", "ment", "ness", "ings", "ing", "ung", "ies", "ied", "ers", "ern", "ed", "es", "er", "en", "em",
-    "ly", "os", "as", "s", "e", "n",
+    "ations", "ation", "ungen", "iones", "ción", "ment", "ness", "ings", "ing", "ung", "ies", "ied", "ers", "ern", "ed", "es", "er", "en", "em", "ly", "os",
+    "as", "s", "e", "n",
 ];
 
 /// Finds the `[n]` markers; returns the sentence with them removed and the numbers they hold.
@@ -117,7 +116,8 @@ pub fn numbers(text: &str) -> Vec<String> {
     while i < chars.len() {
         if chars[i].is_ascii_digit() {
             let start = i;
-            while i < chars.len() && (chars[i].is_ascii_digit() || (matches!(chars[i], '.' | ',' | ':') && chars.get(i + 1).is_some_and(char::is_ascii_digit))) {
+            while i < chars.len() && (chars[i].is_ascii_digit() || (matches!(chars[i], '.' | ',' | ':') && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+            {
                 i += 1;
             }
             out.push(chars[start..i].iter().collect());
@@ -200,7 +200,8 @@ pub fn check(sentence: &str, passages: &[NumberedPassage]) -> Verdict {
 }
 
 /// Words that end with a period without ending the sentence.
-const ABBREVIATIONS: &[&str] = &["e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "st", "no", "nr", "z.b", "bzw", "ca", "inc", "approx", "usw", "p.ex", "p.ej", "env"];
+const ABBREVIATIONS: &[&str] =
+    &["e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "st", "no", "nr", "z.b", "bzw", "ca", "inc", "approx", "usw", "p.ex", "p.ej", "env"];
 
 /// Cuts streamed text into sentences as soon as each one is known to be complete.
 ///

@@ -145,10 +145,7 @@ fn the_splitter_yields_sentences_as_they_complete() {
     let text = "We open at 8:00 on weekdays [1]. Prices start at 3.50 euros, e.g. for tea [2]. Ask Dr. Berger [3].";
     let chars: Vec<String> = text.chars().map(String::from).collect();
     let frags: Vec<&str> = chars.iter().map(String::as_str).collect();
-    assert_eq!(
-        split_all(&frags),
-        vec!["We open at 8:00 on weekdays [1].", "Prices start at 3.50 euros, e.g. for tea [2].", "Ask Dr. Berger [3]."]
-    );
+    assert_eq!(split_all(&frags), vec!["We open at 8:00 on weekdays [1].", "Prices start at 3.50 euros, e.g. for tea [2].", "Ask Dr. Berger [3]."]);
     assert_eq!(split_all(&["Open daily. [1] Closed on Sundays.[2] Done"]), vec!["Open daily. [1]", "Closed on Sundays.[2]", "Done"]);
 }
 

@@ -100,15 +100,8 @@ fn lists_tables_quotes_and_code_become_paragraphs() {
     assert_eq!(
         paragraphs(&p),
         [
-            "Bring:",
-            "your card; or its number; a list of medicines",
-            "1) Ring 2) Wait",
-            "loose one",
-            "loose two",
-            "Day, Hours",
-            "Mon, 8-18 Sat,",
-            "Quoted on.",
-            "indented code"
+            "Bring:", "your card; or its number; a list of medicines", "1) Ring 2) Wait", "loose one", "loose two", "Day, Hours", "Mon, 8-18 Sat,",
+            "Quoted on.", "indented code"
         ]
     );
 }
