@@ -4,6 +4,8 @@
 //! ```text
 //! cargo run --release --example langid     # XQuAD-R questions (en, de, es) and built-in questions in 13 more languages
 //! cargo run --release --example langid -- --more DIR   # also XQuAD-R's ar, el, hi, ru, th, tr, vi, zh (lareqa's xquad-r/)
+//! cargo run --release --example langid -- --tsv FILE    # the texts of FILE instead (`lang<TAB>text` lines), such as
+//!                                                      # Debian's translated messages: python3 benches/langid_messages.py
 //! ```
 //! Questions come from `../shared/eval/xquad-r/{en,de,es}.json` (1,190 each), from the list below
 //! (six typical website questions each in fr, it, pt, nl, pl, sv, ru, uk, bg, ja, zh, ar, tr) and, with
@@ -139,7 +141,14 @@ fn iso639_3(lang: &str) -> &'static str {
         "hi" => "hin",
         "th" => "tha",
         "vi" => "vie",
-        _ => "tur",
+        "tr" => "tur",
+        "da" => "dan",
+        "fi" => "fin",
+        "cs" => "ces",
+        "ro" => "ron",
+        "hu" => "hun",
+        "id" => "ind",
+        _ => "?",
     }
 }
 
@@ -154,6 +163,14 @@ fn main() {
     if let Some(dir) = common::arg("--more") {
         for l in ["ar", "el", "hi", "ru", "th", "tr", "vi", "zh"] {
             sets.insert(l, xquad(&dir, l));
+        }
+    }
+    // `--tsv FILE`: its texts instead, a language code and a text a line (benches/langid_messages.py).
+    let tsv = common::arg("--tsv").map(|f| std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{f}: {e}")));
+    if let Some(tsv) = &tsv {
+        sets.clear();
+        for (lang, text) in tsv.lines().filter_map(|l| l.split_once('\t')) {
+            sets.entry(lang).or_default().push(text.to_owned());
         }
     }
     println!("{:<4} {:>6} {:>10} {:>12} {:>14} {:>12}", "lang", "n", "accuracy", "confident", "conf. wrong", "whatlang all");

@@ -79,6 +79,34 @@ async fn the_fallback_comes_in_the_questions_language() {
     assert!(a["answer"].as_str().unwrap().starts_with("Purtroppo"), "{a}");
 }
 
+/// English questions get English answers whatever the site's language: a technical claim whatlang took
+/// for French was answered in French on an English site, and a short question it was unsure of was
+/// answered in the site's language on a German one.
+#[tokio::test]
+async fn english_questions_are_answered_in_english_on_english_and_german_sites() {
+    let app = spawn_app().await;
+    let (english, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, english.id, &clinic()).await;
+    let mut new = crate::helpers::new_site(Tier::Pro);
+    new.lang = sitebot::domain::Lang::parse("de").unwrap();
+    let (german, _) = app.create_site_with(new).await;
+    import_files(&app, german.id, &[("prophylaxe.md", PRAXIS_DE.as_bytes())]).await;
+    for (site, question) in [
+        (english.id, "Leuko-reduced blood reduces infectious complications in red blood cell transfusion."),
+        (english.id, "Bone marrow cells contribute to adult macrophage compartments."),
+        (german.id, "Who won Super Bowl XLIX?"),
+        (german.id, "What year did Tesla die?"),
+    ] {
+        let a = ask_ok(&app, site, question).await;
+        assert_eq!(a["resolved"], false, "{question}: {a}");
+        assert_eq!(a["lang"], "en", "{question}: {a}");
+        assert!(a["answer"].as_str().unwrap().starts_with("Sorry"), "{question}: {a}");
+    }
+    // A German question on the German site is still German, and finds its passage.
+    let a = ask_ok(&app, german.id, "Wie lange dauert eine Zahnreinigung?").await;
+    assert_eq!((a["lang"].as_str(), a["resolved"].as_bool()), (Some("de"), Some(true)), "{a}");
+}
+
 /// A small practice's knowledge in three languages (each document in one).
 const PRAXIS_DE: &str = "---\ntitle: Zahnreinigung\nurl: https://praxis.example/de/prophylaxe\n---\n# Zahnreinigung\n\n\
 Eine professionelle Zahnreinigung dauert etwa 45 Minuten und kostet 95 Euro.\n";
