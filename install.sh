@@ -692,13 +692,17 @@ haproxy_version() {
   printf 'haproxy %s' "$("$bin" -v 2>/dev/null | sed -n 's/^HAProxy version \([^ ]*\).*/\1/p')"
 }
 install_test_tools() {
-  step "Test tools: curl, chromium, haproxy, openssl, Node.js packages of tests/browser"
+  step "Test tools: curl, chromium (and Thai and Devanagari fonts), haproxy, openssl, Node.js packages of tests/browser"
   local need=()
   command -v curl >/dev/null 2>&1 || need+=(curl)
   # /usr/sbin is not on every user's PATH.
   command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
   command -v openssl >/dev/null 2>&1 || need+=(openssl)
   [ -x /usr/bin/chromium ] || need+=(chromium)
+  # Fonts for the scripts the widget's screenshots show beyond DejaVu's (Thai, Devanagari): without one the
+  # text is right but drawn as empty boxes.
+  fc-list :lang=th family 2>/dev/null | grep -q . || need+=(fonts-tlwg-garuda-ttf)
+  fc-list :lang=hi family 2>/dev/null | grep -q . || need+=(fonts-lohit-deva)
   command -v node >/dev/null 2>&1 || need+=(nodejs)
   command -v npm >/dev/null 2>&1 || need+=(npm)
   if [ "${#need[@]}" -gt 0 ]; then

@@ -66,6 +66,10 @@ async fn the_fallback_comes_in_the_questions_language() {
         ("zh", "谁赢得了1954年的世界杯足球赛？", "抱歉"),
         ("ar", "من فاز بكأس العالم لكرة القدم عام 1954؟", "عذرًا"),
         ("pl", "Kto wygrał mistrzostwa świata w piłce nożnej w 1954 roku?", "Niestety"),
+        ("el", "Ποιος κέρδισε το Παγκόσμιο Κύπελλο ποδοσφαίρου το 1954;", "Λυπάμαι"),
+        ("hi", "1954 का फुटबॉल विश्व कप किसने जीता?", "क्षमा करें"),
+        ("th", "ใครชนะฟุตบอลโลกปี 1954", "ขออภัย"),
+        ("vi", "Đội nào đã vô địch World Cup bóng đá năm 1954?", "Xin lỗi"),
     ];
     for (lang, question, start) in cases {
         let a = ask_ok(&app, site.id, question).await;

@@ -41,6 +41,10 @@ const TEXT = {
   uk: { open: 'Відкрити чат', ph: 'Поставте запитання…', talk: 'Зв’язатися з працівником' },
   bg: { open: 'Отваряне на чата', ph: 'Задайте въпрос…', talk: 'Връзка със служител' },
   tr: { open: 'Sohbeti aç', ph: 'Bir soru sorun…', talk: 'Bir çalışanla görüşün' },
+  el: { open: 'Άνοιγμα συνομιλίας', ph: 'Κάντε μια ερώτηση…', talk: 'Μιλήστε με έναν υπάλληλο' },
+  hi: { open: 'चैट खोलें', ph: 'अपना प्रश्न पूछें…', talk: 'किसी व्यक्ति से बात करें' },
+  th: { open: 'เปิดแชท', ph: 'พิมพ์คำถามของคุณ…', talk: 'คุยกับเจ้าหน้าที่' },
+  vi: { open: 'Mở trò chuyện', ph: 'Đặt câu hỏi…', talk: 'Nói chuyện với nhân viên' },
 };
 
 // ---- the check runner ----------------------------------------------------------------------------------
@@ -668,8 +672,8 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
     eq(bodies.at(-1), { question: 'Quand êtes-vous ouverts ?', lang: 'fr' }, 'body with data-lang');
   });
 
-  await check('mocked pages with data-lang="uk", "bg" and "tr": the interface in the language the answers come in', async () => {
-    for (const lang of ['uk', 'bg', 'tr']) {
+  await check('mocked pages with data-lang uk, bg, tr, el, hi, th and vi: the interface in the language the answers come in', async () => {
+    for (const lang of ['uk', 'bg', 'tr', 'el', 'hi', 'th', 'vi']) {
       await p.goto(`${HOST_URL}?dataLang=${lang}`);
       await p.evaluate(() => sessionStorage.clear());
       await p.reload();
@@ -679,7 +683,7 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
       eq(await p.locator('[part~="input"]').getAttribute('placeholder'), TEXT[lang].ph, `${lang}: placeholder`);
       eq((await p.locator('[part~="lead-open"]').last().innerText()).trim(), TEXT[lang].talk, `${lang}: lead-open text`);
       eq(await p.locator('[part~="panel"]').getAttribute('lang'), lang, `${lang}: panel lang`);
-      if (lang === 'uk') await p.screenshot({ path: join(SHOTS, 'desktop-uk-mocked.png') });
+      if (lang === 'uk' || lang === 'th') await p.screenshot({ path: join(SHOTS, `desktop-${lang}-mocked.png`) });
     }
   });
 

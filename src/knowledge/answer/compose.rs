@@ -21,7 +21,8 @@ const MAX_SENTENCES: usize = 3;
 const MAX_CHARS: usize = 700;
 
 /// The languages [`fallback`] has its own text for; the widget's interface speaks each of them too.
-pub const FALLBACK_LANGUAGES: [&str; 16] = ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "uk", "bg", "ja", "zh", "ar", "tr"];
+pub const FALLBACK_LANGUAGES: [&str; 20] =
+    ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "uk", "bg", "ja", "zh", "ar", "tr", "el", "hi", "th", "vi"];
 
 /// The localized "not in my knowledge" answer, by primary language subtag (English otherwise).
 pub fn fallback(lang: &str) -> &'static str {
@@ -50,6 +51,12 @@ pub fn fallback(lang: &str) -> &'static str {
         "ar" => "عذرًا، لم أجد أي معلومات حول ذلك في هذا الموقع. يرجى التواصل معنا مباشرة وسنكون سعداء بمساعدتك.",
         "tr" => {
             "Maalesef bu sitenin bilgilerinde bununla ilgili bir şey bulamadım. Lütfen doğrudan bizimle iletişime geçin, size memnuniyetle yardımcı oluruz."
+        }
+        "el" => "Λυπάμαι, δεν βρήκα τίποτα σχετικό στις πληροφορίες αυτού του ιστότοπου. Επικοινωνήστε απευθείας μαζί μας και θα χαρούμε να σας βοηθήσουμε.",
+        "hi" => "क्षमा करें, इस वेबसाइट की जानकारी में मुझे इसके बारे में कुछ नहीं मिला। कृपया हमसे सीधे संपर्क करें, हमें आपकी मदद करके खुशी होगी।",
+        "th" => "ขออภัย ฉันไม่พบข้อมูลเกี่ยวกับเรื่องนี้ในเว็บไซต์นี้ กรุณาติดต่อเราโดยตรง เรายินดีให้ความช่วยเหลือ",
+        "vi" => {
+            "Xin lỗi, tôi không tìm thấy thông tin nào về điều đó trên trang web này. Vui lòng liên hệ trực tiếp với chúng tôi, chúng tôi rất sẵn lòng hỗ trợ."
         }
         _ => "Sorry, I couldn't find anything about that in this site's information. Please contact us directly and we'll be glad to help.",
     }
