@@ -316,6 +316,15 @@ fn completion_endpoint() -> String {
     base
 }
 
+/// A loopback port that refuses every connection for as long as the socket lives: bound, so that no other
+/// test's server is given it (a port freed by dropping a listener can be, and then answers), but not listening.
+fn refusing_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
+}
+
 #[test]
 fn doctor_checks_the_answer_endpoint_and_sites_choose_their_answers() {
     let dir = tempfile::tempdir().unwrap();
@@ -335,10 +344,8 @@ fn doctor_checks_the_answer_endpoint_and_sites_choose_their_answers() {
     assert!(line.starts_with("ok") && line.contains("test-model") && line.contains("\"OK\""), "{line}");
 
     // Nothing listens there: doctor fails and says so.
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}/v1", l.local_addr().unwrap())
-    };
+    let (_held, port) = refusing_port();
+    let closed = format!("http://127.0.0.1:{port}/v1");
     let mut cmd = sitebot(dir.path());
     generator(cmd.arg("doctor"), &closed);
     let out = run(&mut cmd);
@@ -457,7 +464,7 @@ fn webhooks_endpoints_shows_a_disabled_endpoint_and_enable_restores_it() {
     let dir = tempfile::tempdir().unwrap();
     let env = [("SITEBOT_WEBHOOKS__ALLOW_HTTP", "true"), ("SITEBOT_WEBHOOKS__ALLOW_PRIVATE_NETWORKS", "true"), ("SITEBOT_WEBHOOKS__DISABLE_AFTER", "0s")];
     // A port nothing listens on: every attempt is refused.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (_held, port) = refusing_port();
     let url = format!("http://127.0.0.1:{port}/hook");
     let create = ["site", "create", "--name", "Shop", "--vertical", "dental", "--tier", "pro", "--currency", "EUR", "--lang", "en", "--json"];
     let out = run_ok(sitebot(dir.path()).envs(env).args(create).args(["--webhook-url", &url]));
