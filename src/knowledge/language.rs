@@ -72,7 +72,7 @@ fn detector() -> &'static Detector {
 
 /// The language of `text`, if whatlang can tell one.
 ///
-/// Three corrections to whatlang's answer, from what the letters and words themselves say:
+/// Four corrections to whatlang's answer, from what the letters and words themselves say:
 /// - A question that mixes another script with Latin words ("Что такое Engineering News-Record?") is
 ///   in the other script's language: whatlang takes the script with the most letters, so the Latin
 ///   name won. When letters of another script make up at least a quarter of the text's
@@ -81,7 +81,11 @@ fn detector() -> &'static Detector {
 ///   from the other two poorly (XQuAD-R's 1,190 Russian questions: 79 % confidently Russian, 2 %
 ///   confidently Ukrainian or Bulgarian). [`cyrillic`] decides by the letters only one of them has, then
 ///   by the question words only one of them uses.
-/// - A Latin-script text whatlang is unsure of is German when it has German's own words ([`german`]).
+/// - A Latin-script text whatlang is unsure of is German when it has German's own words ([`german`]),
+///   Danish when it has Danish's and nothing Swedish ([`danish`]), Hungarian when it has Hungarian's
+///   ([`hungarian`]).
+/// - A Latin-script text of ASCII letters is English when its English function words outnumber every
+///   other language's own ([`english`]), whatever trigrams guessed.
 pub fn detect(text: &str) -> Option<Detected> {
     let text = focus(text);
     let info = detector().detect(&text)?;
@@ -91,9 +95,9 @@ pub fn detect(text: &str) -> Option<Detected> {
     }
     if info.script() == whatlang::Script::Latin {
         if !whatlang.is_confident()
-            && let Some(de) = german(&text, whatlang)
+            && let Some(decided) = german(&text, whatlang).or_else(|| danish(&text)).or_else(|| hungarian(&text, whatlang))
         {
-            return Some(de);
+            return Some(decided);
         }
         return Some(english(&text, whatlang).unwrap_or(whatlang));
     }
@@ -117,6 +121,40 @@ const GERMAN_WORDS: &[&str] = &[
 fn german(text: &str, whatlang: Detected) -> Option<Detected> {
     let votes = votes(&text.to_lowercase(), GERMAN_WORDS);
     (votes >= 2 || votes == 1 && whatlang.code == "de").then_some(Detected { code: "de", confidence: CONFIDENT })
+}
+
+/// Words only Danish writes of the languages considered: its question words (Swedish writes "vem",
+/// "vad", "var", "när", "hur") and a few of its commonest.
+const DANISH_WORDS: &[&str] =
+    &["hvem", "hvad", "hvor", "hvornår", "hvordan", "hvorfor", "hvilken", "hvilket", "hvilke", "hvis", "ikke", "jeg", "også", "havde", "bliver"];
+
+/// Words and letters only Swedish writes of Danish's neighbours.
+const SWEDISH_WORDS: &[&str] = &["och", "är", "inte", "jag", "av", "också", "hur", "vad", "vem", "när", "vilken", "vilket", "vilka", "varför"];
+
+/// Danish, for a Latin-script text whatlang is unsure of, when it has one of Danish's own words or
+/// letters (æ, ø) and nothing Swedish (its words, ä or ö). Short Danish questions read as Swedish or
+/// Norwegian to trigrams: "Hvem vandt verdensmesterskabet i fodbold i 1954?" was unsure, and its visitor
+/// got the site's language.
+fn danish(text: &str) -> Option<Detected> {
+    let lower = text.to_lowercase();
+    let danish = votes(&lower, DANISH_WORDS) > 0 || lower.contains(['æ', 'ø']);
+    let swedish = votes(&lower, SWEDISH_WORDS) > 0 || lower.contains(['ä', 'ö']);
+    (danish && !swedish).then_some(Detected { code: "da", confidence: CONFIDENT })
+}
+
+/// Words only Hungarian writes of the languages considered: its articles, question words and commonest
+/// function words.
+const HUNGARIAN_WORDS: &[&str] = &[
+    "az", "egy", "és", "hogy", "nem", "van", "volt", "vagy", "azt", "ezt", "mit", "mikor", "hol", "miért", "hogyan", "mennyi", "melyik", "milyen", "csak",
+    "már", "még", "lesz", "lehet", "kell", "nagyon", "nincs", "minden", "után", "előtt", "között", "szerint", "mennyibe", "kerül",
+];
+
+/// Hungarian, for a Latin-script text whatlang is unsure of, when it has two of Hungarian's own words or
+/// letters (ő, ű), or one and whatlang's best guess is Hungarian ("Mi az ára?" was 0.34 Hungarian).
+fn hungarian(text: &str, whatlang: Detected) -> Option<Detected> {
+    let lower = text.to_lowercase();
+    let evidence = votes(&lower, HUNGARIAN_WORDS) + lower.chars().filter(|c| matches!(c, 'ő' | 'ű')).count();
+    (evidence >= 2 || evidence == 1 && whatlang.code == "hu").then_some(Detected { code: "hu", confidence: CONFIDENT })
 }
 
 /// English's function and question words.
@@ -395,6 +433,11 @@ pub fn detect_confident(text: &str) -> Option<&'static str> {
     detect(text).filter(Detected::is_confident).map(|d| d.code)
 }
 
+/// The ISO 639-1 codes detection can give a question.
+pub fn codes() -> impl Iterator<Item = &'static str> {
+    LANGUAGES.iter().map(|&l| iso639_1(l))
+}
+
 /// ISO 639-1 for each language whatlang knows (Mandarin is `zh`, Bokmål `nb`, Persian `fa`).
 fn iso639_1(lang: Lang) -> &'static str {
     use Lang::*;
@@ -575,6 +618,27 @@ mod tests {
         ] {
             assert_ne!(detect(q).map(|d| d.code), Some("en"), "{q}");
             assert_eq!(detect(q).map(|d| d.code), Some(lang), "{q}");
+        }
+    }
+
+    #[test]
+    fn danish_and_hungarian_are_told_by_their_own_words_when_trigrams_are_unsure() {
+        for (lang, q) in [
+            ("da", "Hvem vandt verdensmesterskabet i fodbold i 1954?"),
+            ("da", "Hvad koster en tandrensning?"),
+            ("da", "Hvem vandt VM i fodbold i 1954?"),
+            ("hu", "Ki nyerte az 1954-es labdarúgó-világbajnokságot?"),
+            ("hu", "Mi az ára?"),
+            ("hu", "Meddig van nyitva szombaton?"),
+            ("hu", "Hol lehet parkolni?"),
+        ] {
+            let before = detector().detect(q).map(|i| (iso639_1(i.lang()), i.confidence() as f32));
+            assert!(before.is_some_and(|(_, c)| c < CONFIDENT), "{q}: whatlang alone {before:?}");
+            assert_eq!(detect_confident(q), Some(lang), "{q}: {:?}", detect(q));
+        }
+        // Swedish keeps its own: its words and letters say it is not Danish.
+        for q in ["Vem vann fotbolls-VM 1954?", "Hur mycket kostar en tandrengöring?", "Har ni öppet på söndag?"] {
+            assert_ne!(detect(q).map(|d| d.code), Some("da"), "{q}");
         }
     }
 

@@ -70,6 +70,14 @@ async fn the_fallback_comes_in_the_questions_language() {
         ("hi", "1954 का फुटबॉल विश्व कप किसने जीता?", "क्षमा करें"),
         ("th", "ใครชนะฟุตบอลโลกปี 1954", "ขออภัย"),
         ("vi", "Đội nào đã vô địch World Cup bóng đá năm 1954?", "Xin lỗi"),
+        ("ko", "1954년 축구 월드컵에서 누가 우승했나요?", "죄송합니다"),
+        ("he", "מי זכה בגביע העולם בכדורגל בשנת 1954?", "מצטערים"),
+        ("da", "Hvem vandt verdensmesterskabet i fodbold i 1954?", "Desværre"),
+        ("fi", "Kuka voitti jalkapallon maailmanmestaruuden vuonna 1954?", "Valitettavasti"),
+        ("cs", "Kdo vyhrál mistrovství světa ve fotbale v roce 1954?", "Bohužel"),
+        ("ro", "Cine a câștigat campionatul mondial de fotbal din 1954?", "Din păcate"),
+        ("hu", "Ki nyerte az 1954-es labdarúgó-világbajnokságot?", "Sajnos"),
+        ("id", "Siapa yang memenangkan Piala Dunia sepak bola tahun 1954?", "Maaf"),
     ];
     for (lang, question, start) in cases {
         let a = ask_ok(&app, site.id, question).await;

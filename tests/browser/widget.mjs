@@ -45,6 +45,14 @@ const TEXT = {
   hi: { open: 'चैट खोलें', ph: 'अपना प्रश्न पूछें…', talk: 'किसी व्यक्ति से बात करें' },
   th: { open: 'เปิดแชท', ph: 'พิมพ์คำถามของคุณ…', talk: 'คุยกับเจ้าหน้าที่' },
   vi: { open: 'Mở trò chuyện', ph: 'Đặt câu hỏi…', talk: 'Nói chuyện với nhân viên' },
+  ko: { open: '채팅 열기', ph: '질문을 입력하세요…', talk: '상담원과 대화하기' },
+  he: { open: 'פתיחת הצ׳אט', ph: 'שאלו שאלה…', talk: 'שיחה עם נציג' },
+  da: { open: 'Åbn chat', ph: 'Stil et spørgsmål…', talk: 'Tal med en person' },
+  fi: { open: 'Avaa chat', ph: 'Kysy jotain…', talk: 'Keskustele ihmisen kanssa' },
+  cs: { open: 'Otevřít chat', ph: 'Zeptejte se…', talk: 'Mluvit s člověkem' },
+  ro: { open: 'Deschide chatul', ph: 'Puneți o întrebare…', talk: 'Vorbiți cu o persoană' },
+  hu: { open: 'Csevegés megnyitása', ph: 'Tegyen fel egy kérdést…', talk: 'Beszélgetés egy munkatárssal' },
+  id: { open: 'Buka obrolan', ph: 'Ajukan pertanyaan…', talk: 'Bicara dengan petugas' },
 };
 
 // ---- the check runner ----------------------------------------------------------------------------------
@@ -672,8 +680,8 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
     eq(bodies.at(-1), { question: 'Quand êtes-vous ouverts ?', lang: 'fr' }, 'body with data-lang');
   });
 
-  await check('mocked pages with data-lang uk, bg, tr, el, hi, th and vi: the interface in the language the answers come in', async () => {
-    for (const lang of ['uk', 'bg', 'tr', 'el', 'hi', 'th', 'vi']) {
+  await check('mocked pages with data-lang uk, bg, tr, el, hi, th, vi, ko, he, da, fi, cs, ro, hu and id: the interface in the language the answers come in', async () => {
+    for (const lang of ['uk', 'bg', 'tr', 'el', 'hi', 'th', 'vi', 'ko', 'he', 'da', 'fi', 'cs', 'ro', 'hu', 'id']) {
       await p.goto(`${HOST_URL}?dataLang=${lang}`);
       await p.evaluate(() => sessionStorage.clear());
       await p.reload();
@@ -687,14 +695,16 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
     }
   });
 
-  await check('mocked page with data-lang="ar": the panel is right-to-left', async () => {
-    await p.goto(`${HOST_URL}?dataLang=ar`);
-    await p.evaluate(() => sessionStorage.clear());
-    await p.reload();
-    await p.locator(W).click({ timeout: 15000 });
-    eq(await p.locator('[part~="panel"]').getAttribute('dir'), 'rtl', 'panel dir');
-    eq(await p.locator('[part~="panel"]').getAttribute('lang'), 'ar', 'panel lang');
-    await p.screenshot({ path: join(SHOTS, 'desktop-rtl-mocked.png') });
+  await check('mocked pages with data-lang="ar" and "he": the panel is right-to-left', async () => {
+    for (const [lang, shot] of [['ar', 'desktop-rtl-mocked.png'], ['he', 'desktop-he-mocked.png']]) {
+      await p.goto(`${HOST_URL}?dataLang=${lang}`);
+      await p.evaluate(() => sessionStorage.clear());
+      await p.reload();
+      await p.locator(W).click({ timeout: 15000 });
+      eq(await p.locator('[part~="panel"]').getAttribute('dir'), 'rtl', `${lang}: panel dir`);
+      eq(await p.locator('[part~="panel"]').getAttribute('lang'), lang, `${lang}: panel lang`);
+      await p.screenshot({ path: join(SHOTS, shot) });
+    }
   });
 
   await check('mocked config failure: defaults, the widget still works', async () => {

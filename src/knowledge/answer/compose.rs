@@ -20,9 +20,12 @@ use crate::knowledge::text::sentences;
 const MAX_SENTENCES: usize = 3;
 const MAX_CHARS: usize = 700;
 
-/// The languages [`fallback`] has its own text for; the widget's interface speaks each of them too.
-pub const FALLBACK_LANGUAGES: [&str; 20] =
-    ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "uk", "bg", "ja", "zh", "ar", "tr", "el", "hi", "th", "vi"];
+/// The languages [`fallback`] has its own text for: every language detection knows
+/// (`language::codes`). The widget's interface speaks each of them too.
+pub const FALLBACK_LANGUAGES: [&str; 28] = [
+    "en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "uk", "bg", "ja", "zh", "ar", "tr", "el", "hi", "th", "vi", "ko", "he", "da", "fi", "cs", "ro",
+    "hu", "id",
+];
 
 /// The localized "not in my knowledge" answer, by primary language subtag (English otherwise).
 pub fn fallback(lang: &str) -> &'static str {
@@ -57,6 +60,16 @@ pub fn fallback(lang: &str) -> &'static str {
         "th" => "ขออภัย ฉันไม่พบข้อมูลเกี่ยวกับเรื่องนี้ในเว็บไซต์นี้ กรุณาติดต่อเราโดยตรง เรายินดีให้ความช่วยเหลือ",
         "vi" => {
             "Xin lỗi, tôi không tìm thấy thông tin nào về điều đó trên trang web này. Vui lòng liên hệ trực tiếp với chúng tôi, chúng tôi rất sẵn lòng hỗ trợ."
+        }
+        "ko" => "죄송합니다. 이 사이트의 정보에서 해당 내용을 찾지 못했습니다. 저희에게 직접 문의해 주시면 기꺼이 도와드리겠습니다.",
+        "he" => "מצטערים, לא מצאתי מידע על כך באתר הזה. אפשר לפנות אלינו ישירות ונשמח לעזור.",
+        "da" => "Desværre fandt jeg ikke noget om det i oplysningerne på denne hjemmeside. Kontakt os gerne direkte, så hjælper vi dig.",
+        "fi" => "Valitettavasti en löytänyt tämän sivuston tiedoista mitään siitä. Ota meihin yhteyttä suoraan, autamme mielellämme.",
+        "cs" => "Bohužel jsem v informacích na tomto webu nic takového nenašel. Kontaktujte nás prosím přímo, rádi vám pomůžeme.",
+        "ro" => "Din păcate, nu am găsit nimic despre acest subiect în informațiile acestui site. Vă rugăm să ne contactați direct, vă vom ajuta cu plăcere.",
+        "hu" => "Sajnos nem találtam erről semmit a webhely információi között. Kérjük, forduljon hozzánk közvetlenül, szívesen segítünk.",
+        "id" => {
+            "Maaf, saya tidak menemukan informasi tentang hal itu di situs ini. Silakan hubungi kami secara langsung, kami akan dengan senang hati membantu."
         }
         _ => "Sorry, I couldn't find anything about that in this site's information. Please contact us directly and we'll be glad to help.",
     }
@@ -165,6 +178,16 @@ mod tests {
         let ps = vec![passage("A check-up costs 60 euros.", 0.9), passage("A check-up costs 60 euros!", 0.8)];
         let a = compose("How much is a check-up?", "en", &ps).unwrap();
         assert_eq!(a, "A check-up costs 60 euros. [1]");
+    }
+
+    /// A question in any language detection tells apart is answered in it when nothing is found, not in
+    /// English marked with its language.
+    #[test]
+    fn every_detected_language_has_its_fallback() {
+        for code in crate::knowledge::language::codes() {
+            assert!(FALLBACK_LANGUAGES.contains(&code), "no fallback text in {code}");
+        }
+        assert_eq!(crate::knowledge::language::codes().count(), FALLBACK_LANGUAGES.len());
     }
 
     #[test]
