@@ -94,12 +94,14 @@ pub fn detect(text: &str) -> Option<Detected> {
         return Some(cyrillic(&text).unwrap_or(whatlang));
     }
     if info.script() == whatlang::Script::Latin {
+        let lower = text.to_lowercase();
+        let words = words(&lower);
         if !whatlang.is_confident()
-            && let Some(decided) = german(&text, whatlang).or_else(|| danish(&text)).or_else(|| hungarian(&text, whatlang))
+            && let Some(decided) = german(&words, whatlang).or_else(|| danish(&lower, &words)).or_else(|| hungarian(&lower, &words, whatlang))
         {
             return Some(decided);
         }
-        return Some(english(&text, whatlang).unwrap_or(whatlang));
+        return Some(english(&lower, &words, whatlang).unwrap_or(whatlang));
     }
     Some(whatlang)
 }
@@ -118,8 +120,8 @@ const GERMAN_WORDS: &[&str] = &[
 /// Bowl XLIX?") looks half English to trigrams: 18 % of XQuAD-R's German questions were unsure, 7 of 10
 /// of them are German by this; no English, Spanish, Turkish or Vietnamese question of XQuAD-R's has
 /// even one of these words.
-fn german(text: &str, whatlang: Detected) -> Option<Detected> {
-    let votes = votes(&text.to_lowercase(), GERMAN_WORDS);
+fn german(words: &[&str], whatlang: Detected) -> Option<Detected> {
+    let votes = votes(words, GERMAN_WORDS);
     (votes >= 2 || votes == 1 && whatlang.code == "de").then_some(Detected { code: "de", confidence: CONFIDENT })
 }
 
@@ -135,10 +137,9 @@ const SWEDISH_WORDS: &[&str] = &["och", "är", "inte", "jag", "av", "också", "h
 /// letters (æ, ø) and nothing Swedish (its words, ä or ö). Short Danish questions read as Swedish or
 /// Norwegian to trigrams: "Hvem vandt verdensmesterskabet i fodbold i 1954?" was unsure, and its visitor
 /// got the site's language.
-fn danish(text: &str) -> Option<Detected> {
-    let lower = text.to_lowercase();
-    let danish = votes(&lower, DANISH_WORDS) > 0 || lower.contains(['æ', 'ø']);
-    let swedish = votes(&lower, SWEDISH_WORDS) > 0 || lower.contains(['ä', 'ö']);
+fn danish(lower: &str, words: &[&str]) -> Option<Detected> {
+    let danish = votes(words, DANISH_WORDS) > 0 || lower.contains(['æ', 'ø']);
+    let swedish = votes(words, SWEDISH_WORDS) > 0 || lower.contains(['ä', 'ö']);
     (danish && !swedish).then_some(Detected { code: "da", confidence: CONFIDENT })
 }
 
@@ -151,9 +152,8 @@ const HUNGARIAN_WORDS: &[&str] = &[
 
 /// Hungarian, for a Latin-script text whatlang is unsure of, when it has two of Hungarian's own words or
 /// letters (ő, ű), or one and whatlang's best guess is Hungarian ("Mi az ára?" was 0.34 Hungarian).
-fn hungarian(text: &str, whatlang: Detected) -> Option<Detected> {
-    let lower = text.to_lowercase();
-    let evidence = votes(&lower, HUNGARIAN_WORDS) + lower.chars().filter(|c| matches!(c, 'ő' | 'ű')).count();
+fn hungarian(lower: &str, words: &[&str], whatlang: Detected) -> Option<Detected> {
+    let evidence = votes(words, HUNGARIAN_WORDS) + lower.chars().filter(|c| matches!(c, 'ő' | 'ű')).count();
     (evidence >= 2 || evidence == 1 && whatlang.code == "hu").then_some(Detected { code: "hu", confidence: CONFIDENT })
 }
 
@@ -328,17 +328,13 @@ const LATIN_WORDS: &[(&str, &[&str], &[&str])] = &[
 /// Technical English and short questions read as French, Danish or Spanish to trigrams ("Bone marrow cells
 /// contribute to adult macrophage compartments." was confidently French; "Who won Super Bowl XLIX?" unsure):
 /// such a visitor got the answer and the fallback in French, or on a German site in German.
-fn english(text: &str, whatlang: Detected) -> Option<Detected> {
-    let lower = text.to_lowercase();
+fn english(lower: &str, words: &[&str], whatlang: Detected) -> Option<Detected> {
     // English is written in ASCII letters; a name or two may not be.
     let (letters, ascii) = lower.chars().filter(|c| c.is_alphabetic()).fold((0, 0), |(n, a), c| (n + 1, a + c.is_ascii() as usize));
     if letters == 0 || ascii * 20 < letters * 19 {
         return None;
     }
-    // Combining marks belong to their word (Turkish "İ" lower-cases to "i" and a dot above), and so do
-    // apostrophes (Turkish "Jacksonville'in", French "l'heure": no English "in").
-    let words: Vec<&str> =
-        lower.split(|c: char| !c.is_alphabetic() && !matches!(c as u32, 0x300..=0x36F) && !matches!(c, '\'' | '’')).filter(|w| w.chars().count() > 1).collect();
+    let words: Vec<&str> = words.iter().copied().filter(|w| w.chars().count() > 1).collect();
     let count = |list: &[&str]| words.iter().filter(|w| list.contains(w)).count();
     let english = count(ENGLISH_WORDS);
     // No other language here has more of its own words in the text than English has.
@@ -358,9 +354,16 @@ fn english(text: &str, whatlang: Detected) -> Option<Detected> {
     (english >= 1 && (theirs == 0 || !whatlang.is_confident() && english > theirs)).then_some(en).flatten()
 }
 
-/// How many of lower-cased `text`'s words are in `words`.
-fn votes(text: &str, words: &[&str]) -> usize {
-    text.split(|c: char| !c.is_alphabetic()).filter(|w| words.contains(w)).count()
+/// The words of lower-cased `text`. Combining marks belong to their word (Turkish "İ" lower-cases to "i"
+/// and a dot above), and so do apostrophes (Turkish "Jacksonville'in", French "l'heure": no English "in";
+/// Ukrainian "зв'язок").
+fn words(lower: &str) -> Vec<&str> {
+    lower.split(|c: char| !c.is_alphabetic() && !matches!(c as u32, 0x300..=0x36F) && !matches!(c, '\'' | '’')).filter(|w| !w.is_empty()).collect()
+}
+
+/// How many of `words` are in `list`.
+fn votes(words: &[&str], list: &[&str]) -> usize {
+    words.iter().filter(|w| list.contains(w)).count()
 }
 
 /// How much a letter says about its script's language: a Chinese or Japanese character is about a word,
@@ -422,7 +425,8 @@ fn cyrillic(text: &str) -> Option<Detected> {
         (true, true) => return None,
         (false, false) => {}
     }
-    let tally = [("ru", votes(&lower, RUSSIAN_WORDS)), ("bg", votes(&lower, BULGARIAN_WORDS)), ("uk", votes(&lower, UKRAINIAN_WORDS))];
+    let words = words(&lower);
+    let tally = [("ru", votes(&words, RUSSIAN_WORDS)), ("bg", votes(&words, BULGARIAN_WORDS)), ("uk", votes(&words, UKRAINIAN_WORDS))];
     let best = tally.iter().max_by_key(|t| t.1)?;
     let others = tally.iter().filter(|t| t.0 != best.0).map(|t| t.1).sum::<usize>();
     (best.1 > others).then_some(Detected { code: best.0, confidence: if others == 0 { 1.0 } else { 0.5 } })
