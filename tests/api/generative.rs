@@ -137,11 +137,9 @@ async fn a_failing_or_slow_endpoint_gives_the_extractive_answer() {
     model.set(|_| Script { status: 200, steps: vec![(Duration::ZERO, "data: {not json\n\n".into())] });
     assert_eq!(ask_json(&app, site, json!({"question": "When are you open?"})).await["mode"], "extractive");
 
-    // A closed port.
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}/v1", l.local_addr().unwrap())
-    };
+    // A port that refuses connections.
+    let (_refusing, port) = crate::helpers::refusing_port();
+    let closed = format!("http://127.0.0.1:{port}/v1");
     let app = spawn_app_with(config_for(&closed)).await;
     let (site, _) = app.create_site(Tier::Pro).await;
     import_files(&app, site.id, &clinic()).await;

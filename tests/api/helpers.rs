@@ -223,3 +223,12 @@ pub async fn problem(resp: reqwest::Response, status: u16, code: &str) -> serde_
     assert!(body["title"].is_string() && body["detail"].is_string());
     body
 }
+
+/// A loopback port that refuses connections for as long as the returned socket lives: bound but never
+/// listening, so no other test's server can be given it (a port freed by dropping a listener can be).
+pub fn refusing_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
+}
