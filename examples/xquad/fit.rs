@@ -433,6 +433,40 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     for d in [-0.5f32, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.5] {
         per_pair(pairs, d, &Model::Fusion(Fusion { translated: Translated { bias: before.translated.bias + d, ..before.translated }, ..shipped }));
     }
+    // `CrossLingual`'s bias moved for one untranslated language's questions alone: what that language's
+    // questions, its article-removed twins and the off-topic questions in it would get.
+    println!("untranslated languages, CrossLingual's bias moved by d for that language's questions alone:");
+    println!("  right/answered held-out | all; article removed answered, all; off-topic in it answered (fit's + held-out)");
+    for pair in
+        pairs.iter().filter(|p| p.removable && p.name.contains(" on en") && p.asked.iter().all(|a| a.candidates.iter().all(|(c, _)| c.translation.is_none())))
+    {
+        let lang = pair.name.split(' ').next().unwrap_or("");
+        if !pair.asked.iter().any(|a| a.paragraph.is_some()) {
+            continue;
+        }
+        let off: Vec<&Asked> = pairs
+            .iter()
+            .filter(|p| p.name.ends_with("off-topic on en"))
+            .flat_map(|p| p.asked.iter())
+            .filter(|a| sitebot::knowledge::language::detect_confident(&a.text) == Some(lang))
+            .collect();
+        for d in [0.0f32, 0.25, 0.5, 0.75, 1.0, 1.5] {
+            let model = Model::Fusion(Fusion { cross: CrossLingual { bias: shipped.cross.bias + d, ..shipped.cross }, ..shipped });
+            let (mut held, mut all, mut removed, mut offt) = (Tally::default(), Tally::default(), Tally::default(), Tally::default());
+            for a in pair.asked.iter().filter(|a| a.paragraph.is_some()) {
+                let top = best(&a.candidates, &model);
+                all.add(top, a.paragraph);
+                if held_out(a.article) {
+                    held.add(top, a.paragraph);
+                }
+                removed.add(best(&without(&a.candidates, &pair.article_of, a.article), &model), None);
+            }
+            for a in &off {
+                offt.add(best(&a.candidates, &model), None);
+            }
+            println!("  {lang} d={d:.2}  {} | {}  removed {}  off-topic {}/{}", held.show(true), all.show(true), removed.show(false), offt.answered, offt.n);
+        }
+    }
     // What moving the bias would trade: answered share of the answerable against that of the others.
     println!("fitted with its bias moved by d (held-out articles; off-topic: all):");
     println!("{:>5} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}", "d", "de on en", "es on en", "removed", "off en", "off de", "off tiny");
