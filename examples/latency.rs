@@ -4,7 +4,8 @@
 //! 2. `sitebot serve` on a free port; `POST /v1/query` with SciFact's test questions at concurrency 1
 //!    and 32: p50, p99 and requests a second.
 //!    At concurrency 32 also with `wrk`, whose own CPU cost is negligible.
-//! 3. The server's peak resident memory (`VmHWM` in /proc/<pid>/status).
+//! 3. The server's peak resident memory (`VmHWM` in /proc/<pid>/status), and at the end its anonymous and
+//!    file-backed resident memory (`RssAnon`, `RssFile`).
 //!
 //! ```text
 //! cargo build --release && cargo run --release --example latency [-- --eval DIR --bin target/release/sitebot] [--metrics] [--long-question]
@@ -323,9 +324,11 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     println!(
-        "server peak memory (VmHWM) {:.1} MiB, now (VmRSS) {:.1} MiB",
+        "server peak memory (VmHWM) {:.1} MiB, now (VmRSS) {:.1} MiB: anonymous {:.1}, file-backed {:.1}",
         status_kib(pid, "VmHWM:") as f64 / 1024.0,
-        status_kib(pid, "VmRSS:") as f64 / 1024.0
+        status_kib(pid, "VmRSS:") as f64 / 1024.0,
+        status_kib(pid, "RssAnon:") as f64 / 1024.0,
+        status_kib(pid, "RssFile:") as f64 / 1024.0
     );
     server.kill()?;
     server.wait()?;
