@@ -7,7 +7,11 @@ XQuAD-R questions on the 240 English paragraphs, one e5 vector a paragraph (as d
 A skeleton is the word's consonants in ten classes (p/b, t/d, k/g/q, j/ch, s/z/sh, f/v/w, m, n, l, r), vowels, h
 and y dropped, repeats collapsed; an English word has a second skeleton without an r that no vowel follows (Thai
 writes "Denver" without it). Thai runs have no spaces: every run of 3 to 8 classes is looked up. A skeleton of
-fewer than MIN classes (default 3) is not looked up; `NAMES=1` keeps only English words written capitalized.
+fewer than MIN classes (default 3) is not looked up; `NAMES=1` keeps only English words written capitalized;
+`COMMON=F` leaves out question words in more than the share F of the language's questions (its function words);
+`STEMS=1` makes the English keys from Snowball stems (as sitebot's BM25 index holds them), a question word's
+final s dropped when only that meets one; `DICT=1` reads Arabic words FreeDict's Arabic-English dictionary knows
+by their first four translations instead (install.sh's dictionaries directory).
 
 Run from the repository root with the venv of README.md here, plus `pip install snowballstemmer`:
     target/crosslingual_use/venv/bin/python benches/crosslingual_use/translit.py hi,th,ar
@@ -123,9 +127,48 @@ KEYS = collections.defaultdict(set)
 for w, n in allw.items():
     if len(w) < 3: continue
     if NAMES and caps[w] * 2 < n: continue
-    for k in english_keys(w):
+    for k in english_keys(EN.stemWord(w) if os.environ.get("STEMS") == "1" else w):
         if len(k) >= MIN: KEYS[k].add(EN.stemWord(w))
 print("skeletons", len(KEYS), "words", sum(len(v) for v in KEYS.values()), flush=True)
+
+AR_DICT = None
+if os.environ.get("DICT") == "1":
+    import gzip
+    DICTDIR = os.path.join(os.environ.get("SITEBOT_CACHE_DIR", os.path.expanduser("~/.cache/sitebot")), "dictionaries")
+    B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    def b64(s):
+        n = 0
+        for c in s: n = n * 64 + B64.index(c)
+        return n
+    EN_STOP = set("the of and in to a is was for on as by with that at from his he it an are were be this which or its their has have had not but also been first after who when can one other more into they than most would there all two new such these some them only during many may time where about up out over three between what how did does do sth sb someone something".split())
+    def english_words(text):
+        text = re.sub(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}", " ", text)
+        return [w for w in tok(text) if w not in EN_STOP and not w.isdigit()]
+    AR_NORM = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ة": "ه", "ى": "ي", "ـ": None})
+    def strip_marks(w): return "".join(c for c in unicodedata.normalize("NFD", w) if unicodedata.category(c) != "Mn")
+    AR_ST = snowballstemmer.stemmer("arabic")
+    def ar_key(w):
+        w = strip_marks(w.lower()).translate(AR_NORM)
+        for p in ("وال", "فال", "بال", "كال", "لل", "ال"):
+            if w.startswith(p) and len(w) - len(p) >= 3:
+                w = w[len(p):]; break
+        return AR_ST.stemWord(w)
+    data = gzip.open(f"{DICTDIR}/freedict-ara-eng.dict.dz").read()
+    AR_DICT = collections.defaultdict(list)
+    for line in open(f"{DICTDIR}/freedict-ara-eng.index", encoding="utf-8"):
+        h, o, n = line.rstrip("\n").split("\t")[:3]
+        if h.startswith("00database") or " " in h.strip(): continue
+        body = data[b64(o):b64(o) + b64(n)].decode("utf-8", "replace").split("\n")[1:]
+        ws = []
+        for b in body:
+            b = b.strip()
+            if not b: break
+            if b.startswith(("Note:", "Synonym", "see:", '"')): continue
+            ws += english_words(re.sub(r"^\d+\.\s*", "", b))
+        k = ar_key(h)
+        for w in ws:
+            if w not in AR_DICT[k]: AR_DICT[k].append(w)
+    print("arabic headwords", len(AR_DICT), flush=True)
 
 def z(x): return (x - x.mean()) / (x.std() + 1e-9)
 ARTICLE = ("وال", "فال", "بال", "كال", "لل", "ال", "و", "ب", "ل", "ف", "ك")
@@ -158,11 +201,19 @@ for l in L:
                     for e in ws: tr[e] = tr.get(e, 0) + 1.0 / len(ws)
                     found.append((c, sorted(ws)[:3]))
                 continue
+            if AR_DICT is not None and l == "ar":
+                t = AR_DICT.get(ar_key(w), [])[:4]
+                if t:
+                    for e in t: tr[EN.stemWord(e)] = tr.get(EN.stemWord(e), 0) + 1.0 / len(t)
+                    sh.setdefault("__dict__", 0)
+                    continue
             forms = [w]
             if l == "ar":
                 forms += [w[len(p):] for p in ARTICLE if w.startswith(p) and len(w) - len(p) >= 3]
             for f in forms:
                 sk = skeleton(l, f)
+                if os.environ.get("STEMS") == "1" and sk not in KEYS and sk.endswith("S"):
+                    sk = sk[:-1]
                 if len(sk) >= MIN and sk in KEYS:
                     ws = KEYS[sk]
                     for e in ws: tr[e] = tr.get(e, 0) + 1.0 / len(ws)
