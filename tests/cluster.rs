@@ -47,8 +47,16 @@ fn haproxy_bin() -> PathBuf {
     bin
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// A loopback port held for the test's length: bound with `SO_REUSEADDR`, never listening, so the server
+/// given it (sitebot's listener and HAProxy's set `SO_REUSEADDR` too) can bind and listen on it, and again
+/// after a restart, while no other socket is given it meanwhile. A port freed by dropping a listener was
+/// once taken before the node started ("cannot listen on 127.0.0.1:38539: Address already in use").
+fn reserved_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_reuseaddr(true).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
 }
 
 /// A test CA and one certificate it signed for `localhost` and 127.0.0.1, made with the openssl CLI: the
@@ -126,6 +134,8 @@ async fn load_vertical(dir: &Path, pki: &Pki) {
 /// A node: its data directory, port and server process.
 struct Node {
     _tmp: tempfile::TempDir,
+    /// Holds `listen`'s port (`reserved_port`).
+    _port: tokio::net::TcpSocket,
     dir: PathBuf,
     listen: String,
     server: Option<Child>,
@@ -134,7 +144,8 @@ struct Node {
 impl Node {
     fn new() -> Node {
         let tmp = private_dir();
-        Node { dir: tmp.path().to_owned(), _tmp: tmp, listen: format!("127.0.0.1:{}", free_port()), server: None }
+        let (held, port) = reserved_port();
+        Node { dir: tmp.path().to_owned(), _tmp: tmp, _port: held, listen: format!("127.0.0.1:{port}"), server: None }
     }
 
     async fn start(&mut self, pki: &Pki, extra: &[(&str, &str)]) {
@@ -160,6 +171,8 @@ impl Node {
 struct Balancer {
     /// Killed when the test ends (`kill_on_drop`).
     _child: Child,
+    /// Holds the port HAProxy listens on (`reserved_port`).
+    _port: tokio::net::TcpSocket,
     base: String,
     map: PathBuf,
     socket: PathBuf,
@@ -168,7 +181,7 @@ struct Balancer {
 
 impl Balancer {
     async fn start(work: &Path, pki: &Pki, nodes: [&str; 3], map: &str) -> Balancer {
-        let port = free_port();
+        let (held, port) = reserved_port();
         let (map_file, socket, log) = (work.join("sites.map"), work.join("admin.sock"), work.join("haproxy.log"));
         std::fs::write(&map_file, map).unwrap();
         let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/haproxy.cfg");
@@ -184,7 +197,7 @@ impl Balancer {
         }
         let out = std::fs::File::create(&log).unwrap();
         let child = cmd.stdout(out.try_clone().unwrap()).stderr(out).kill_on_drop(true).spawn().unwrap();
-        let lb = Balancer { _child: child, base: format!("https://localhost:{port}"), map: map_file, socket, log };
+        let lb = Balancer { _child: child, _port: held, base: format!("https://localhost:{port}"), map: map_file, socket, log };
         let started = Instant::now();
         while tokio::net::UnixStream::connect(&lb.socket).await.is_err() {
             assert!(started.elapsed() < Duration::from_secs(20), "HAProxy did not start: {}", lb.logs());

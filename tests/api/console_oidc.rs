@@ -378,7 +378,7 @@ async fn one_client_cannot_start_more_than_its_share_of_sign_ons() {
 #[tokio::test]
 async fn a_provider_that_cannot_be_reached_is_a_readable_page() {
     // A loopback port nobody listens on.
-    let (_refusing, port) = crate::helpers::refusing_port();
+    let (_refusing, port) = crate::helpers::held_port();
     let mut config = test_config();
     let oidc = OidcConfig {
         issuer: format!("http://127.0.0.1:{port}"),

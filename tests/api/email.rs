@@ -35,10 +35,6 @@ fn aiosmtpd_python() -> PathBuf {
     cache.join(format!("tools/aiosmtpd-{version}/bin/python"))
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// A real SMTP server on loopback, stopped when dropped.
 struct Smtp {
     _child: Child,
@@ -150,10 +146,10 @@ async fn use_setup_link(client: &reqwest::Client, base: &str, link: &str) -> Str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_setup_link_from_user_add_and_the_digest_arrive_and_their_links_work() {
-    let smtp_port = free_port();
+    let (_smtp_port_held, smtp_port) = crate::helpers::held_port();
     let smtp = Smtp::start(smtp_port, None).await;
     let dir = private_dir();
-    let port = free_port();
+    let (_port_held, port) = crate::helpers::held_port();
     let base = format!("https://127.0.0.1:{port}");
     let env = email_env(smtp_port, &base);
     let site = create_site(dir.path(), &env, "Clinic <b>Smile</b>").await;
@@ -217,9 +213,9 @@ async fn a_setup_link_from_user_add_and_the_digest_arrive_and_their_links_work()
 
 #[tokio::test]
 async fn a_lead_email_arrives_with_the_visitor_text_escaped_and_links_to_the_lead() {
-    let smtp_port = free_port();
+    let (_smtp_port_held, smtp_port) = crate::helpers::held_port();
     let smtp = Smtp::start(smtp_port, None).await;
-    let port = free_port();
+    let (_port_held, port) = crate::helpers::held_port();
     let mut config = test_config();
     config.server.listen = format!("127.0.0.1:{port}").parse().unwrap();
     for (k, v) in email_env(smtp_port, &format!("https://127.0.0.1:{port}")) {
@@ -310,9 +306,9 @@ fn states(dir: &Path) -> BTreeMap<String, i64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_while_emails_wait_for_the_smtp_server_sends_each_exactly_once_after_restart() {
-    let smtp_port = free_port(); // nothing listens there yet: the SMTP server is down
+    let (_smtp_port_held, smtp_port) = crate::helpers::held_port(); // nothing listens there yet: the SMTP server is down
     let dir = private_dir();
-    let port = free_port();
+    let (_port_held, port) = crate::helpers::held_port();
     let base = format!("https://127.0.0.1:{port}");
     let env = email_env(smtp_port, &base);
     let site = create_site(dir.path(), &env, "Crash").await;
@@ -392,7 +388,7 @@ async fn starttls_is_required_and_verified_against_the_configured_certificate() 
     let (cert_path, key_path) = (files.path().join("smtp.pem"), files.path().join("smtp.key"));
     std::fs::write(&cert_path, cert.cert.pem()).unwrap();
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
-    let smtp_port = free_port();
+    let (_smtp_port_held, smtp_port) = crate::helpers::held_port();
     let smtp = Smtp::start(smtp_port, Some((&cert_path, &key_path))).await;
     let dir = private_dir();
     let env: Vec<(String, String)> = [

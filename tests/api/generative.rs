@@ -138,7 +138,7 @@ async fn a_failing_or_slow_endpoint_gives_the_extractive_answer() {
     assert_eq!(ask_json(&app, site, json!({"question": "When are you open?"})).await["mode"], "extractive");
 
     // A port that refuses connections.
-    let (_refusing, port) = crate::helpers::refusing_port();
+    let (_refusing, port) = crate::helpers::held_port();
     let closed = format!("http://127.0.0.1:{port}/v1");
     let app = spawn_app_with(config_for(&closed)).await;
     let (site, _) = app.create_site(Tier::Pro).await;

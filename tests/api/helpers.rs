@@ -224,10 +224,13 @@ pub async fn problem(resp: reqwest::Response, status: u16, code: &str) -> serde_
     body
 }
 
-/// A loopback port that refuses connections for as long as the returned socket lives: bound but never
-/// listening, so no other test's server can be given it (a port freed by dropping a listener can be).
-pub fn refusing_port() -> (tokio::net::TcpSocket, u16) {
+/// A loopback port held for as long as the returned socket lives: bound with `SO_REUSEADDR` but never
+/// listening, so it refuses connections, and no other socket is given it, until a server that sets
+/// `SO_REUSEADDR` too (sitebot's listener, Python's asyncio servers) binds and listens on it. A port freed
+/// by dropping a listener can be given to another test's server meanwhile.
+pub fn held_port() -> (tokio::net::TcpSocket, u16) {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_reuseaddr(true).unwrap();
     socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let port = socket.local_addr().unwrap().port();
     (socket, port)
