@@ -58,6 +58,8 @@ pub struct Bm25Index {
     keys: Box<[u64]>,
     lengths: Box<[u32]>,
     average_length: f64,
+    /// Its ASCII terms by consonant skeleton (`skeleton`), made at the first question that needs them.
+    skeletons: std::sync::OnceLock<super::skeleton::Map>,
 }
 
 /// A term as the index holds it: Latin letters without their diacritics (FTS5's `remove_diacritics 2`:
@@ -145,6 +147,7 @@ impl Builder {
             keys: self.keys.into_boxed_slice(),
             lengths: self.lengths.into_boxed_slice(),
             average_length,
+            skeletons: std::sync::OnceLock::new(),
         }
     }
 }
@@ -200,6 +203,11 @@ impl Bm25Index {
         }
         touched.sort_unstable_by(order);
         touched.into_iter().map(|s| (self.keys[s as usize], scores[s as usize])).collect()
+    }
+
+    /// Its ASCII terms by consonant skeleton, for Hindi and Arabic questions (`skeleton`).
+    pub fn skeletons(&self) -> &super::skeleton::Map {
+        self.skeletons.get_or_init(|| super::skeleton::map(self.terms.keys().map(|k| &**k)))
     }
 
     /// How many chunks it holds.

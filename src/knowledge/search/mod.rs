@@ -45,6 +45,7 @@
 pub mod analysis;
 pub mod bm25;
 pub mod dictionary;
+pub mod skeleton;
 pub mod vector;
 
 use serde::Serialize;
@@ -542,12 +543,27 @@ pub fn lexical(
     // A question in another language than the site's English documents: its words' English translations
     // are searched too (`dictionary`), as the documents' analysis holds them.
     let mut translated = false;
+    let index = bm25.at(store, site, generation);
     if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
         let words = dictionaries.translate(l, question);
         translated = !words.is_empty();
         analysis::push_question_terms("en", &words.join(" "), dictionary::MAX_WORDS, &mut terms);
+        // Names and loanwords written in the question's script ("पैंथर्स", "نورمان"): a Hindi word, or an Arabic
+        // one the dictionary lacks, is also read as the knowledge's English terms with its consonant
+        // skeleton (`skeleton`), when at most three terms have it.
+        if let (true, Some(index)) = (skeleton::LANGUAGES.contains(&l), &index) {
+            let found = skeleton::terms(l, question, index.skeletons(), |word| l == "ar" && !dictionaries.translate(l, word).is_empty());
+            // Arabic questions are scored as translated ones already; Hindi ones keep `CrossLingual`, which
+            // reads the skeletons' BM25 hits by their rank (`Translated` has no Hindi bias fitted).
+            translated |= l == "ar" && !found.is_empty();
+            for t in found {
+                if !terms.contains(&t) {
+                    terms.push(t);
+                }
+            }
+        }
     }
-    let hits = match bm25.at(store, site, generation) {
+    let hits = match index {
         Some(index) => index.search(&terms, fusion.heading_weight, depth),
         None => match stats.expression(&kb, site, generation, &terms, fusion.max_term_share)? {
             Some(e) => kb.fts_search(&e, fusion.heading_weight, depth)?,
