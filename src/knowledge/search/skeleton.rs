@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-/// Ten consonant classes; vowels, h, w-as-vowel and y dropped; repeats collapsed.
+/// `classes` with each run of one class kept once.
 fn collapse(classes: impl IntoIterator<Item = char>) -> String {
     let mut out = String::new();
     for c in classes {
@@ -27,6 +27,17 @@ fn collapse(classes: impl IntoIterator<Item = char>) -> String {
     out
 }
 
+/// English letter pairs read as one class (or none: "gh" is silent).
+const DIGRAPHS: [(char, char, Option<char>); 7] = [
+    ('p', 'h', Some('F')),
+    ('t', 'h', Some('T')),
+    ('s', 'h', Some('S')),
+    ('c', 'h', Some('J')),
+    ('c', 'k', Some('K')),
+    ('g', 'h', None),
+    ('q', 'u', Some('K')),
+];
+
 /// An English (ASCII) term's skeletons: with every r, and without an r no vowel follows.
 pub fn english_keys(term: &str) -> Vec<String> {
     let w: Vec<char> = term.chars().collect();
@@ -34,66 +45,34 @@ pub fn english_keys(term: &str) -> Vec<String> {
         return Vec::new();
     }
     let vowel = |c: Option<&char>| c.is_some_and(|c| "aeiouy".contains(*c));
-    let mut out: Vec<(char, bool)> = Vec::new(); // (class, soft r)
+    let mut out: Vec<(char, bool)> = Vec::new(); // (class, an r no vowel follows)
     let mut i = 0;
     while i < w.len() {
         let (c, next) = (w[i], w.get(i + 1).copied());
-        let two = next.map(|n| (c, n));
-        match two {
-            Some(('p', 'h')) => {
-                out.push(('F', false));
-                i += 2;
-                continue;
-            }
-            Some(('t', 'h')) => {
-                out.push(('T', false));
-                i += 2;
-                continue;
-            }
-            Some(('s', 'h')) => {
-                out.push(('S', false));
-                i += 2;
-                continue;
-            }
-            Some(('c', 'h')) => {
-                out.push(('J', false));
-                i += 2;
-                continue;
-            }
-            Some(('c', 'k')) => {
-                out.push(('K', false));
-                i += 2;
-                continue;
-            }
-            Some(('g', 'h')) => {
-                i += 2;
-                continue;
-            }
-            Some(('q', 'u')) => {
-                out.push(('K', false));
-                i += 2;
-                continue;
-            }
-            _ => {}
+        if let Some(&(_, _, class)) = DIGRAPHS.iter().find(|(a, b, _)| c == *a && next == Some(*b)) {
+            out.extend(class.map(|k| (k, false)));
+            i += 2;
+            continue;
         }
-        match c {
+        let class = match c {
             'x' => {
                 out.push(('K', false));
-                out.push(('S', false));
+                Some('S')
             }
-            'c' => out.push((if matches!(next, Some('e' | 'i' | 'y')) { 'S' } else { 'K' }, false)),
-            'k' | 'g' | 'q' => out.push(('K', false)),
-            'j' => out.push(('J', false)),
-            's' | 'z' => out.push(('S', false)),
-            'f' | 'v' | 'w' => out.push(('F', false)),
-            'p' | 'b' => out.push(('B', false)),
-            't' | 'd' => out.push(('T', false)),
-            'm' => out.push(('M', false)),
-            'n' => out.push(('N', false)),
-            'l' => out.push(('L', false)),
-            'r' => out.push(('R', !vowel(w.get(i + 1)))),
-            _ => {}
-        }
+            'c' => Some(if matches!(next, Some('e' | 'i' | 'y')) { 'S' } else { 'K' }),
+            'k' | 'g' | 'q' => Some('K'),
+            'j' => Some('J'),
+            's' | 'z' => Some('S'),
+            'f' | 'v' | 'w' => Some('F'),
+            'p' | 'b' => Some('B'),
+            't' | 'd' => Some('T'),
+            'm' => Some('M'),
+            'n' => Some('N'),
+            'l' => Some('L'),
+            'r' => Some('R'),
+            _ => None,
+        };
+        out.extend(class.map(|k| (k, k == 'R' && !vowel(w.get(i + 1)))));
         i += 1;
     }
     let full = collapse(out.iter().map(|(c, _)| *c));
