@@ -218,8 +218,8 @@ fn best(candidates: &[(Candidate, Option<usize>)], model: &Model) -> Option<(Opt
 
 /// One line of what `model` answers, per pair, on the held-out articles (off-topic: all), and the pooled
 /// share answered of questions on English knowledge with their article removed.
-fn per_pair(pairs: &[Pair], d: f32, model: &Model) {
-    let held_out = |a: usize| a % 2 == 1;
+fn per_pair(pairs: &[Pair], d: f32, model: &Model, all: bool) {
+    let held_out = |a: usize| all || a % 2 == 1;
     let mut line = format!("d={d:>5.2}");
     let mut removed = Tally::default();
     for pair in pairs {
@@ -419,6 +419,19 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
             if let Some((_, score)) = best(&a.candidates, &models[1]).filter(|t| t.1 >= THRESHOLD) {
                 let translated = a.candidates.iter().any(|(c, _)| c.translation.is_some());
                 println!("  {} answered (shipped): {:.3} {}{}", p.name, score, a.text, if translated { " (translated)" } else { "" });
+                if std::env::args().any(|a| a == "--show-features") {
+                    let mut cs: Vec<_> = a.candidates.iter().map(|(c, _)| (models[1].score(c), c)).collect();
+                    cs.sort_by(|x, y| y.0.total_cmp(&x.0));
+                    for (sc, c) in cs.iter().take(3) {
+                        println!(
+                            "      {sc:.3} key {} cross {:?} share {:?} bm25 {:?}",
+                            c.key,
+                            c.cross_features(),
+                            c.translation.map(|t| t.bm25_share),
+                            c.bm25
+                        );
+                    }
+                }
             }
         }
     }
@@ -427,11 +440,24 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     // `--sweep-shipped`: the shipped model's bias moved instead of the fitted one's.
     let swept = if std::env::args().any(|a| a == "--sweep-shipped") { shipped.translated } else { fitted.translated };
     for d in [-0.75f32, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2] {
-        per_pair(pairs, d, &Model::Fusion(Fusion { translated: Translated { bias: swept.bias + d, ..swept }, ..shipped }));
+        per_pair(pairs, d, &Model::Fusion(Fusion { translated: Translated { bias: swept.bias + d, ..swept }, ..shipped }), false);
+    }
+    // `--sweep-both`: both shipped cross-lingual models' biases moved together, every article (what a change
+    // of the candidates' cosines answers at the off-topic count it had before).
+    if std::env::args().any(|a| a == "--sweep-both") {
+        println!("per pair, shipped with both cross-lingual models' biases moved by d (all articles)");
+        for d in [-0.8f32, -0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1] {
+            let f = Fusion {
+                translated: Translated { bias: shipped.translated.bias + d, ..shipped.translated },
+                cross: CrossLingual { bias: shipped.cross.bias + d, ..shipped.cross },
+                ..shipped
+            };
+            per_pair(pairs, d, &Model::Fusion(f), true);
+        }
     }
     println!("per pair, before (one cross-lingual model for every question) with the bias of translated questions moved by d");
     for d in [-0.5f32, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.5] {
-        per_pair(pairs, d, &Model::Fusion(Fusion { translated: Translated { bias: before.translated.bias + d, ..before.translated }, ..shipped }));
+        per_pair(pairs, d, &Model::Fusion(Fusion { translated: Translated { bias: before.translated.bias + d, ..before.translated }, ..shipped }), false);
     }
     // `CrossLingual`'s bias moved for one untranslated language's questions alone: what that language's
     // questions, its article-removed twins and the off-topic questions in it would get.

@@ -13,7 +13,10 @@
 //! `--shift FILE` with `--fit` (the language-shift experiment of session 18, not built): a JSON object of
 //! per-language vectors, `mean(English questions) - mean(the language's)`, added to a question's vector on
 //! knowledge in another language. `--sweep-shipped` with `--fit`: the per-language table of what moving the
-//! bias trades is for the shipped translated questions' model instead of the fitted one.
+//! bias trades is for the shipped translated questions' model instead of the fitted one. `--sweep-both` with
+//! `--fit`: both shipped cross-lingual models' biases moved together, every article (with `--sentences A`: what
+//! sentence vectors answer at the off-topic count of before). `--show-features` with `--fit`: the three best
+//! candidates' features of each off-topic question the shipped models answer.
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
 //! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered), then

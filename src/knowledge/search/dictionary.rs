@@ -16,8 +16,9 @@
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
 //! words, those ranked first in their entries (`Builder`). `sitebot pack-dictionaries` (`pack`, which
 //! `install.sh` runs) writes each language's dictionary packed beside its sources, and a server reads that
-//! file in one go: all seven raise a process's peak memory by 15 MB packed, by 44 MB built from the dictd
-//! files (docs/performance.md, "Dictionaries").
+//! file in one go: all seven raised a process's peak memory by 15 MB packed, by 44 MB built from the dictd
+//! files (docs/performance.md, "Dictionaries"); with phrases of two and three words (`translate`) the packed
+//! files hold 19.4 MB.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -36,6 +37,10 @@ pub const SENSES: usize = 4;
 
 /// English words a question adds at most (each is a term BM25 walks).
 pub const MAX_WORDS: usize = 32;
+
+/// The most words of a phrase looked up as one (`translate`): FreeDict's Arabic and German have many of two
+/// and three ("كلمة السر", password; "zum Beispiel").
+const MAX_PHRASE_WORDS: usize = 3;
 
 /// The longest Chinese word looked up (CC-CEDICT's entries; longer runs are cut greedily).
 const MAX_HAN_CHARS: usize = 8;
@@ -108,8 +113,8 @@ pub fn languages() -> impl Iterator<Item = &'static str> {
 }
 
 /// One language's words to English, packed: the keys sorted in one string (found by binary search), each
-/// with its run of English word ids, the English words in another string. German's 213,000 keys take about
-/// 8 MB this way; in hash maps of boxed strings they took 31.
+/// with its run of English word ids, the English words in another string. German's 281,000 keys (phrases
+/// included) take about 10 MB this way; in hash maps of boxed strings they took 31.
 #[derive(Debug, Default)]
 pub struct Dictionary {
     keys: Box<str>,
@@ -350,10 +355,23 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
         }
         return out;
     }
-    for word in question.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().any(char::is_alphabetic)) {
-        let k = key(lang, word);
-        let headword = if dictionary.contains(&k) { Some(k.as_str()) } else { longest_prefix(dictionary, &k) };
-        headword.into_iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
+    // A phrase is words apart by spaces only: none reaches over punctuation.
+    for run in question.split(|c: char| !c.is_alphanumeric() && !c.is_whitespace()) {
+        let keys: Vec<String> = run.split_whitespace().filter(|w| w.chars().any(char::is_alphabetic)).map(|w| key(lang, w)).collect();
+        let mut i = 0;
+        while i < keys.len() {
+            // The longest phrase the dictionary has that starts here, else the word alone.
+            let phrase = (2..=MAX_PHRASE_WORDS.min(keys.len() - i)).rev().map(|n| (n, keys[i..i + n].join(" "))).find(|(_, p)| dictionary.contains(p));
+            if let Some((n, p)) = phrase {
+                dictionary.lookup(&p).for_each(&mut push);
+                i += n;
+                continue;
+            }
+            let k = &keys[i];
+            let headword = if dictionary.contains(k) { Some(k.as_str()) } else { longest_prefix(dictionary, k) };
+            headword.into_iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
+            i += 1;
+        }
     }
     out
 }
@@ -477,7 +495,7 @@ fn read_fingerprint(r: &mut impl Read) -> Result<u64, String> {
 }
 
 /// Builds every language's dictionary from its sources in `dir` and writes it there packed, so that a server
-/// reads it in one go: German's 213,000 keys are 7.8 MB to read, where building them from the dictd files
+/// reads it in one go: German's 281,000 keys are 10.2 MB to read, where building them from the dictd files
 /// raised the process's peak memory by 39 MB. `install.sh` runs it (`sitebot pack-dictionaries`). Returns
 /// each language packed with its keys and bytes; a language whose sources are not all there is left out.
 pub fn pack(dir: &Path) -> Result<Vec<(&'static str, usize, usize)>, DictionaryError> {
@@ -513,7 +531,7 @@ fn fingerprint(dir: &Path, lang: &str) -> Result<u64, DictionaryError> {
 
 /// Raise it whenever the sources are read differently: packed files made before are then read from their
 /// sources again until `pack` runs.
-const PACK_VERSION: u32 = 1;
+const PACK_VERSION: u32 = 2;
 const PACK_MAGIC: &[u8; 8] = b"SBDICT1\n";
 
 impl Dictionary {
@@ -624,11 +642,13 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
     for source in sources(lang) {
         match *source {
             Source::Forward(name) => dictd(dir, name, |headword, body| {
-                let headword = headword.trim();
-                if headword.contains(' ') {
-                    return; // phrases: a question's words are looked up one by one
+                // A phrase ("كلمة السر", password) is keyed by its words' keys, as a question's run of words is
+                // looked up (`translate`).
+                let words: Vec<&str> = headword.split_whitespace().collect();
+                if words.is_empty() || words.len() > MAX_PHRASE_WORDS {
+                    return;
                 }
-                let key = key(lang, headword);
+                let key = words.iter().map(|w| key(lang, w)).collect::<Vec<_>>().join(" ");
                 for (rank, e) in translation_lines(body).flat_map(english_words).enumerate() {
                     b.add(&key, &e, rank as u32);
                 }
@@ -851,8 +871,38 @@ mod tests {
         // "Zahnaufhellungen" stems as "Zahnaufhellung" does; the two entries of "kosten" share the key, and
         // four words are kept, each entry's first before either's second.
         assert_eq!(translate(&d, "de", "Was kosten Zahnaufhellungen?"), ["cost", "costs", "priced", "charges", "tooth", "whitening", "dental", "bleaching"]);
-        // Phrases are not keys; notes, brackets and stopwords ("be") are no translations.
-        assert!(translate(&d, "de", "guten Tag").is_empty());
+        // Notes, brackets and stopwords ("be") are no translations.
+        assert!(!translate(&d, "de", "Was kosten Zahnaufhellungen?").iter().any(|w| ["be", "cosmetic", "am"].contains(&w.as_str())));
+    }
+
+    #[test]
+    fn a_phrase_the_dictionary_has_is_translated_whole_before_its_words() {
+        let dir = tempfile::tempdir().unwrap();
+        write_dictd(
+            dir.path(),
+            "freedict-ara-eng",
+            &[
+                ("كلمة", "كلمة\nword\n"),
+                ("سر", "سر\nsecret\n"),
+                ("كلمة السر", "كلمة السر\npassword\n"),
+                ("تغيير", "تغيير\nchange\n"),
+                ("بطاقة", "بطاقة\ncard\n"),
+                ("بطاقة ائتمان", "بطاقة ائتمان\ncredit card\n"),
+                ("بطاقة ائتمان ذهبية", "بطاقة ائتمان ذهبية\ngold card\n"),
+            ],
+        );
+        let ar = load(dir.path(), "ar").unwrap();
+        // "كلمة السر" is "password", not "word" and "secret"; the article of "السر" goes as in a headword.
+        assert_eq!(translate(&ar, "ar", "كيف يمكنني تغيير كلمة السر؟"), ["change", "password"]);
+        // Not over punctuation.
+        assert_eq!(translate(&ar, "ar", "ما هي الكلمة؟ السر!"), ["word"]);
+        // The longest phrase wins, and the words after it are read on.
+        assert_eq!(translate(&ar, "ar", "بطاقة ائتمان ذهبية"), ["gold", "card"]);
+        assert_eq!(translate(&ar, "ar", "بطاقة ائتمان كلمة"), ["credit", "card", "word"]);
+        // Packed, the same.
+        pack(dir.path()).unwrap();
+        let packed = read_packed(&dir.path().join("ar.packed"), fingerprint(dir.path(), "ar").unwrap()).unwrap();
+        assert_eq!(translate(&packed, "ar", "كيف يمكنني تغيير كلمة السر؟"), ["change", "password"]);
     }
 
     #[test]
