@@ -108,6 +108,8 @@ DEBIAN_DICTS=(
   "dict-freedict-tur-eng|2022.04.21-1|freedict-tur-eng.dict.dz|9be783bc19a230b1b8a582d068df30f789833a23448207ec572ca2471ff50169"
   "dict-freedict-eng-tur|2022.04.21-1|freedict-eng-tur.index|a808692b5bb01c5481e0a643267887474069a671d454a76b64c4dfc69318db26"
   "dict-freedict-eng-tur|2022.04.21-1|freedict-eng-tur.dict.dz|b5b24d2d1d2d7b3d75bae65a996f8039d7ab6d8678f2311d325b4e26327f17ed"
+  "dict-freedict-eng-hin|2022.04.21-1|freedict-eng-hin.index|d6fb91e6a60b323d882395ac4c5e93878e12544670bc4f7e7f93311e6d33a8d7"
+  "dict-freedict-eng-hin|2022.04.21-1|freedict-eng-hin.dict.dz|fe95af3b9138dc97f88eeff710c2c65bbd5d1942907e0e24ed05e48391a165a3"
   "mueller7-dict|2002.02.27-13|mueller7.index|59db16be7c6ecc404c8f75081a3d4e38504e6ad1976a1634e78a7b1bb97a53fa"
   "mueller7-dict|2002.02.27-13|mueller7.dict.dz|8dc3d87cbffa73cbbd6b3d455070b6ba11dc6518338c7c41bd1dc6309354b9c8"
 )

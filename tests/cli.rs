@@ -628,14 +628,14 @@ fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
         stdout.lines().filter(|l| l.contains("dictionaries")).map(str::to_owned).collect::<Vec<_>>()
     };
     let before = doctor();
-    assert!(before[0].starts_with("ok") && before[0].contains("de 212974,") && !before[0].contains("packed"), "{before:?}");
+    assert!(before[0].starts_with("ok") && before[0].contains("de 281310,") && !before[0].contains("packed"), "{before:?}");
     assert!(before.iter().any(|l| l.starts_with("note") && l.contains("pack-dictionaries")), "{before:?}");
 
     let packed = run_ok(sitebot(data.path()).args(["pack-dictionaries", "--dir"]).arg(dicts.path()));
-    assert_eq!(packed.lines().filter(|l| l.starts_with("packed ")).count(), 7, "{packed}");
-    assert!(packed.contains("packed de: 212974 words, 7.8 MB"), "{packed}");
+    assert_eq!(packed.lines().filter(|l| l.starts_with("packed ")).count(), 8, "{packed}");
+    assert!(packed.contains("packed de: 281310 words, 10.2 MB") && packed.contains("packed hi: 11239 words"), "{packed}");
     let after = doctor();
-    assert!(after[0].contains("de 212974 packed") && after[0].contains("zh 114864 packed"), "{after:?}");
+    assert!(after[0].contains("de 281310 packed") && after[0].contains("zh 114864 packed") && after[0].contains("hi 11239 packed"), "{after:?}");
     assert_eq!(after.len(), 1, "no note once all are packed: {after:?}");
 
     // A directory without them: an error naming the files, and nothing written.

