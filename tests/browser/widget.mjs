@@ -707,6 +707,27 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
     }
   });
 
+  await check('mocked 429 in Czech, Russian and Ukrainian: the wait reads grammatically for 1 and 5 seconds', async () => {
+    // Intl gives the unit in the nominative ("1 sekunda", "1 секунда"); after "Počkejte" or "через" one second
+    // needs the accusative, so these languages put the wait after a colon.
+    const want = {
+      cs: ['Zbývající čas: 1 sekunda.', 'Zbývající čas: 5 sekund.'],
+      ru: ['Осталось ждать: 1 секунда.', 'Осталось ждать: 5 секунд.'],
+      uk: ['Залишилося чекати: 1 секунда.', 'Залишилося чекати: 5 секунд.'],
+    };
+    for (const [lang, [one, five]] of Object.entries(want)) {
+      await p.goto(`${HOST_URL}?dataLang=${lang}`);
+      await p.evaluate(() => sessionStorage.clear());
+      await p.reload();
+      await p.locator(W).click({ timeout: 15000 });
+      for (const [wait, text] of [['1', one], ['5', five]]) {
+        script.push(json(429, problem(429, 'rate_limited'), { 'retry-after': wait }));
+        await ask(p, `Mock question ${lang} ${wait}?`);
+        await until(async () => (await last().innerText()).includes(text), `${lang}: ${text}`);
+      }
+    }
+  });
+
   await check('mocked config failure: defaults, the widget still works', async () => {
     await c.unroute(`${API}/widget/config*`);
     await c.route(`${API}/widget/config*`, (r) => r.abort('connectionrefused'));
