@@ -111,9 +111,9 @@ pub const TRANSLATED_LANGUAGES: [&str; 7] = ["ar", "de", "el", "es", "ru", "tr",
 /// candidate's score comes to the best says more. multilingual-e5-small's cosines run higher or lower by the
 /// question's language, so each language gets its own bias; the cosine itself then weighs almost nothing
 /// (the lift and margin, relative to the other candidates, carry it). Fitted by `cargo run --release
-/// --example xquad -- --fit --more DIR --fit-langs ar,el,ru,tr,zh` on translated questions alone; the
-/// languages without a dictionary (Hindi, Thai, Vietnamese) keep `CrossLingual` (docs/performance.md,
-/// "Translated questions' own model").
+/// --example xquad -- --fit --more DIR --fit-langs ar,el,ru,tr,zh` on translated questions alone; Hindi
+/// (`TRANSLATED_LANGUAGES`) and the languages without a dictionary (Thai, Vietnamese) keep `CrossLingual`
+/// (docs/performance.md, "Translated questions' own model").
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Translated {
     pub w_cos: f32,

@@ -1,7 +1,7 @@
 //! Names and loanwords across scripts: a question word in Devanagari or Arabic script read as the
 //! knowledge's English terms with the same consonant skeleton. Hindi and Arabic questions about English
 //! knowledge write its names and many of its terms in their own script ("पैंथर्स डिफ़ेंस", Panthers defense;
-//! "टैकल", tackle; "نورمان", Norman), which BM25 cannot meet, and Hindi has no dictionary. A skeleton is a
+//! "टैकल", tackle; "نورمان", Norman), which BM25 cannot meet, and neither Hindi's small dictionary nor Arabic's has most names. A skeleton is a
 //! word's consonants in ten classes (p/b, t/d, k/g/q, j/ch, s/z/sh, f/v/w, m, n, l, r), vowels, h and y
 //! dropped, repeats collapsed, three classes at least; an English term also has one without an r no vowel
 //! follows. The English side is the site's BM25 index's own terms (Snowball stems: "panther", "tackl"),
