@@ -8,11 +8,10 @@
 
 #[path = "common/mod.rs"]
 mod common;
-use common::arg;
+use common::{arg, status_kib};
 
 fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0)
+    status_kib(std::process::id(), "VmRSS:")
 }
 
 fn main() -> anyhow::Result<()> {

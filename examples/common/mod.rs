@@ -262,3 +262,14 @@ pub fn split_sentences(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// A field of /proc/PID/status in KiB ("VmRSS:", "VmHWM:"), 0 when unreadable.
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}

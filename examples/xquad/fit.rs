@@ -360,10 +360,7 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
         let samples: Vec<(f64, f64, f64)> = six
             .iter()
             .filter(|(x, _, _)| x[6 + i] == 1.0)
-            .map(|(x, y, w)| {
-                let s = t.w_cos * x[0] + t.w_lift * x[1] + t.w_bm25_rank * x[2] + t.w_dense_rank * x[3] + t.w_margin * x[4] + t.w_bm25_share * x[5] + t.bias;
-                (s as f64, *y as f64, *w)
-            })
+            .map(|(x, y, w)| (t.logit(x[..6].try_into().expect("six features"), "") as f64, *y as f64, *w))
             .collect();
         if samples.is_empty() {
             continue;

@@ -131,10 +131,14 @@ impl Translated {
     pub fn score(&self, c: &Candidate) -> f32 {
         let [cos, lift, b, d, margin] = c.cross_features();
         let (share, lang) = c.translation.map_or((0.0, ""), |t| (t.bm25_share, t.lang));
+        sigmoid(self.logit([cos, lift, b, d, margin, share], lang))
+    }
+
+    /// The score before the sigmoid, from the six features (`cross_features` and the BM25 share) and the
+    /// question's language (`""`: no language's bias).
+    pub fn logit(&self, [cos, lift, b, d, margin, share]: [f32; 6], lang: &str) -> f32 {
         let bias = self.bias + self.lang_bias.iter().find(|(l, _)| *l == lang).map_or(0.0, |(_, b)| *b);
-        sigmoid(
-            self.w_cos * cos + self.w_lift * lift + self.w_bm25_rank * b + self.w_dense_rank * d + self.w_margin * margin + self.w_bm25_share * share + bias,
-        )
+        self.w_cos * cos + self.w_lift * lift + self.w_bm25_rank * b + self.w_dense_rank * d + self.w_margin * margin + self.w_bm25_share * share + bias
     }
 }
 
@@ -552,15 +556,16 @@ pub fn lexical(
     let mut translated = false;
     let index = bm25.at(store, site, generation);
     if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
+        let scored_as_translated = TRANSLATED_LANGUAGES.contains(&l);
         let words = dictionaries.translate(l, question);
-        translated = !words.is_empty() && TRANSLATED_LANGUAGES.contains(&l);
+        translated = scored_as_translated && !words.is_empty();
         analysis::push_question_terms("en", &words.join(" "), dictionary::MAX_WORDS, &mut terms);
         // Names and loanwords written in the question's script ("पैंथर्स", "نورمان"): a Hindi word, or an Arabic
         // one the dictionary lacks, is also read as the knowledge's English terms with its consonant
         // skeleton (`skeleton`), when at most three terms have it.
         if let (true, Some(index)) = (skeleton::LANGUAGES.contains(&l), &index) {
             let found = skeleton::terms(l, question, index.skeletons(), |word| l == "ar" && !dictionaries.translate(l, word).is_empty());
-            translated |= TRANSLATED_LANGUAGES.contains(&l) && !found.is_empty();
+            translated |= scored_as_translated && !found.is_empty();
             for t in found {
                 if !terms.contains(&t) {
                     terms.push(t);
