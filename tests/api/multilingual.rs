@@ -485,3 +485,17 @@ async fn questions_in_other_scripts_find_english_pages_by_their_words_translated
         assert!(with[i].2 > without[i].2 + 0.1, "{}: {} with the dictionaries, {} without", with[i].0, with[i].2, without[i].2);
     }
 }
+
+#[tokio::test]
+async fn a_phrase_the_dictionary_has_finds_its_page_not_its_words_pages() {
+    // "شهر العسل" is honeymoon; word by word it is "month" and "honey", the honey page's words.
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let honey = "---\ntitle: Honey of the month\nurl: https://travel.example/honey\n---\n# Honey of the month\n\nEvery month our shop sells a honey from a \
+                 different region: jars of honey, honeycomb and honey candles, delivered each month.\n";
+    let moon = "---\ntitle: Honeymoon trips\nurl: https://travel.example/honeymoon\n---\n# Honeymoon trips\n\nWe plan honeymoons for newly married \
+                couples: islands, mountains and city breaks, with a ceremony on request.\n";
+    import_files(&app, site.id, &[("honey.md", honey.as_bytes()), ("honeymoon.md", moon.as_bytes())]).await;
+    let a = ask_ok(&app, site.id, "هل تنظمون رحلات شهر العسل؟").await;
+    assert_eq!(a["sources"][0]["url"], "https://travel.example/honeymoon", "{a}");
+}
