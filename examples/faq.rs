@@ -238,7 +238,7 @@ fn fit(data: &Path, site: &str, asked: &[(usize, String)]) -> anyhow::Result<()>
         let mut out = Vec::with_capacity(questions.len());
         for ((entry, text), vector) in questions.into_iter().zip(vectors) {
             let detected = sitebot::knowledge::language::detect_confident(&text);
-            let query = search::LexicalQuery { text: &text, lang: detected.unwrap_or("en"), detected, depth: search::depth(5) };
+            let query = search::LexicalQuery { text: &text, lang: detected.unwrap_or("en"), detected, depth: search::depth(5), soft: &[] };
             let ranked = search::rank(&store, &knowledge, &id, &query, &vector, None, &Fusion::default(), Mode::Hybrid)?;
             out.push(Ranked { entry, candidates: ranked.into_iter().map(|c| (c.clone(), entry_of.get(&c.key).copied())).collect() });
         }

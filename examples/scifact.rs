@@ -125,7 +125,7 @@ fn evaluate(
     for q in queries {
         let rel = &rels[&q.id];
         let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
-        let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth };
+        let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth, soft: &[] };
         let mut ranked = search::rank(store, k, site, &query, &q.vector, q.english.as_deref(), fusion, mode)?;
         if let Some(sv) = sentences.filter(|_| mode != Mode::Bm25) {
             sv.rescore(&mut ranked, &q.vector, fusion, mode == Mode::Dense);
@@ -325,7 +325,8 @@ fn main() -> anyhow::Result<()> {
         for (split, queries, rels) in [("train", &train, &train_rels), ("test", &test, &rels)] {
             for q in queries {
                 let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
-                let query = search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth };
+                let query =
+                    search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth, soft: &[] };
                 for c in search::rank(&store, &knowledge, &site, &query, &q.vector, q.english.as_deref(), &fusion, Mode::Hybrid)? {
                     let doc = doc_of.get(&c.key).cloned().unwrap_or_default();
                     let grade = rels[&q.id].get(&doc).copied().unwrap_or(0.0);

@@ -16,14 +16,16 @@ as in `examples/scifact`). Signals added beside the shipped features:
   fetches) for each candidate, and its rank among them;
 - `cv`: the z-score and MiniLM sets again as 5-fold cross-validation over all 1,109 claims;
 - `prox`: term proximity: the question's adjacent word pairs found near each other in the chunk's text;
-- `sym`: the question embedded by e5 as a passage, against the stored chunk vectors.
+- `sym`: the question embedded by e5 as a passage, against the stored chunk vectors;
+- `map`: MiniLM's view without MiniLM at question time: e5's question vector mapped linearly into MiniLM's
+  space (or the chunk's MiniLM vector into e5's), the map fitted by ridge regression on the chunks' two vectors.
 
 Usage (from the repository root, after `cargo run --release --example scifact` has imported the corpus):
 
     cargo run --release --example scifact -- --dump target/scifact_features/candidates.tsv
     python3 -m venv target/scifact_features/venv
     target/scifact_features/venv/bin/pip install numpy onnxruntime tokenizers PyStemmer
-    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv|prox|sym]...
+    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv|prox|sym|map]...
 
 Embeddings are cached in `target/scifact_features/` (the abstracts with e5 take about 9 minutes on two cores,
 the chunks with MiniLM about 7).
@@ -305,6 +307,50 @@ def proximity_features(window=3):
     return extra
 
 
+def mapped_features(lam, fit_frac):
+    """MiniLM's view without MiniLM at question time: a linear map (ridge, `lam`) fitted from the chunks' stored
+    e5 vectors to their MiniLM vectors (on `fit_frac` of the chunks). `qmap`: the question's e5 vector mapped
+    into MiniLM's space against the chunk's MiniLM vector; `dmap`: the chunk's MiniLM vector mapped into e5's
+    space against the question's e5 vector; `mcos`: MiniLM itself, for reference. Each with its rank (`...r`)."""
+    rows = chunks()
+    e5d = np.array([np.frombuffer(r[3], dtype=np.float32) for r in rows])
+    mini = Onnx(f"{MODELS}/all-minilm-l6-v2-int8", 256)
+    md = mini.cached("minilm_chunks", [f"{r[1]}. {r[2]}" for r in rows])
+    qids, qtexts = queries()
+    mq = dict(zip(qids, mini.cached("minilm_queries", qtexts)))
+    _, e5q = e5_questions()
+    idx = np.random.default_rng(3).permutation(len(rows))[: int(len(rows) * fit_frac)]
+    x, y = e5d[idx], md[idx]
+    to_minilm = np.linalg.solve(x.T @ x + lam * np.eye(x.shape[1]), x.T @ y)
+    to_e5 = np.linalg.solve(y.T @ y + lam * np.eye(y.shape[1]), y.T @ x)
+    r2 = 1 - ((x @ to_minilm - y) ** 2).sum() / ((y - y.mean(0)) ** 2).sum()
+    print(f"  e5 -> MiniLM fitted on {len(idx)} chunks, ridge {lam}: R2 {r2:.3f}")
+    dmap = md @ to_e5
+    dmap /= np.linalg.norm(dmap, axis=1, keepdims=True)
+    row_of = {r[0]: i for i, r in enumerate(rows)}
+
+    def extra(key, cands):
+        q = e5q[key[1]] @ to_minilm
+        rows_ = [row_of[c["key"]] for c in cands]
+        out = {}
+        for name, m in (("qmap", md[rows_] @ (q / np.linalg.norm(q))), ("dmap", dmap[rows_] @ e5q[key[1]]), ("mcos", md[rows_] @ mq[key[1]])):
+            rank = np.empty(len(m))
+            rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
+            out[name], out[name + "r"] = m, [rank_feature(int(r)) for r in rank]
+        return out
+
+    return extra
+
+
+def run_map(ex):
+    base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
+    for lam, frac in ((1.0, 1.0), (10.0, 1.0), (1.0, 0.5)):
+        extra = mapped_features(lam, frac)
+        for name, names in [("+ MiniLM cosine", SHIPPED + ["mcos"]), ("+ e5 question mapped to MiniLM", SHIPPED + ["qmap"]), ("+ qmap and rank", SHIPPED + ["qmap", "qmapr"]),
+                            ("+ MiniLM chunk mapped to e5", SHIPPED + ["dmap"]), ("+ dmap and rank", SHIPPED + ["dmap", "dmapr"])]:
+            paired(base, ex.run(f"chunks: {name} (ridge {lam}, {frac:.0%} of chunks)", chunk_set(names, extra)), name)
+
+
 def run_prox(ex):
     base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
     for window in (2, 3, 5):
@@ -444,4 +490,4 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     ex = Experiment(*load())
     for what in sys.argv[1:] or ["chunk", "doc", "prf", "minilm", "cv"]:
-        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox, "sym": run_sym}[what](ex)
+        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox, "sym": run_sym, "map": run_map}[what](ex)

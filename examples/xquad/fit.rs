@@ -134,11 +134,83 @@ pub static SENTENCES: std::sync::OnceLock<super::common::Sentences> = std::sync:
 /// (`lang -> mean(en) - mean(lang)`), the experiment of a language shift.
 pub static SHIFT: std::sync::OnceLock<HashMap<String, Vec<f32>>> = std::sync::OnceLock::new();
 
+/// `--soft T,W` (measured, not built): a translated question's words and word pairs embedded by the model,
+/// each also searched as the English index term nearest it, when their cosine is at least `T`, at weight `W`.
+pub struct Soft {
+    threshold: f32,
+    weight: f64,
+    /// Only the words the dictionary lacks (no word pairs).
+    missing: bool,
+    /// Per site: its index terms and their vectors (the model's, as questions).
+    sites: HashMap<SiteId, (Vec<String>, Vec<Vec<f32>>)>,
+    grams: std::sync::Mutex<HashMap<String, Vec<f32>>>,
+}
+
+pub static SOFT: std::sync::OnceLock<Soft> = std::sync::OnceLock::new();
+
+impl Soft {
+    pub fn new(store: &Store, knowledge: &Engine, sites: &[&Site], spec: &str) -> anyhow::Result<Soft> {
+        let mut parts = spec.split(',');
+        let (Some(t), Some(w)) = (parts.next(), parts.next()) else { anyhow::bail!("--soft T,W[,missing]") };
+        let missing = parts.next() == Some("missing");
+        let mut by_site = HashMap::new();
+        for site in sites {
+            let index = knowledge.bm25.build_now(store, &site.id)?;
+            let terms: Vec<String> = index.terms().filter(|t| t.chars().count() > 1 && !t.chars().all(|c| c.is_ascii_digit())).map(str::to_owned).collect();
+            let started = std::time::Instant::now();
+            let vectors = embed(knowledge, &terms)?;
+            eprintln!("soft: {} terms of {} embedded in {:.1}s", terms.len(), site.id, started.elapsed().as_secs_f64());
+            by_site.insert(site.id, (terms, vectors));
+        }
+        Ok(Soft { threshold: t.parse()?, weight: w.parse()?, missing, sites: by_site, grams: Default::default() })
+    }
+
+    fn terms(&self, knowledge: &Engine, site: &SiteId, lang: &str, question: &str) -> anyhow::Result<Vec<(String, f64)>> {
+        let Some((terms, vectors)) = self.sites.get(site) else { return Ok(Vec::new()) };
+        let lower = question.to_lowercase();
+        let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() > 1).collect();
+        let mut grams: Vec<String> =
+            words.iter().filter(|w| !self.missing || knowledge.dictionaries.translate(lang, w).is_empty()).map(|w| w.to_string()).collect();
+        if !self.missing {
+            grams.extend(words.windows(2).map(|p| p.join(" ")));
+        }
+        let missing: Vec<String> = {
+            let cache = self.grams.lock().unwrap();
+            grams.iter().filter(|g| !cache.contains_key(*g)).cloned().collect()
+        };
+        if !missing.is_empty() {
+            let vs = embed(knowledge, &missing)?;
+            self.grams.lock().unwrap().extend(missing.into_iter().zip(vs));
+        }
+        let cache = self.grams.lock().unwrap();
+        let mut out: Vec<(String, f64)> = Vec::new();
+        for g in &grams {
+            let v = &cache[g];
+            let (best, cos) = vectors
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (i, t.iter().zip(v).map(|(a, b)| a * b).sum::<f32>()))
+                .fold((0, f32::MIN), |a, b| if b.1 > a.1 { b } else { a });
+            if cos >= self.threshold && !out.iter().any(|(t, _)| *t == terms[best]) {
+                out.push((terms[best].clone(), self.weight));
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Ranks `q` on `site` as the route does.
 fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::Result<Vec<(Candidate, Option<usize>)>> {
     let lang = sitebot::knowledge::language::detect_confident(&q.text).unwrap_or(site.lang);
     let fusion = Fusion::default();
-    let query = search::LexicalQuery { text: &q.text, lang, detected: sitebot::knowledge::language::detect_confident(&q.text), depth: search::depth(5) };
+    let detected = sitebot::knowledge::language::detect_confident(&q.text);
+    let soft = match SOFT.get() {
+        Some(s) if detected.is_some_and(|l| search::TRANSLATED_LANGUAGES.contains(&l)) => {
+            s.terms(knowledge, &site.id, detected.unwrap_or_default(), &q.text)?
+        }
+        _ => Vec::new(),
+    };
+    let query = search::LexicalQuery { text: &q.text, lang, detected, depth: search::depth(5), soft: &soft };
     let mut vector = q.vector.clone();
     if let Some(shift) = SHIFT.get().filter(|_| lang != site.lang)
         && let (Some(from), Some(to)) = (shift.get(lang), shift.get(site.lang))

@@ -218,7 +218,7 @@ impl Engine {
             (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
         let lexical = tokio::task::spawn_blocking(move || {
             let t = Instant::now();
-            let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k) };
+            let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k), soft: &[] };
             let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode);
             this.stages.observe(Stage::Lexical, t.elapsed());
             lex
@@ -269,7 +269,7 @@ impl Engine {
                 if !found.moved {
                     break;
                 }
-                let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k) };
+                let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k), soft: &[] };
                 let lex = search::lexical(&store, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode)?;
                 found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, english, top_k, threshold, &this.fusion, mode)?;
             }

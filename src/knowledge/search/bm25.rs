@@ -167,6 +167,11 @@ impl Bm25Index {
     /// The chunks holding any of `terms` (a question's analyzed terms), best first, at most `limit`:
     /// (key, BM25 score) as `Knowledge::fts_search` gives them, `heading_weight` weighing the heading.
     pub fn search(&self, terms: &[String], heading_weight: f64, limit: usize) -> Vec<(u64, f64)> {
+        self.search_weighted(terms.iter().map(|t| (t.as_str(), 1.0)), heading_weight, limit)
+    }
+
+    /// `search` with a weight for each term's score (a term met twice counts at its first weight).
+    pub fn search_weighted<'t>(&self, terms: impl IntoIterator<Item = (&'t str, f64)>, heading_weight: f64, limit: usize) -> Vec<(u64, f64)> {
         let n = self.keys.len();
         if n == 0 || limit == 0 {
             return Vec::new();
@@ -174,8 +179,8 @@ impl Bm25Index {
         let mut scores = vec![0.0f64; n];
         let mut hit = vec![false; n];
         let mut touched: Vec<u32> = Vec::new();
-        let mut used: Vec<u32> = Vec::with_capacity(terms.len());
-        for t in terms {
+        let mut used: Vec<u32> = Vec::new();
+        for (t, weight) in terms {
             let Some(&id) = self.terms.get(fold(t).as_ref()) else { continue };
             if used.contains(&id) {
                 continue;
@@ -184,7 +189,7 @@ impl Bm25Index {
             let list = &self.postings[id as usize];
             let df = list.len() as f64;
             let idf = ((n as f64 - df + 0.5) / (df + 0.5)).ln();
-            let idf = if idf <= 0.0 { 1e-6 } else { idf };
+            let idf = weight * if idf <= 0.0 { 1e-6 } else { idf };
             for p in list.iter() {
                 let slot = p.slot as usize;
                 let f = heading_weight * p.heading as f64 + p.text as f64;
@@ -203,6 +208,11 @@ impl Bm25Index {
         }
         touched.sort_unstable_by(order);
         touched.into_iter().map(|s| (self.keys[s as usize], scores[s as usize])).collect()
+    }
+
+    /// Its terms, in no order.
+    pub fn terms(&self) -> impl Iterator<Item = &str> {
+        self.terms.keys().map(|k| &**k)
     }
 
     /// Its ASCII terms by consonant skeleton, for Hindi and Arabic questions (`skeleton`).
@@ -401,6 +411,24 @@ mod tests {
             }
         }
         assert!(idx.search(&analysis::question_terms("zebra", &["en"]), 2.0, 10).is_empty());
+    }
+
+    #[test]
+    fn a_weighted_term_scores_its_weight_times_its_share_and_a_repeated_term_counts_once() {
+        let (_dir, store, site) = store();
+        corpus(&store, &site);
+        let idx = Bm25Index::build(&store, &site).unwrap();
+        let [cake, price] = ["cake", "price"].map(|q| analysis::question_terms(q, &["en"]).remove(0));
+        let alone = |t: &str| idx.search_weighted([(t, 1.0)], 2.0, 40).into_iter().collect::<HashMap<u64, f64>>();
+        let (cake_alone, price_alone) = (alone(&cake), alone(&price));
+        assert_eq!(cake_alone.len(), 1, "only the café chunk holds cake");
+        let both = idx.search_weighted([(price.as_str(), 1.0), (cake.as_str(), 0.3), (price.as_str(), 0.1)], 2.0, 40);
+        assert_eq!(both.len(), price_alone.len() + 1);
+        for (key, score) in both {
+            let expected = price_alone.get(&key).copied().unwrap_or(0.0) + 0.3 * cake_alone.get(&key).copied().unwrap_or(0.0);
+            assert!((score - expected).abs() < 1e-9, "{key}: {score} vs {expected}");
+        }
+        assert_eq!(idx.search(std::slice::from_ref(&price), 2.0, 40), idx.search_weighted([(price.as_str(), 1.0)], 2.0, 40));
     }
 
     #[test]

@@ -528,6 +528,12 @@ pub struct LexicalQuery<'a> {
     pub detected: Option<&'static str>,
     /// Hits to keep (`depth`).
     pub depth: usize,
+    /// English index terms the caller found near the question's words, each with the weight of its BM25
+    /// score: searched beside the question's own terms when the question is in another language than the
+    /// site's English documents, on the in-memory index (FTS5 cannot weigh a term). The route passes none;
+    /// `examples/xquad --soft` measures what the model's nearest terms would add (docs/performance.md,
+    /// "The model's own nearest English terms").
+    pub soft: &'a [(String, f64)],
 }
 
 /// BM25 hits for the question (blocking): from the site's index in memory when it holds the site's
@@ -554,8 +560,10 @@ pub fn lexical(
     // A question in another language than the site's English documents: its words' English translations
     // are searched too (`dictionary`), as the documents' analysis holds them.
     let mut translated = false;
+    let mut soft: &[(String, f64)] = &[];
     let index = bm25.at(store, site, generation);
     if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
+        soft = q.soft;
         let scored_as_translated = TRANSLATED_LANGUAGES.contains(&l);
         let words = dictionaries.translate(l, question);
         translated = scored_as_translated && !words.is_empty();
@@ -574,7 +582,9 @@ pub fn lexical(
         }
     }
     let hits = match index {
-        Some(index) => index.search(&terms, fusion.heading_weight, depth),
+        Some(index) => {
+            index.search_weighted(terms.iter().map(|t| (t.as_str(), 1.0)).chain(soft.iter().map(|(t, w)| (t.as_str(), *w))), fusion.heading_weight, depth)
+        }
         None => match stats.expression(&kb, site, generation, &terms, fusion.max_term_share)? {
             Some(e) => kb.fts_search(&e, fusion.heading_weight, depth)?,
             None => Vec::new(),
