@@ -141,6 +141,8 @@ pub struct Soft {
     weight: f64,
     /// Only the words the dictionary lacks (no word pairs).
     missing: bool,
+    /// Words alone, no word pairs.
+    words: bool,
     /// Per site: its index terms and their vectors (the model's, as questions).
     sites: HashMap<SiteId, (Vec<String>, Vec<Vec<f32>>)>,
     grams: std::sync::Mutex<HashMap<String, Vec<f32>>>,
@@ -151,8 +153,9 @@ pub static SOFT: std::sync::OnceLock<Soft> = std::sync::OnceLock::new();
 impl Soft {
     pub fn new(store: &Store, knowledge: &Engine, sites: &[&Site], spec: &str) -> anyhow::Result<Soft> {
         let mut parts = spec.split(',');
-        let (Some(t), Some(w)) = (parts.next(), parts.next()) else { anyhow::bail!("--soft T,W[,missing]") };
-        let missing = parts.next() == Some("missing");
+        let (Some(t), Some(w)) = (parts.next(), parts.next()) else { anyhow::bail!("--soft T,W[,missing|words]") };
+        let mode = parts.next();
+        let (missing, words) = (mode == Some("missing"), mode == Some("words"));
         let mut by_site = HashMap::new();
         for site in sites {
             let index = knowledge.bm25.build_now(store, &site.id)?;
@@ -162,7 +165,7 @@ impl Soft {
             eprintln!("soft: {} terms of {} embedded in {:.1}s", terms.len(), site.id, started.elapsed().as_secs_f64());
             by_site.insert(site.id, (terms, vectors));
         }
-        Ok(Soft { threshold: t.parse()?, weight: w.parse()?, missing, sites: by_site, grams: Default::default() })
+        Ok(Soft { threshold: t.parse()?, weight: w.parse()?, missing, words, sites: by_site, grams: Default::default() })
     }
 
     fn terms(&self, knowledge: &Engine, site: &SiteId, lang: &str, question: &str) -> anyhow::Result<Vec<(String, f64)>> {
@@ -171,7 +174,7 @@ impl Soft {
         let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() > 1).collect();
         let mut grams: Vec<String> =
             words.iter().filter(|w| !self.missing || knowledge.dictionaries.translate(lang, w).is_empty()).map(|w| w.to_string()).collect();
-        if !self.missing {
+        if !self.missing && !self.words {
             grams.extend(words.windows(2).map(|p| p.join(" ")));
         }
         let missing: Vec<String> = {
