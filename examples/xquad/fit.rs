@@ -146,6 +146,8 @@ pub struct Soft {
     /// Per site: its index terms and their vectors (the model's, as questions).
     sites: HashMap<SiteId, (Vec<String>, Vec<Vec<f32>>)>,
     grams: std::sync::Mutex<HashMap<String, Vec<f32>>>,
+    /// Time spent embedding n-grams and comparing them with the terms (microseconds), and their counts.
+    timing: std::sync::Mutex<[u64; 4]>,
 }
 
 pub static SOFT: std::sync::OnceLock<Soft> = std::sync::OnceLock::new();
@@ -165,7 +167,7 @@ impl Soft {
             eprintln!("soft: {} terms of {} embedded in {:.1}s", terms.len(), site.id, started.elapsed().as_secs_f64());
             by_site.insert(site.id, (terms, vectors));
         }
-        Ok(Soft { threshold: t.parse()?, weight: w.parse()?, missing, words, sites: by_site, grams: Default::default() })
+        Ok(Soft { threshold: t.parse()?, weight: w.parse()?, missing, words, sites: by_site, grams: Default::default(), timing: Default::default() })
     }
 
     fn terms(&self, knowledge: &Engine, site: &SiteId, lang: &str, question: &str) -> anyhow::Result<Vec<(String, f64)>> {
@@ -182,9 +184,15 @@ impl Soft {
             grams.iter().filter(|g| !cache.contains_key(*g)).cloned().collect()
         };
         if !missing.is_empty() {
-            let vs = embed(knowledge, &missing)?;
+            let started = std::time::Instant::now();
+            let vs = knowledge.embedder.embed_blocking(&missing, Purpose::Query)?;
+            let mut t = self.timing.lock().unwrap();
+            t[0] += started.elapsed().as_micros() as u64;
+            t[1] += missing.len() as u64;
+            drop(t);
             self.grams.lock().unwrap().extend(missing.into_iter().zip(vs));
         }
+        let started = std::time::Instant::now();
         let cache = self.grams.lock().unwrap();
         let mut out: Vec<(String, f64)> = Vec::new();
         for g in &grams {
@@ -198,7 +206,20 @@ impl Soft {
                 out.push((terms[best].clone(), self.weight));
             }
         }
+        let mut t = self.timing.lock().unwrap();
+        t[2] += started.elapsed().as_micros() as u64;
+        t[3] += grams.len() as u64;
         Ok(out)
+    }
+
+    /// What the n-grams cost: embedding (one call a question, on one session) and the nearest-term search.
+    pub fn report(&self) {
+        let [embed_us, embedded, near_us, compared] = *self.timing.lock().unwrap();
+        println!(
+            "soft: {embedded} n-grams embedded, {:.2} ms each (one call a question); {compared} compared with the terms, {:.3} ms each",
+            embed_us as f64 / 1e3 / embedded.max(1) as f64,
+            near_us as f64 / 1e3 / compared.max(1) as f64
+        );
     }
 }
 

@@ -254,7 +254,11 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
         .map(|(i, (vector, text))| fit::Question { paragraph: None, article: i, text, vector })
         .collect();
     pairs.push(fit::pair(s, k, "held-out off-topic on en", false, true, &sites[0], &held, &article_of)?);
-    fit::run(&pairs, arg("--unanswerable-weight").map_or(Ok(fit::UNANSWERABLE_WEIGHT), |w| w.parse())?)
+    let report = fit::run(&pairs, arg("--unanswerable-weight").map_or(Ok(fit::UNANSWERABLE_WEIGHT), |w| w.parse())?);
+    if let Some(soft) = fit::SOFT.get() {
+        soft.report();
+    }
+    report
 }
 
 /// Serves the data directory and asks every question through `POST /v1/query`.

@@ -217,7 +217,7 @@ impl Bm25Index {
 
     /// Its ASCII terms by consonant skeleton, for Hindi and Arabic questions (`skeleton`).
     pub fn skeletons(&self) -> &super::skeleton::Map {
-        self.skeletons.get_or_init(|| super::skeleton::map(self.terms.keys().map(|k| &**k)))
+        self.skeletons.get_or_init(|| super::skeleton::map(self.terms()))
     }
 
     /// How many chunks it holds.
