@@ -134,7 +134,17 @@ pub static SENTENCES: std::sync::OnceLock<super::common::Sentences> = std::sync:
 /// (`lang -> mean(en) - mean(lang)`), the experiment of a language shift.
 pub static SHIFT: std::sync::OnceLock<HashMap<String, Vec<f32>>> = std::sync::OnceLock::new();
 
-/// `--soft T,W` (measured, not built): a translated question's words and word pairs embedded by the model,
+/// English index terms `--soft ...,content` leaves out: function words (and terms of one or two letters),
+/// which a question's own function words are nearest ("de" -> "of").
+const FUNCTION_WORDS: &[&str] = &[
+    "about", "after", "all", "also", "and", "any", "are", "been", "between", "both", "but", "can", "could", "did", "does", "each", "every", "for", "from",
+    "get", "give", "had", "has", "have", "her", "here", "held", "high", "his", "hold", "how", "into", "its", "just", "may", "more", "most", "must", "new",
+    "not", "one", "only", "our", "out", "per", "set", "she", "should", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "time", "too", "two", "very", "was", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "yes", "you",
+    "your",
+];
+
+/// `--soft T,W[,missing][,words][,content]` (measured, not built): a translated question's words and word pairs embedded by the model,
 /// each also searched as the English index term nearest it, when their cosine is at least `T`, at weight `W`.
 pub struct Soft {
     threshold: f32,
@@ -155,13 +165,19 @@ pub static SOFT: std::sync::OnceLock<Soft> = std::sync::OnceLock::new();
 impl Soft {
     pub fn new(store: &Store, knowledge: &Engine, sites: &[&Site], spec: &str) -> anyhow::Result<Soft> {
         let mut parts = spec.split(',');
-        let (Some(t), Some(w)) = (parts.next(), parts.next()) else { anyhow::bail!("--soft T,W[,missing|words]") };
-        let mode = parts.next();
-        let (missing, words) = (mode == Some("missing"), mode == Some("words"));
+        let (Some(t), Some(w)) = (parts.next(), parts.next()) else { anyhow::bail!("--soft T,W[,missing][,words][,content]") };
+        let options: Vec<&str> = parts.collect();
+        let (missing, words, content) = (options.contains(&"missing"), options.contains(&"words"), options.contains(&"content"));
         let mut by_site = HashMap::new();
         for site in sites {
             let index = knowledge.bm25.build_now(store, &site.id)?;
-            let terms: Vec<String> = index.terms().filter(|t| t.chars().count() > 1 && !t.chars().all(|c| c.is_ascii_digit())).map(str::to_owned).collect();
+            let terms: Vec<String> = index
+                .terms()
+                .filter(|t| {
+                    t.chars().count() > if content { 2 } else { 1 } && !t.chars().all(|c| c.is_ascii_digit()) && !(content && FUNCTION_WORDS.contains(t))
+                })
+                .map(str::to_owned)
+                .collect();
             let started = std::time::Instant::now();
             let vectors = embed(knowledge, &terms)?;
             eprintln!("soft: {} terms of {} embedded in {:.1}s", terms.len(), site.id, started.elapsed().as_secs_f64());
@@ -234,6 +250,10 @@ fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::
         }
         _ => Vec::new(),
     };
+    // With `--show-features`, the nearest terms of each question the knowledge cannot answer.
+    if q.paragraph.is_none() && !soft.is_empty() && std::env::args().any(|a| a == "--show-features") {
+        eprintln!("nearest terms: {} -> {:?}", q.text, soft.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>());
+    }
     let query = search::LexicalQuery { text: &q.text, lang, detected, depth: search::depth(5), soft: &soft };
     let mut vector = q.vector.clone();
     if let Some(shift) = SHIFT.get().filter(|_| lang != site.lang)

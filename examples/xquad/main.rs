@@ -16,9 +16,11 @@
 //! bias trades is for the shipped translated questions' model instead of the fitted one. `--sweep-both` with
 //! `--fit`: both shipped cross-lingual models' biases moved together, every article (with `--sentences A`: what
 //! sentence vectors answer at the off-topic count of before). `--show-features` with `--fit`: the three best
-//! candidates' features of each off-topic question the shipped models answer. `--soft T,W[,missing|words]` with
-//! `--fit` (session 24, not built): each question with a dictionary also searched by the English index terms
-//! the model puts nearest its words and word pairs (`fit::Soft`; `missing`: only its words the dictionary lacks; `words`: no word pairs).
+//! candidates' features of each off-topic question the shipped models answer (with `--soft`, the nearest terms
+//! of every question the knowledge cannot answer). `--soft T,W[,missing][,words][,content]` with `--fit`
+//! (session 24, not built): each question with a dictionary also searched by the English index terms the model
+//! puts nearest its words and word pairs (`fit::Soft`; `missing`: only its words the dictionary lacks;
+//! `words`: no word pairs; `content`: English function words and terms of one or two letters left out).
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
 //! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered), then
