@@ -211,7 +211,7 @@ impl Sentences {
     pub fn rescore(&self, ranked: &mut [sitebot::knowledge::search::Candidate], query: &[f32], fusion: &sitebot::knowledge::search::Fusion, dense: bool) {
         for c in ranked.iter_mut() {
             if let Some(vs) = self.vectors.get(&c.key) {
-                let best = vs.iter().map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>()).fold(f32::MIN, f32::max);
+                let best = vs.iter().map(|v| dot(v, query)).fold(f32::MIN, f32::max);
                 c.cos = self.chunk_weight * c.cos + (1.0 - self.chunk_weight) * best;
             }
         }
@@ -272,4 +272,9 @@ pub fn status_kib(pid: u32, field: &str) -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// The dot product of two vectors (their cosine when both are normalized, as the model's are).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }

@@ -195,29 +195,25 @@ impl Soft {
         if !self.missing && !self.words {
             grams.extend(words.windows(2).map(|p| p.join(" ")));
         }
-        let missing: Vec<String> = {
+        let uncached: Vec<String> = {
             let cache = self.grams.lock().unwrap();
             grams.iter().filter(|g| !cache.contains_key(*g)).cloned().collect()
         };
-        if !missing.is_empty() {
+        if !uncached.is_empty() {
             let started = std::time::Instant::now();
-            let vs = knowledge.embedder.embed_blocking(&missing, Purpose::Query)?;
+            let vs = knowledge.embedder.embed_blocking(&uncached, Purpose::Query)?;
             let mut t = self.timing.lock().unwrap();
             t[0] += started.elapsed().as_micros() as u64;
-            t[1] += missing.len() as u64;
+            t[1] += uncached.len() as u64;
             drop(t);
-            self.grams.lock().unwrap().extend(missing.into_iter().zip(vs));
+            self.grams.lock().unwrap().extend(uncached.into_iter().zip(vs));
         }
         let started = std::time::Instant::now();
         let cache = self.grams.lock().unwrap();
         let mut out: Vec<(String, f64)> = Vec::new();
         for g in &grams {
             let v = &cache[g];
-            let (best, cos) = vectors
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (i, t.iter().zip(v).map(|(a, b)| a * b).sum::<f32>()))
-                .fold((0, f32::MIN), |a, b| if b.1 > a.1 { b } else { a });
+            let (best, cos) = vectors.iter().enumerate().map(|(i, t)| (i, super::common::dot(t, v))).fold((0, f32::MIN), |a, b| if b.1 > a.1 { b } else { a });
             if cos >= self.threshold && !out.iter().any(|(t, _)| *t == terms[best]) {
                 out.push((terms[best].clone(), self.weight));
             }

@@ -300,10 +300,8 @@ const MUSEUM_EN: [(&str, &str, &str, &str); 8] = [
 async fn spanish_and_german_questions_find_english_knowledge_on_a_site_of_many_pages() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let pages: Vec<(String, String)> = MUSEUM_EN
-        .iter()
-        .map(|(file, title, slug, text)| ((*file).to_owned(), format!("---\ntitle: {title}\nurl: https://museum.example/{slug}\n---\n# {title}\n\n{text}\n")))
-        .collect();
+    let pages: Vec<(String, String)> =
+        MUSEUM_EN.iter().map(|(file, title, slug, text)| ((*file).to_owned(), markdown_page(&format!("https://museum.example/{slug}"), title, text))).collect();
     let files: Vec<(&str, &[u8])> = pages.iter().map(|(f, body)| (f.as_str(), body.as_bytes())).collect();
     import_files(&app, site.id, &files).await;
     for (lang, question, slug) in [
@@ -431,15 +429,19 @@ const GARDEN: [(&str, &str); 12] = [
     ("tulips", "Tulip bulbs"),
 ];
 
+/// A Markdown page as the importer reads it: front matter with its title and URL, then the title as its
+/// heading and the text.
+fn markdown_page(url: &str, title: &str, text: &str) -> String {
+    format!("---\ntitle: {title}\nurl: {url}\n---\n# {title}\n\n{text}\n")
+}
+
 fn garden_pages() -> Vec<(String, Vec<u8>)> {
     GARDEN
         .iter()
         .map(|(slug, title)| {
-            let body = format!(
-                "---\ntitle: {title}\nurl: https://garden.example/{slug}\n---\n# {title}\n\n{title} are sold in our garden centre from March to October. \
-                 Ask our staff for advice; we order what is not in stock within a week.\n"
-            );
-            (format!("{slug}.md"), body.into_bytes())
+            let text =
+                format!("{title} are sold in our garden centre from March to October. Ask our staff for advice; we order what is not in stock within a week.");
+            (format!("{slug}.md"), markdown_page(&format!("https://garden.example/{slug}"), title, &text).into_bytes())
         })
         .collect()
 }
@@ -491,10 +493,16 @@ async fn a_phrase_the_dictionary_has_finds_its_page_not_its_words_pages() {
     // "شهر العسل" is honeymoon; word by word it is "month" and "honey", the honey page's words.
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let honey = "---\ntitle: Honey of the month\nurl: https://travel.example/honey\n---\n# Honey of the month\n\nEvery month our shop sells a honey from a \
-                 different region: jars of honey, honeycomb and honey candles, delivered each month.\n";
-    let moon = "---\ntitle: Honeymoon trips\nurl: https://travel.example/honeymoon\n---\n# Honeymoon trips\n\nWe plan honeymoons for newly married \
-                couples: islands, mountains and city breaks, with a ceremony on request.\n";
+    let honey = markdown_page(
+        "https://travel.example/honey",
+        "Honey of the month",
+        "Every month our shop sells a honey from a different region: jars of honey, honeycomb and honey candles, delivered each month.",
+    );
+    let moon = markdown_page(
+        "https://travel.example/honeymoon",
+        "Honeymoon trips",
+        "We plan honeymoons for newly married couples: islands, mountains and city breaks, with a ceremony on request.",
+    );
     import_files(&app, site.id, &[("honey.md", honey.as_bytes()), ("honeymoon.md", moon.as_bytes())]).await;
     let a = ask_ok(&app, site.id, "هل تنظمون رحلات شهر العسل؟").await;
     assert_eq!(a["sources"][0]["url"], "https://travel.example/honeymoon", "{a}");
@@ -510,9 +518,7 @@ async fn a_name_written_in_devanagari_finds_the_english_page_that_names_it() {
     // Whitfield's.
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let page = |slug: &str, title: &str, text: &str| {
-        (format!("{slug}.md"), format!("---\ntitle: {title}\nurl: https://school.example/{slug}\n---\n# {title}\n\n{text}\n").into_bytes())
-    };
+    let page = |slug: &str, title: &str, text: &str| (format!("{slug}.md"), markdown_page(&format!("https://school.example/{slug}"), title, text).into_bytes());
     let pages = [
         page("whitcombe", "Pottery with Whitcombe", "Jim Whitcombe shows how to throw a bowl on the wheel; clay and aprons are provided."),
         page("whitaker", "Watercolours with Whitaker", "Ann Whitaker teaches landscapes in watercolour; brushes and paper are provided."),
