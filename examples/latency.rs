@@ -11,6 +11,9 @@
 //! cargo build --release && cargo run --release --example latency [-- --eval DIR --bin target/release/sitebot] [--metrics] [--long-question]
 //! ```
 //!
+//! `--translated DIR` (XQuAD-R's `xquad-r/` directory) asks questions in the translated languages instead,
+//! with `knowledge.nearest_terms` on and off in turn (`translated`).
+//!
 //! `--metrics` serves with `server.metrics_listen` on (so every request is recorded) and scrapes once a
 //! second while the load runs, as Prometheus would: compare with a run without it for the metrics' cost.
 //!
@@ -21,8 +24,8 @@
 //! `knowledge::text::MAX_TERMS` of its terms. With `--metrics` too, it also prints the mean time of each
 //! query stage for 50 of each.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,7 +39,15 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-async fn run(client: &reqwest::Client, url: &str, site: &str, questions: Arc<Vec<String>>, concurrency: usize, total: usize) -> anyhow::Result<()> {
+/// Asks `total` questions at `concurrency`; prints and returns p50 and p99 (ms) and requests a second.
+async fn run(
+    client: &reqwest::Client,
+    url: &str,
+    site: &str,
+    questions: Arc<Vec<String>>,
+    concurrency: usize,
+    total: usize,
+) -> anyhow::Result<(f64, f64, f64)> {
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = Vec::new();
@@ -66,13 +77,9 @@ async fn run(client: &reqwest::Client, url: &str, site: &str, questions: Arc<Vec
     }
     let elapsed = started.elapsed().as_secs_f64();
     all.sort();
-    println!(
-        "c={concurrency:<3} {total} requests: p50 {:.2} ms, p99 {:.2} ms, {:.0} req/s",
-        percentile(&all, 0.5),
-        percentile(&all, 0.99),
-        total as f64 / elapsed
-    );
-    Ok(())
+    let (p50, p99, rate) = (percentile(&all, 0.5), percentile(&all, 0.99), total as f64 / elapsed);
+    println!("c={concurrency:<3} {total} requests: p50 {p50:.2} ms, p99 {p99:.2} ms, {rate:.0} req/s");
+    Ok((p50, p99, rate))
 }
 
 /// 500 distinct words of the corpus, the most frequent of two or three letters first, within the route's
@@ -217,6 +224,111 @@ fn wrk(url: &str, site: &str, questions: &[String], dir: &std::path::Path) -> an
     Ok(())
 }
 
+/// XQuAD-R's questions in the translated languages that have them (`xquad-r/{lang}.json`), the first
+/// `per_language` of each, interleaved.
+fn translated_questions(xquad: &Path, per_language: usize) -> anyhow::Result<Vec<String>> {
+    let mut by_lang = Vec::new();
+    for lang in ["ar", "de", "el", "es", "ru", "tr", "zh"] {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(xquad.join(format!("{lang}.json")))?)?;
+        let qs: Vec<String> = v["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|a| a["paragraphs"].as_array().into_iter().flatten())
+            .flat_map(|p| p["qas"].as_array().into_iter().flatten())
+            .filter_map(|qa| qa["question"].as_str().map(str::to_owned))
+            .take(per_language)
+            .collect();
+        by_lang.push(qs);
+    }
+    Ok((0..per_language).flat_map(|i| by_lang.iter().filter_map(move |qs| qs.get(i).cloned())).collect())
+}
+
+/// `common::start` with the per-client caps lifted: the load comes from one address, and they are not
+/// what is measured.
+fn serve(mut server: Command, dir: &str) -> anyhow::Result<(std::process::Child, std::io::Lines<BufReader<std::process::ChildStdout>>, String)> {
+    server.env("SITEBOT_SERVER__MAX_HANDSHAKES_PER_IP", "4096").env("SITEBOT_SERVER__MAX_CONNECTIONS_PER_IP", "4096");
+    common::start(server, Path::new(dir))
+}
+
+/// A log line without its colours.
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            chars.by_ref().find(|c| c.is_ascii_alphabetic());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `--translated DIR`: questions in the translated languages on the (English) site, with the site's
+/// nearest English terms (`knowledge.nearest_terms`) and without, two rounds alternated: each server
+/// started afresh, its terms embedded at its first such question (the time is read from its log), then
+/// concurrency 1 and 8; p50, p99, requests a second and peak memory, and the ratios of the medians.
+async fn translated(bin: &str, dir: &str, site: &str, xquad: &Path) -> anyhow::Result<()> {
+    let questions = Arc::new(translated_questions(xquad, 80)?);
+    println!("{} questions in ar, de, el, es, ru, tr, zh", questions.len());
+    let mut medians: Vec<(bool, f64, f64)> = Vec::new();
+    for round in 0..2 {
+        for on in [true, false] {
+            let log = Path::new(dir).join(format!("nearest-{round}-{on}.log"));
+            let mut server = Command::new(bin);
+            server.env("RUST_LOG", "info").env("SITEBOT_KNOWLEDGE__NEAREST_TERMS", on.to_string()).stderr(std::fs::File::create(&log)?);
+            let (mut server, _, base) = serve(server, dir)?;
+            let pid = server.id();
+            let pem = std::fs::read(Path::new(dir).join("tls/cert.pem"))?;
+            let client = reqwest::Client::builder()
+                .use_rustls_tls()
+                .tls_built_in_root_certs(false)
+                .add_root_certificate(reqwest::Certificate::from_pem(&pem)?)
+                .build()?;
+            let url = format!("{base}/v1/query");
+            let before = status_kib(pid, "VmRSS:");
+            time_one(&client, &url, site, &questions[0]).await?;
+            if on {
+                let started = Instant::now();
+                // Asked again until they are: a question before the site's BM25 index is in memory (built
+                // at start) starts nothing.
+                let line = loop {
+                    let text = std::fs::read_to_string(&log)?;
+                    if let Some(l) = text.lines().find(|l| l.contains("English terms embedded")) {
+                        break strip_ansi(l);
+                    }
+                    anyhow::ensure!(started.elapsed() < Duration::from_secs(300), "the site's terms were not embedded in 5 minutes");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    time_one(&client, &url, site, &questions[0]).await?;
+                };
+                let field = |name: &str| line.split_whitespace().find_map(|w| w.strip_prefix(name)).unwrap_or("?").to_owned();
+                println!(
+                    "round {round}, nearest on: {} terms embedded in {} ms, {} bytes; RSS {:.1} -> {:.1} MiB",
+                    field("terms="),
+                    field("took_ms="),
+                    field("bytes="),
+                    before as f64 / 1024.0,
+                    status_kib(pid, "VmRSS:") as f64 / 1024.0
+                );
+            }
+            run(&client, &url, site, questions.clone(), 4, 100).await?;
+            print!("round {round}, nearest {}: ", if on { "on " } else { "off" });
+            let (c1, _, _) = run(&client, &url, site, questions.clone(), 1, questions.len()).await?;
+            print!("round {round}, nearest {}: ", if on { "on " } else { "off" });
+            let (_, _, rate) = run(&client, &url, site, questions.clone(), 8, questions.len() * 2).await?;
+            println!("round {round}, nearest {}: peak memory (VmHWM) {:.1} MiB", if on { "on " } else { "off" }, status_kib(pid, "VmHWM:") as f64 / 1024.0);
+            medians.push((on, c1, rate));
+            server.kill()?;
+            server.wait()?;
+        }
+    }
+    for round in medians.chunks(2) {
+        println!("on / off: c=1 p50 {:.2}, c=8 requests a second {:.2}", round[0].1 / round[1].1, round[0].2 / round[1].2);
+    }
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let eval = PathBuf::from(arg("--eval").unwrap_or_else(|| "../shared/eval/scifact".into()));
@@ -232,30 +344,17 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     let data_path = PathBuf::from(&dir);
+    if let Some(xquad) = arg("--translated") {
+        return translated(&bin, &dir, &site, Path::new(&xquad)).await;
+    }
     let metrics = std::env::args().any(|a| a == "--metrics");
     let mut server = Command::new(&bin);
     if metrics {
         server.env("SITEBOT_SERVER__METRICS_LISTEN", "127.0.0.1:0");
     }
-    let mut server = server
-        .args(["--data-dir", &dir, "serve", "--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        // The load comes from one address: lift the per-client caps so they are not what is measured.
-        .env("SITEBOT_SERVER__MAX_HANDSHAKES_PER_IP", "4096")
-        .env("SITEBOT_SERVER__MAX_CONNECTIONS_PER_IP", "4096")
-        // One address is every visitor here: give it the site's whole budget, as one visitor of many never has.
-        .env("SITEBOT_LIMITS__VISITOR_SHARE", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
+    server.env("RUST_LOG", "warn").stderr(Stdio::null());
+    let (mut server, mut lines, base) = serve(server, &dir)?;
     let pid = server.id();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().ok_or_else(|| anyhow::anyhow!("server exited"))??;
-        if let Some(addr) = line.strip_prefix("listening on ") {
-            break addr.trim().to_owned();
-        }
-    };
     let mut metrics_url = None;
     if metrics {
         let line = lines.next().ok_or_else(|| anyhow::anyhow!("server exited"))??;

@@ -29,14 +29,25 @@ pub fn create_site(bin: &str, dir: &str, name: &str, lang: &str) -> anyhow::Resu
 /// whole budget (`limits.visitor_share` 1), as one visitor of many never has, so a fast run is not turned
 /// away with 429.
 pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Child, reqwest::Client, String)> {
-    let mut server = Command::new(bin)
+    let mut server = Command::new(bin);
+    server.env("RUST_LOG", "warn").stderr(Stdio::null());
+    let (server, _, base) = start(server, dir)?;
+    let pem = std::fs::read(dir.join("tls/cert.pem"))?;
+    let client =
+        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
+    Ok((server, client, base))
+}
+
+/// Starts `server` (the binary, with its own settings and stderr) serving `dir` on a free port, one
+/// address being every visitor (`limits.visitor_share` 1); returns it, its stdout lines after the
+/// "listening on" one, and its base URL.
+pub fn start(mut server: Command, dir: &Path) -> anyhow::Result<(Child, std::io::Lines<BufReader<std::process::ChildStdout>>, String)> {
+    let mut server = server
         .arg("--data-dir")
         .arg(dir)
         .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
         .env("SITEBOT_LIMITS__VISITOR_SHARE", "1")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()?;
     let mut lines = BufReader::new(server.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).lines();
     let base = loop {
@@ -45,10 +56,7 @@ pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Child, reqwest::Client, S
             break addr.trim().to_owned();
         }
     };
-    let pem = std::fs::read(dir.join("tls/cert.pem"))?;
-    let client =
-        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).add_root_certificate(reqwest::Certificate::from_pem(&pem)?).build()?;
-    Ok((server, client, base))
+    Ok((server, lines, base))
 }
 
 /// Questions a visitor might ask that neither XQuAD's Wikipedia paragraphs nor StackFAQ's web-application

@@ -134,103 +134,50 @@ pub static SENTENCES: std::sync::OnceLock<super::common::Sentences> = std::sync:
 /// (`lang -> mean(en) - mean(lang)`), the experiment of a language shift.
 pub static SHIFT: std::sync::OnceLock<HashMap<String, Vec<f32>>> = std::sync::OnceLock::new();
 
-/// English index terms `--soft ...,content` leaves out: function words (and terms of one or two letters),
-/// which a question's own function words are nearest ("de" -> "of").
-const FUNCTION_WORDS: &[&str] = &[
-    "about", "after", "all", "also", "and", "any", "are", "been", "between", "both", "but", "can", "could", "did", "does", "each", "every", "for", "from",
-    "get", "give", "had", "has", "have", "her", "here", "held", "high", "his", "hold", "how", "into", "its", "just", "may", "more", "most", "must", "new",
-    "not", "one", "only", "our", "out", "per", "set", "she", "should", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
-    "those", "time", "too", "two", "very", "was", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "yes", "you",
-    "your",
-];
+/// Time spent embedding questions' words and comparing them with the sites' terms (`search::nearest`,
+/// microseconds), and their counts.
+static NEAREST_TIMING: std::sync::Mutex<[u64; 4]> = std::sync::Mutex::new([0; 4]);
 
-/// `--soft T,W[,missing][,words][,content]` (measured, not built): a translated question's words and word pairs embedded by the model,
-/// each also searched as the English index term nearest it, when their cosine is at least `T`, at weight `W`.
-pub struct Soft {
-    threshold: f32,
-    weight: f64,
-    /// Only the words the dictionary lacks (no word pairs).
-    missing: bool,
-    /// Words alone, no word pairs.
-    words: bool,
-    /// Per site: its index terms and their vectors (the model's, as questions).
-    sites: HashMap<SiteId, (Vec<String>, Vec<Vec<f32>>)>,
-    grams: std::sync::Mutex<HashMap<String, Vec<f32>>>,
-    /// Time spent embedding n-grams and comparing them with the terms (microseconds), and their counts.
-    timing: std::sync::Mutex<[u64; 4]>,
+/// Makes the sites' English term vectors now (`search::nearest`; the route makes them in the background at
+/// a site's first translated question), unless `knowledge.nearest_terms` is off.
+pub fn embed_terms(store: &Store, knowledge: &Engine, sites: &[&Site]) -> anyhow::Result<()> {
+    let Some(nearest) = &knowledge.nearest else { return Ok(()) };
+    for site in sites {
+        let started = std::time::Instant::now();
+        let index = knowledge.bm25.build_now(store, &site.id)?;
+        let terms = nearest.build_now(&knowledge.embedder, &site.id, &index)?;
+        eprintln!("nearest: {} terms of {} embedded in {:.1}s ({} bytes)", terms.len(), site.id, started.elapsed().as_secs_f64(), terms.bytes());
+    }
+    Ok(())
 }
 
-pub static SOFT: std::sync::OnceLock<Soft> = std::sync::OnceLock::new();
+/// The English terms nearest a translated question's words, as the route finds them.
+fn nearest_terms(knowledge: &Engine, site: &SiteId, question: &str) -> anyhow::Result<Vec<(String, f64)>> {
+    let Some(terms) = knowledge.nearest.as_ref().and_then(|n| n.get(site)) else { return Ok(Vec::new()) };
+    let words = search::nearest::words(question);
+    let unseen = terms.unseen(&words);
+    let started = std::time::Instant::now();
+    let vectors = knowledge.embedder.embed_blocking(&unseen, Purpose::Query)?;
+    let took = started.elapsed();
+    let embedded: Vec<(String, Vec<f32>)> = unseen.into_iter().zip(vectors).collect();
+    let started = std::time::Instant::now();
+    let found = terms.nearest(&words, &embedded);
+    let mut t = NEAREST_TIMING.lock().unwrap();
+    t[0] += took.as_micros() as u64;
+    t[1] += embedded.len() as u64;
+    t[2] += started.elapsed().as_micros() as u64;
+    t[3] += words.len() as u64;
+    Ok(found)
+}
 
-impl Soft {
-    pub fn new(store: &Store, knowledge: &Engine, sites: &[&Site], spec: &str) -> anyhow::Result<Soft> {
-        let mut parts = spec.split(',');
-        let (Some(t), Some(w)) = (parts.next(), parts.next()) else { anyhow::bail!("--soft T,W[,missing][,words][,content]") };
-        let options: Vec<&str> = parts.collect();
-        let (missing, words, content) = (options.contains(&"missing"), options.contains(&"words"), options.contains(&"content"));
-        let mut by_site = HashMap::new();
-        for site in sites {
-            let index = knowledge.bm25.build_now(store, &site.id)?;
-            let terms: Vec<String> = index
-                .terms()
-                .filter(|t| {
-                    t.chars().count() > if content { 2 } else { 1 } && !t.chars().all(|c| c.is_ascii_digit()) && !(content && FUNCTION_WORDS.contains(t))
-                })
-                .map(str::to_owned)
-                .collect();
-            let started = std::time::Instant::now();
-            let vectors = embed(knowledge, &terms)?;
-            eprintln!("soft: {} terms of {} embedded in {:.1}s", terms.len(), site.id, started.elapsed().as_secs_f64());
-            by_site.insert(site.id, (terms, vectors));
-        }
-        Ok(Soft { threshold: t.parse()?, weight: w.parse()?, missing, words, sites: by_site, grams: Default::default(), timing: Default::default() })
-    }
-
-    fn terms(&self, knowledge: &Engine, site: &SiteId, lang: &str, question: &str) -> anyhow::Result<Vec<(String, f64)>> {
-        let Some((terms, vectors)) = self.sites.get(site) else { return Ok(Vec::new()) };
-        let lower = question.to_lowercase();
-        let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() > 1).collect();
-        let mut grams: Vec<String> =
-            words.iter().filter(|w| !self.missing || knowledge.dictionaries.translate(lang, w).is_empty()).map(|w| w.to_string()).collect();
-        if !self.missing && !self.words {
-            grams.extend(words.windows(2).map(|p| p.join(" ")));
-        }
-        let uncached: Vec<String> = {
-            let cache = self.grams.lock().unwrap();
-            grams.iter().filter(|g| !cache.contains_key(*g)).cloned().collect()
-        };
-        if !uncached.is_empty() {
-            let started = std::time::Instant::now();
-            let vs = knowledge.embedder.embed_blocking(&uncached, Purpose::Query)?;
-            let mut t = self.timing.lock().unwrap();
-            t[0] += started.elapsed().as_micros() as u64;
-            t[1] += uncached.len() as u64;
-            drop(t);
-            self.grams.lock().unwrap().extend(uncached.into_iter().zip(vs));
-        }
-        let started = std::time::Instant::now();
-        let cache = self.grams.lock().unwrap();
-        let mut out: Vec<(String, f64)> = Vec::new();
-        for g in &grams {
-            let v = &cache[g];
-            let (best, cos) = vectors.iter().enumerate().map(|(i, t)| (i, super::common::dot(t, v))).fold((0, f32::MIN), |a, b| if b.1 > a.1 { b } else { a });
-            if cos >= self.threshold && !out.iter().any(|(t, _)| *t == terms[best]) {
-                out.push((terms[best].clone(), self.weight));
-            }
-        }
-        let mut t = self.timing.lock().unwrap();
-        t[2] += started.elapsed().as_micros() as u64;
-        t[3] += grams.len() as u64;
-        Ok(out)
-    }
-
-    /// What the n-grams cost: embedding (one call a question, on one session) and the nearest-term search.
-    pub fn report(&self) {
-        let [embed_us, embedded, near_us, compared] = *self.timing.lock().unwrap();
+/// What the nearest terms cost: the words embedded (one call a question, on one session) and compared.
+pub fn report_nearest() {
+    let [embed_us, embedded, near_us, words] = *NEAREST_TIMING.lock().unwrap();
+    if words > 0 {
         println!(
-            "soft: {embedded} n-grams embedded, {:.2} ms each (one call a question); {compared} compared with the terms, {:.3} ms each",
+            "nearest terms: {words} words, {embedded} of them embedded ({:.2} ms each, one call a question) and compared with the terms ({:.3} ms each)",
             embed_us as f64 / 1e3 / embedded.max(1) as f64,
-            near_us as f64 / 1e3 / compared.max(1) as f64
+            near_us as f64 / 1e3 / embedded.max(1) as f64
         );
     }
 }
@@ -240,10 +187,8 @@ fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::
     let lang = sitebot::knowledge::language::detect_confident(&q.text).unwrap_or(site.lang);
     let fusion = Fusion::default();
     let detected = sitebot::knowledge::language::detect_confident(&q.text);
-    let soft = match SOFT.get() {
-        Some(s) if detected.is_some_and(|l| search::TRANSLATED_LANGUAGES.contains(&l)) => {
-            s.terms(knowledge, &site.id, detected.unwrap_or_default(), &q.text)?
-        }
+    let soft = match detected {
+        Some(l) if search::TRANSLATED_LANGUAGES.contains(&l) => nearest_terms(knowledge, &site.id, &q.text)?,
         _ => Vec::new(),
     };
     // With `--show-features`, the nearest terms of each question the knowledge cannot answer.

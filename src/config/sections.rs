@@ -302,6 +302,10 @@ pub struct KnowledgeConfig {
     /// English translations. Found next to the installed binary when unset; without them questions are
     /// searched as they are.
     pub dictionaries_dir: Option<PathBuf>,
+    /// A question in one of those languages on English documents also searches the site's English terms
+    /// nearest its words by the main model's cosine (`knowledge::search::nearest`): a site's terms are
+    /// embedded in the background at its first such question, and kept (about 2 MB for 5,000 terms).
+    pub nearest_terms: bool,
 }
 
 impl Default for KnowledgeConfig {
@@ -316,6 +320,7 @@ impl Default for KnowledgeConfig {
             english_model: false,
             english_model_dir: None,
             dictionaries_dir: None,
+            nearest_terms: true,
         }
     }
 }

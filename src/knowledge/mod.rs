@@ -15,7 +15,7 @@
 //!
 //! [`Engine`] holds what one process loads once (the embedder, both kinds of index, the fusion model) and
 //! finds what answers a question ([`Engine::passages`]): BM25 runs on the blocking pool while the question
-//! is embedded; then, in one blocking task (at most `search::vector::SEARCH_THREADS` at a time), the
+//! is embedded (after it, for a question whose words are embedded too: `search::nearest`); then, in one blocking task (at most `search::vector::SEARCH_THREADS` at a time), the
 //! site's curated answers are matched against the question (a close one is the answer), else the vector
 //! search, the fusion and the chunk fetch give the passages, one per document. The one path from a
 //! request to a recorded answer is `crate::answering`'s.
@@ -151,6 +151,9 @@ pub struct Engine {
     pub term_stats: search::TermStats,
     /// Bilingual dictionaries: a question's words in English, for BM25 on English knowledge.
     pub dictionaries: search::dictionary::Dictionaries,
+    /// Each site's English terms embedded, for the words of questions in the translated languages
+    /// (`knowledge.nearest_terms`; `None` when off).
+    pub nearest: Option<search::nearest::NearestTerms>,
     /// The fusion model every question is ranked with.
     pub fusion: Fusion,
     /// Bounds concurrent retrievals (index searches need a reserved usearch context each).
@@ -199,6 +202,7 @@ impl Engine {
             embedder,
             term_stats: search::TermStats::default(),
             dictionaries: search::dictionary::Dictionaries::new(search::dictionary::dir(config)),
+            nearest: config.nearest_terms.then(Default::default),
             fusion: Fusion::default(),
             searches: gate::Gate::new(search::vector::SEARCH_THREADS),
             queues,
@@ -213,26 +217,36 @@ impl Engine {
         let _permit = self.searches.enter(self.queues.search).await?;
         let search = q.search_text();
         let mode = if self.is_stale(site) { Mode::Bm25 } else { Mode::Hybrid };
-        // BM25 needs no embedding: it runs while the question is embedded.
-        let (this, lstore, site_id, text, top_k, lang, detected) =
-            (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
-        let lexical = tokio::task::spawn_blocking(move || {
-            let t = Instant::now();
-            let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k), soft: &[] };
-            let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode);
-            this.stages.observe(Stage::Lexical, t.elapsed());
-            lex
-        });
+        // A question in a translated language on a site whose English terms are embedded: its words are
+        // embedded with it, and the terms nearest them searched too (`search::nearest`), so BM25 waits
+        // for the embedding. Otherwise BM25 needs no embedding: it runs while the question is embedded.
+        let translated = q.detected.filter(|l| search::TRANSLATED_LANGUAGES.contains(l));
+        let terms = self.nearest.as_ref().filter(|_| mode == Mode::Hybrid && translated.is_some()).and_then(|n| n.get(site));
+        let words = terms.as_ref().map(|_| search::nearest::words(&search)).unwrap_or_default();
+        let unseen = terms.as_ref().map(|t| t.unseen(&words)).unwrap_or_default();
+        let lexical = |soft: Vec<(String, f64)>| {
+            let (this, lstore, site_id, text, top_k, lang, detected) =
+                (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
+            tokio::task::spawn_blocking(move || {
+                let t = Instant::now();
+                let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k), soft: &soft };
+                let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode);
+                this.stages.observe(Stage::Lexical, t.elapsed());
+                lex.map(|lex| (lex, soft))
+            })
+        };
+        let early = terms.is_none().then(|| lexical(Vec::new()));
         let t = Instant::now();
         // An English question is embedded by the English model too, at the same time.
         let english = self.english.clone().filter(|_| mode == Mode::Hybrid && is_english(q.detected, &search));
-        let (vector, english_vector) = tokio::join!(
+        let (vectors, english_vector) = tokio::join!(
             async {
                 match mode {
                     Mode::Bm25 => Ok(Vec::new()),
-                    _ => Ok::<_, EmbedError>(
-                        self.embedder.embed(vec![search.clone()], embedding::model::Purpose::Query, self.queues.embedding).await?.pop().unwrap_or_default(),
-                    ),
+                    _ => {
+                        let texts = std::iter::once(search.clone()).chain(unseen.iter().cloned()).collect();
+                        self.embedder.embed(texts, embedding::model::Purpose::Query, self.queues.embedding).await
+                    }
                 }
             },
             async {
@@ -247,14 +261,28 @@ impl Engine {
                 }
             }
         );
-        let vector = vector?;
+        let mut vectors = vectors?.into_iter();
+        let vector = vectors.next().unwrap_or_default();
         self.stages.observe(Stage::Embedding, t.elapsed());
-        let lex = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        let lexical = match early {
+            Some(task) => task,
+            None => {
+                let embedded: Vec<(String, Vec<f32>)> = unseen.into_iter().zip(vectors).collect();
+                let soft = terms.as_ref().map(|t| t.nearest(&words, &embedded)).unwrap_or_default();
+                lexical(soft)
+            }
+        };
+        let (lex, soft) = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
+        // The site's English terms are embedded (again) when a question in a translated language finds
+        // them missing or older than the index it searched.
+        if let (Some(nearest), Some(_), Some(index)) = (&self.nearest, translated, &lex.english_index) {
+            nearest.refresh(&self.embedder, site, index);
+        }
         let threshold = q.threshold.unwrap_or(self.min_score);
         let (this, store) = (self.clone(), store.clone());
         // A curated answer close enough to the question is preferred over the passages.
         let t = Instant::now();
-        let (search, lang) = (q.search_text(), q.lang.primary().to_owned());
+        let (search, lang, site_id, top_k, detected) = (q.search_text(), q.lang.primary().to_owned(), *site, q.top_k, q.detected);
         let (passages, curated, vector) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
             let min = this.curated_min_similarity.max(threshold);
             let curated = answer::curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
@@ -269,7 +297,7 @@ impl Engine {
                 if !found.moved {
                     break;
                 }
-                let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k), soft: &[] };
+                let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k), soft: &soft };
                 let lex = search::lexical(&store, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode)?;
                 found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, english, top_k, threshold, &this.fusion, mode)?;
             }

@@ -45,6 +45,7 @@
 pub mod analysis;
 pub mod bm25;
 pub mod dictionary;
+pub mod nearest;
 pub mod skeleton;
 pub mod vector;
 
@@ -514,6 +515,9 @@ pub struct Lexical {
     pub lang: Option<&'static str>,
     /// The question's words were also searched by their English translations (`dictionary`).
     pub translated: bool,
+    /// The in-memory index searched for a question in another language than the site's English
+    /// documents: the terms `nearest` embeds.
+    pub english_index: Option<std::sync::Arc<bm25::Bm25Index>>,
 }
 
 /// What the lexical half searches for.
@@ -528,11 +532,9 @@ pub struct LexicalQuery<'a> {
     pub detected: Option<&'static str>,
     /// Hits to keep (`depth`).
     pub depth: usize,
-    /// English index terms the caller found near the question's words, each with the weight of its BM25
+    /// English index terms found near the question's words (`nearest`), each with the weight of its BM25
     /// score: searched beside the question's own terms when the question is in another language than the
-    /// site's English documents, on the in-memory index (FTS5 cannot weigh a term). The route passes none;
-    /// `examples/xquad --soft` measures what the model's nearest terms would add (docs/performance.md,
-    /// "The model's own nearest English terms").
+    /// site's English documents, on the in-memory index (FTS5 cannot weigh a term).
     pub soft: &'a [(String, f64)],
 }
 
@@ -553,7 +555,7 @@ pub fn lexical(
     let generation = kb.generation()?;
     let (question, lang, depth, detected) = (q.text, q.lang, q.depth, q.detected);
     if mode == Mode::Dense {
-        return Ok(Lexical { generation, hits: Vec::new(), lang: detected, translated: false });
+        return Ok(Lexical { generation, hits: Vec::new(), lang: detected, translated: false, english_index: None });
     }
     let langs = stats.languages(&kb, site, generation, lang)?;
     let mut terms = question_terms(question, &langs.iter().map(String::as_str).collect::<Vec<_>>());
@@ -561,9 +563,11 @@ pub fn lexical(
     // are searched too (`dictionary`), as the documents' analysis holds them.
     let mut translated = false;
     let mut soft: &[(String, f64)] = &[];
+    let mut english_index = None;
     let index = bm25.at(store, site, generation);
     if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
         soft = q.soft;
+        english_index = index.clone();
         let scored_as_translated = TRANSLATED_LANGUAGES.contains(&l);
         let words = dictionaries.translate(l, question);
         translated = scored_as_translated && !words.is_empty();
@@ -581,7 +585,7 @@ pub fn lexical(
             }
         }
     }
-    let hits = match index {
+    let hits = match &index {
         Some(index) => {
             index.search_weighted(terms.iter().map(|t| (t.as_str(), 1.0)).chain(soft.iter().map(|(t, w)| (t.as_str(), *w))), fusion.heading_weight, depth)
         }
@@ -590,7 +594,7 @@ pub fn lexical(
             None => Vec::new(),
         },
     };
-    Ok(Lexical { generation, hits, lang: detected, translated })
+    Ok(Lexical { generation, hits, lang: detected, translated, english_index })
 }
 
 /// Ranks the site's chunks for a question (blocking). Candidates come best first for `mode`.
