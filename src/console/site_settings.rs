@@ -328,7 +328,7 @@ pub async fn delete(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
     };
     let (engine, dir) = (state.knowledge.clone(), state.data_dir.join(crate::knowledge::INDEX_DIR));
     let files = tokio::task::spawn_blocking(move || {
-        engine.vectors.drop_site(&id);
+        engine.forget_site(&id);
         crate::knowledge::search::vector::remove_files(&dir, &id)
     })
     .await;

@@ -319,6 +319,17 @@ impl Engine {
         (self.embedder.shed(), self.searches.shed())
     }
 
+    /// Forgets everything held of a deleted site (blocking): its vector index in memory and on disk, its
+    /// BM25 index, its embedded terms and its questions' words.
+    pub fn forget_site(&self, site: &SiteId) {
+        self.vectors.drop_site(site);
+        self.bm25.drop_site(site);
+        if let Some(nearest) = &self.nearest {
+            nearest.drop_site(site);
+        }
+        self.set_stale(site, false);
+    }
+
     /// Whether the site is searched by BM25 alone while its chunks are re-embedded.
     pub fn is_stale(&self, site: &SiteId) -> bool {
         self.stale.lock().unwrap_or_else(|p| p.into_inner()).contains(site)

@@ -264,9 +264,14 @@ async fn disabling_and_deleting_need_the_site_typed_again_and_only_an_admin_dele
     let wrong = post(&app, &format!("{settings}/delete"), &admin, &[("confirm", "")]).await;
     assert_eq!(wrong.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert!(site(&app, s.id).await.is_some());
+    // What the server holds of the site in memory goes with it: here, its embedded English terms.
+    let nearest = app.state.knowledge.nearest.as_ref().unwrap();
+    nearest.build_now(&app.state.knowledge.embedder, &s.id, &app.state.knowledge.bm25.build_now(&app.state.store, &s.id).unwrap()).unwrap();
+    assert!(nearest.get(&s.id).is_some());
     let deleted = post(&app, &format!("{settings}/delete"), &admin, &[("confirm", &s.id.to_string())]).await;
     assert_eq!((deleted.status(), deleted.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/console/sites"));
     assert!(site(&app, s.id).await.is_none());
+    assert!(nearest.get(&s.id).is_none());
     assert_eq!(app.count("SELECT count(*) FROM leads WHERE site_id = ?1", [s.id.to_string()]), 0);
     assert_eq!(get(&app, &settings, Some(&admin.0)).await.status(), StatusCode::NOT_FOUND);
     crate::helpers::problem(lead().await.unwrap(), 404, "site_not_found").await;

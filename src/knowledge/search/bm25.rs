@@ -285,6 +285,11 @@ impl Bm25Indexes {
         Ok(idx)
     }
 
+    /// Forgets a deleted site's index (a build under way keeps its own until it ends).
+    pub fn drop_site(&self, site: &SiteId) {
+        self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
+    }
+
     /// Sends every question to FTS5 (`false`) or back to the in-memory indexes.
     pub fn set_enabled(&self, enabled: bool) {
         self.off.store(!enabled, Ordering::Relaxed);

@@ -250,6 +250,11 @@ impl NearestTerms {
         }
     }
 
+    /// Forgets a deleted site's terms and the words its questions had.
+    pub fn drop_site(&self, site: &SiteId) {
+        self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
+    }
+
     /// Makes the term vectors of `index` now and keeps them (blocking; benchmarks, before they ask).
     pub fn build_now(&self, embedder: &Embedder, site: &SiteId, index: &Bm25Index) -> Result<Arc<TermVectors>, EmbedError> {
         self.slot(site).build(embedder, site, index)
