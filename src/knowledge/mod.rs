@@ -15,8 +15,8 @@
 //!
 //! [`Engine`] holds what one process loads once (the embedder, both kinds of index, the fusion model) and
 //! finds what answers a question ([`Engine::passages`]): BM25 runs on the blocking pool while the question
-//! is embedded (after it, for a question whose words are embedded too: `search::nearest`); then, in one blocking task (at most `search::vector::SEARCH_THREADS` at a time), the
-//! site's curated answers are matched against the question (a close one is the answer), else the vector
+//! is embedded (after it, for a question whose words are embedded too: `search::nearest`); then, in one
+//! blocking task (at most `search::vector::SEARCH_THREADS` at a time), the site's curated answers are matched against the question (a close one is the answer), else the vector
 //! search, the fusion and the chunk fetch give the passages, one per document. The one path from a
 //! request to a recorded answer is `crate::answering`'s.
 
@@ -224,11 +224,15 @@ impl Engine {
         let terms = self.nearest.as_ref().filter(|_| mode == Mode::Hybrid && translated.is_some()).and_then(|n| n.get(site));
         let words = terms.as_ref().map(|_| search::nearest::words(&search)).unwrap_or_default();
         let unseen = terms.as_ref().map(|t| t.unseen(&words)).unwrap_or_default();
-        let lexical = |soft: Vec<(String, f64)>| {
+        // On the blocking pool: the nearest terms of the words (`embedded` holds the vectors of those the
+        // site had not met), then BM25.
+        let lexical = |embedded: Vec<(String, Vec<f32>)>| {
             let (this, lstore, site_id, text, top_k, lang, detected) =
                 (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
+            let (terms, words) = (terms.clone(), words.clone());
             tokio::task::spawn_blocking(move || {
                 let t = Instant::now();
+                let soft = terms.map(|t| t.nearest(&words, &embedded)).unwrap_or_default();
                 let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k), soft: &soft };
                 let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode);
                 this.stages.observe(Stage::Lexical, t.elapsed());
@@ -266,11 +270,7 @@ impl Engine {
         self.stages.observe(Stage::Embedding, t.elapsed());
         let lexical = match early {
             Some(task) => task,
-            None => {
-                let embedded: Vec<(String, Vec<f32>)> = unseen.into_iter().zip(vectors).collect();
-                let soft = terms.as_ref().map(|t| t.nearest(&words, &embedded)).unwrap_or_default();
-                lexical(soft)
-            }
+            None => lexical(unseen.into_iter().zip(vectors).collect()),
         };
         let (lex, soft) = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         // The site's English terms are embedded (again) when a question in a translated language finds
