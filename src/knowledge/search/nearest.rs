@@ -209,12 +209,14 @@ impl TermVectors {
 #[derive(Debug, Default)]
 pub struct NearestTerms {
     sites: Mutex<HashMap<SiteId, Arc<Slot>>>,
+    /// One site's terms are embedded at a time, whatever the number of sites asking (after a restart, every
+    /// site with questions in these languages): the background work takes one embedding session at most.
+    building: Arc<AtomicBool>,
 }
 
 #[derive(Debug, Default)]
 struct Slot {
     current: Mutex<Option<Arc<TermVectors>>>,
-    building: AtomicBool,
     /// When the next build may start (after a failed one).
     not_before: Mutex<Option<Instant>>,
 }
@@ -231,21 +233,22 @@ impl NearestTerms {
     }
 
     /// Makes the term vectors of `index` in the background, unless the site's are of its generation
-    /// already, a build runs, or the last one failed less than `RETRY_AFTER` ago.
+    /// already, a build (of any site) runs, or the site's last one failed less than `RETRY_AFTER` ago. A
+    /// site passed over is built at a later question.
     pub fn refresh(&self, embedder: &Arc<Embedder>, site: &SiteId, index: &Arc<Bm25Index>) {
         let slot = self.slot(site);
         if slot.current.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|c| c.generation >= index.generation) {
             return;
         }
         let due = slot.not_before.lock().unwrap_or_else(|p| p.into_inner()).is_none_or(|t| Instant::now() >= t);
-        if due && !slot.building.swap(true, Ordering::SeqCst) {
-            let (embedder, site, index) = (embedder.clone(), *site, index.clone());
+        if due && !self.building.swap(true, Ordering::SeqCst) {
+            let (embedder, site, index, building) = (embedder.clone(), *site, index.clone(), self.building.clone());
             crate::knowledge::in_background(move || {
                 if let Err(e) = slot.build(&embedder, &site, &index) {
                     tracing::warn!(site = %site, error = %e, "cannot embed the site's English terms; questions in other languages are searched without them");
                     *slot.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + RETRY_AFTER);
                 }
-                slot.building.store(false, Ordering::SeqCst);
+                building.store(false, Ordering::SeqCst);
             });
         }
     }
