@@ -202,7 +202,7 @@ impl Engine {
             embedder,
             term_stats: search::TermStats::default(),
             dictionaries: search::dictionary::Dictionaries::new(search::dictionary::dir(config)),
-            nearest: config.nearest_terms.then(Default::default),
+            nearest: config.nearest_terms.then(|| search::nearest::NearestTerms::saved_in(data_dir.join(INDEX_DIR))),
             fusion: Fusion::default(),
             searches: gate::Gate::new(search::vector::SEARCH_THREADS),
             queues,

@@ -268,10 +268,14 @@ async fn disabling_and_deleting_need_the_site_typed_again_and_only_an_admin_dele
     let nearest = app.state.knowledge.nearest.as_ref().unwrap();
     nearest.build_now(&app.state.knowledge.embedder, &s.id, &app.state.knowledge.bm25.build_now(&app.state.store, &s.id).unwrap()).unwrap();
     assert!(nearest.get(&s.id).is_some());
+    assert!(app.data_dir.path().join("indexes").join(format!("{}.terms", s.id)).exists());
     let deleted = post(&app, &format!("{settings}/delete"), &admin, &[("confirm", &s.id.to_string())]).await;
     assert_eq!((deleted.status(), deleted.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/console/sites"));
     assert!(site(&app, s.id).await.is_none());
     assert!(nearest.get(&s.id).is_none());
+    let indexes: Vec<String> =
+        std::fs::read_dir(app.data_dir.path().join("indexes")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(!indexes.iter().any(|f| f.starts_with(&s.id.to_string())), "the site's saved terms and index files are gone: {indexes:?}");
     assert_eq!(app.count("SELECT count(*) FROM leads WHERE site_id = ?1", [s.id.to_string()]), 0);
     assert_eq!(get(&app, &settings, Some(&admin.0)).await.status(), StatusCode::NOT_FOUND);
     crate::helpers::problem(lead().await.unwrap(), 404, "site_not_found").await;

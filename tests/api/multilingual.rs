@@ -557,6 +557,26 @@ fn bakery_pages() -> Vec<(String, Vec<u8>)> {
     .collect()
 }
 
+/// Asks `question` of the site every 100 ms, for at most a minute, until it holds English terms that
+/// `ready` accepts (`search::nearest`: embedded or read in the background after such a question).
+async fn terms_once(
+    app: &crate::helpers::TestApp,
+    site: sitebot::domain::SiteId,
+    question: &str,
+    ready: impl Fn(&sitebot::knowledge::search::nearest::TermVectors) -> bool,
+) -> std::sync::Arc<sitebot::knowledge::search::nearest::TermVectors> {
+    let nearest = app.state.knowledge.nearest.as_ref().expect("knowledge.nearest_terms is on");
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(terms) = nearest.get(&site).filter(|t| ready(t)) {
+            return terms;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "no English terms for {site} a minute after its questions");
+        ask_ok(app, site, question).await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_models_nearest_english_term() {
     // Five pages alike but for the sentence that names where the bakery posts what. The Russian
@@ -581,15 +601,8 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
     app.state.knowledge.bm25.build_now(&app.state.store, &other.id).unwrap();
     let (a, b) = tokio::join!(ask_ok(&app, site.id, questions[0].0), ask_ok(&app, other.id, questions[0].0));
     assert_eq!((a["resolved"].is_boolean(), b["resolved"].is_boolean()), (true, true));
-    let started = std::time::Instant::now();
-    while nearest.get(&site.id).is_none() || nearest.get(&other.id).is_none() {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the sites' terms were not embedded after their Russian questions");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        for s in [site.id, other.id] {
-            if nearest.get(&s).is_none() {
-                ask_ok(&app, s, questions[0].0).await;
-            }
-        }
+    for s in [site.id, other.id] {
+        terms_once(&app, s, questions[0].0, |_| true).await;
     }
     for (question, slug) in questions {
         let a = ask_ok(&app, site.id, question).await;
@@ -603,13 +616,8 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
     import_files(&app, site.id, &[("pastries.md", tiktok.as_bytes())]).await;
     app.state.knowledge.bm25.build_now(&app.state.store, &site.id).unwrap();
     let question = "Что вы публикуете в тиктоке?";
-    ask_ok(&app, site.id, question).await;
-    let started = std::time::Instant::now();
-    while nearest.get(&site.id).unwrap().generation == before.generation {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the new page's terms were not embedded");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(nearest.get(&site.id).unwrap().len() > before.len());
+    let after = terms_once(&app, site.id, question, |t| t.generation > before.generation).await;
+    assert!(after.len() > before.len() && after.embedded < after.len(), "{} terms, {} embedded", after.len(), after.embedded);
     let a = ask_ok(&app, site.id, question).await;
     assert_eq!(a["sources"][0]["url"], "https://bakery.example/pastries", "{question}: {a}");
     // With `knowledge.nearest_terms = false`, the same pages answer none of them.
@@ -624,4 +632,32 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
         let a = ask_ok(&off, site.id, question).await;
         assert_ne!(a["sources"][0]["url"], format!("https://bakery.example/{slug}"), "{question}: {a}");
     }
+}
+
+#[tokio::test]
+async fn a_restart_reads_the_sites_saved_english_terms_instead_of_embedding_them_again() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let pages = bakery_pages();
+    let files: Vec<(&str, &[u8])> = pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    import_files(&app, site.id, &files).await;
+    let knowledge = &app.state.knowledge;
+    let made =
+        knowledge.nearest.as_ref().unwrap().build_now(&knowledge.embedder, &site.id, &knowledge.bm25.build_now(&app.state.store, &site.id).unwrap()).unwrap();
+    assert!(made.len() > 20 && made.embedded == made.len(), "{} terms, {} embedded", made.len(), made.embedded);
+    let saved = app.data_dir.path().join("indexes").join(format!("{}.terms", site.id));
+    assert!(saved.exists());
+    let dir = app.stop().await;
+
+    let app = spawn_app_in(test_config(), dir).await;
+    let question = "Что вы публикуете в телеграме?";
+    let read = terms_once(&app, site.id, question, |_| true).await;
+    assert_eq!((read.len(), read.embedded), (made.len(), 0), "read back, none embedded");
+    let a = ask_ok(&app, site.id, question).await;
+    assert_eq!(a["sources"][0]["url"], "https://bakery.example/bread", "{a}");
+    // A damaged file is passed over: the terms are embedded again.
+    let dir = app.stop().await;
+    std::fs::write(dir.path().join("indexes").join(format!("{}.terms", site.id)), b"SBTERMS1 cut").unwrap();
+    let app = spawn_app_in(test_config(), dir).await;
+    assert_eq!(terms_once(&app, site.id, question, |_| true).await.embedded, made.len());
 }

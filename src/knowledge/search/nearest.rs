@@ -11,14 +11,16 @@
 //! letters are not landed on ("de" -> "of" answered an off-topic question); word pairs and languages
 //! without a dictionary (their own words searched on English text) answered more off-topic questions.
 //!
-//! Cost: a site's terms are embedded once, in the background, when its first such question finds them
-//! missing (5,190 terms in about 3 s on two cores, SciFact's 22,546 in about 14 s) and kept as int8 with a
-//! scale per term (388 bytes a term: 2 MB and 8.7 MB); a newer generation of the site's index embeds only
-//! its new terms, and questions use the older terms meanwhile. A question's words are embedded with it, in
-//! the same call (about 1.5 ms a word), and each is compared with every term (about 0.6 ms a word for
-//! 5,000 terms), before its BM25 search (which otherwise runs while the question is embedded).
+//! Cost (docs/performance.md, "The model's own nearest English terms: built"): a site's terms are embedded
+//! once, in the background, when its first such question finds them missing, one site at a time (XQuAD's
+//! 5,022 in about 8 s, SciFact's 33,467 in 30-60 s), kept as int8 with a scale a term (2 MB and 13.7 MB) and
+//! saved beside the site's vector index, so a restart reads them; a newer generation of the site's index
+//! embeds only its new terms, and questions use the older ones meanwhile. A question's words the site has not
+//! met are embedded with it, in the same call (about 1.8 ms a word), and compared with every term (about 2 ms
+//! a word for 33,000 terms), before its BM25 search (which otherwise runs while the question is embedded).
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -100,11 +102,14 @@ pub struct TermVectors {
     /// Questions' words already compared, and the term each landed on (by index): a word met again costs
     /// neither an embedding nor a comparison. At most `WORD_CACHE`, emptied when full.
     seen: Mutex<HashMap<Box<str>, Option<u32>>>,
+    /// How many of its terms were embedded to make it (the others came from the site's previous terms,
+    /// in memory or saved).
+    pub embedded: usize,
 }
 
 impl TermVectors {
     fn empty(generation: i64) -> TermVectors {
-        TermVectors { generation, terms: Vec::new(), codes: Vec::new(), scales: Vec::new(), dims: 0, seen: Default::default() }
+        TermVectors { generation, terms: Vec::new(), codes: Vec::new(), scales: Vec::new(), dims: 0, seen: Default::default(), embedded: 0 }
     }
 
     fn push(&mut self, term: Box<str>, vector: &[f32]) {
@@ -185,8 +190,8 @@ impl TermVectors {
     }
 
     /// The terms of `index` and their vectors: those this one holds copied, the others embedded
-    /// (blocking, `BATCH` at a time, on whichever session is free); with how many were embedded.
-    fn next(previous: Option<&TermVectors>, index: &Bm25Index, embedder: &Embedder) -> Result<(TermVectors, usize), EmbedError> {
+    /// (blocking, `BATCH` at a time, on whichever session is free).
+    fn next(previous: Option<&TermVectors>, index: &Bm25Index, embedder: &Embedder) -> Result<TermVectors, EmbedError> {
         let known: HashMap<&str, usize> = previous.map(|p| p.terms.iter().enumerate().map(|(i, t)| (&**t, i)).collect()).unwrap_or_default();
         let mut out = TermVectors::empty(index.generation);
         let mut missing: Vec<String> = Vec::new();
@@ -201,13 +206,78 @@ impl TermVectors {
                 out.push(term.as_str().into(), &vector);
             }
         }
-        Ok((out, missing.len()))
+        out.embedded = missing.len();
+        Ok(out)
     }
+}
+
+/// The start of a saved terms file.
+const MAGIC: &[u8; 8] = b"SBTERMS1";
+
+impl TermVectors {
+    /// The file's bytes: `MAGIC`, the model's fingerprint (length-prefixed), the generation, the
+    /// dimensions and the term count, then each term (length-prefixed UTF-8), its scale and its codes; all
+    /// little-endian.
+    fn to_bytes(&self, fingerprint: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes() + 64);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(fingerprint.len() as u32).to_le_bytes());
+        out.extend_from_slice(fingerprint.as_bytes());
+        out.extend_from_slice(&self.generation.to_le_bytes());
+        out.extend_from_slice(&(self.dims as u32).to_le_bytes());
+        out.extend_from_slice(&(self.terms.len() as u32).to_le_bytes());
+        for (i, term) in self.terms.iter().enumerate() {
+            out.extend_from_slice(&(term.len() as u16).to_le_bytes());
+            out.extend_from_slice(term.as_bytes());
+            out.extend_from_slice(&self.scales[i].to_le_bytes());
+            out.extend(self.codes[i * self.dims..(i + 1) * self.dims].iter().map(|c| *c as u8));
+        }
+        out
+    }
+
+    /// Reads what `to_bytes` wrote for the model of `fingerprint`; `None` for another model's, another
+    /// format's or a damaged file.
+    fn from_bytes(bytes: &[u8], fingerprint: &str) -> Option<TermVectors> {
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Option<&[u8]> {
+            let part = bytes.get(at..at.checked_add(n)?)?;
+            at += n;
+            Some(part)
+        };
+        if take(8)? != MAGIC {
+            return None;
+        }
+        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        if take(len)? != fingerprint.as_bytes() {
+            return None;
+        }
+        let mut out = TermVectors::empty(i64::from_le_bytes(take(8)?.try_into().ok()?));
+        out.dims = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        let count = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        for _ in 0..count {
+            let len = u16::from_le_bytes(take(2)?.try_into().ok()?) as usize;
+            let term = std::str::from_utf8(take(len)?).ok()?;
+            let scale = f32::from_le_bytes(take(4)?.try_into().ok()?);
+            let codes = take(out.dims)?;
+            out.terms.push(term.into());
+            out.scales.push(scale);
+            out.codes.extend(codes.iter().map(|c| *c as i8));
+        }
+        (take(1).is_none() && out.dims > 0).then_some(out)
+    }
+}
+
+/// Where a site's terms are saved, beside its vector index (`vector::remove_files` removes both).
+fn path(dir: &Path, site: &SiteId) -> PathBuf {
+    dir.join(format!("{site}.terms"))
 }
 
 /// Every site's term vectors, made in the background. Cheap to share behind an `Arc`.
 #[derive(Debug, Default)]
 pub struct NearestTerms {
+    /// The directory the terms are saved in (the vector indexes'), so that a restart does not embed them
+    /// again; `None`: not saved.
+    dir: Option<PathBuf>,
     sites: Mutex<HashMap<SiteId, Arc<Slot>>>,
     /// One site's terms are embedded at a time, whatever the number of sites asking (after a restart, every
     /// site with questions in these languages): the background work takes one embedding session at most.
@@ -222,6 +292,11 @@ struct Slot {
 }
 
 impl NearestTerms {
+    /// Terms saved in `dir` (the vector indexes' directory) and read from there at a site's first build.
+    pub fn saved_in(dir: PathBuf) -> NearestTerms {
+        NearestTerms { dir: Some(dir), ..Default::default() }
+    }
+
     fn slot(&self, site: &SiteId) -> Arc<Slot> {
         self.sites.lock().unwrap_or_else(|p| p.into_inner()).entry(*site).or_default().clone()
     }
@@ -242,9 +317,9 @@ impl NearestTerms {
         }
         let due = slot.not_before.lock().unwrap_or_else(|p| p.into_inner()).is_none_or(|t| Instant::now() >= t);
         if due && !self.building.swap(true, Ordering::SeqCst) {
-            let (embedder, site, index, building) = (embedder.clone(), *site, index.clone(), self.building.clone());
+            let (embedder, site, index, building, dir) = (embedder.clone(), *site, index.clone(), self.building.clone(), self.dir.clone());
             crate::knowledge::in_background(move || {
-                if let Err(e) = slot.build(&embedder, &site, &index) {
+                if let Err(e) = slot.build(&embedder, &site, &index, dir.as_deref()) {
                     tracing::warn!(site = %site, error = %e, "cannot embed the site's English terms; questions in other languages are searched without them");
                     *slot.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + RETRY_AFTER);
                 }
@@ -260,21 +335,37 @@ impl NearestTerms {
 
     /// Makes the term vectors of `index` now and keeps them (blocking; benchmarks, before they ask).
     pub fn build_now(&self, embedder: &Embedder, site: &SiteId, index: &Bm25Index) -> Result<Arc<TermVectors>, EmbedError> {
-        self.slot(site).build(embedder, site, index)
+        self.slot(site).build(embedder, site, index, self.dir.as_deref())
     }
 }
 
 impl Slot {
-    fn build(&self, embedder: &Embedder, site: &SiteId, index: &Bm25Index) -> Result<Arc<TermVectors>, EmbedError> {
+    /// Makes the site's terms for `index` from those it holds, else those saved in `dir`, embedding only
+    /// the others, keeps them and saves them (blocking).
+    fn build(&self, embedder: &Embedder, site: &SiteId, index: &Bm25Index, dir: Option<&Path>) -> Result<Arc<TermVectors>, EmbedError> {
         let started = Instant::now();
-        let previous = self.current.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let (made, embedded) = TermVectors::next(previous.as_deref(), index, embedder)?;
-        let made = Arc::new(made);
+        let mut previous = self.current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let (None, Some(dir)) = (&previous, dir) {
+            previous = std::fs::read(path(dir, site)).ok().and_then(|b| TermVectors::from_bytes(&b, &embedder.fingerprint)).map(Arc::new);
+        }
+        let made = Arc::new(TermVectors::next(previous.as_deref(), index, embedder)?);
         tracing::info!(
-            site = %site, generation = made.generation, terms = made.len(), embedded, bytes = made.bytes(), took_ms = started.elapsed().as_millis() as u64,
-            "English terms embedded"
+            site = %site, generation = made.generation, terms = made.len(), embedded = made.embedded, bytes = made.bytes(),
+            took_ms = started.elapsed().as_millis() as u64, "English terms embedded"
         );
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(made.clone());
+        if let Some(dir) = dir.filter(|_| made.embedded > 0 || previous.as_ref().is_none_or(|p| p.generation != made.generation)) {
+            // Derived data: a file lost or damaged is embedded again, so no fsync; the rename keeps a
+            // reader from half a file.
+            let (file, tmp) = (path(dir, site), dir.join(format!("{site}.terms.tmp{}", std::process::id())));
+            let saved = std::fs::create_dir_all(dir)
+                .and_then(|_| std::fs::write(&tmp, made.to_bytes(&embedder.fingerprint)))
+                .and_then(|_| std::fs::rename(&tmp, &file));
+            if let Err(e) = saved {
+                tracing::warn!(site = %site, error = %e, "cannot save the site's English terms; a restart embeds them again");
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
         Ok(made)
     }
 }
@@ -304,6 +395,20 @@ mod tests {
     fn unit(v: &[f32]) -> Vec<f32> {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn saved_terms_read_back_for_the_same_model_only_and_a_damaged_file_is_refused() {
+        let mut tv = TermVectors::empty(7);
+        tv.push("warsaw".into(), &unit(&[1.0, 0.0, 0.0, 0.1]));
+        tv.push("kraków".into(), &unit(&[0.0, 1.0, 0.3, 0.1]));
+        let bytes = tv.to_bytes("e5-small:abc");
+        let back = TermVectors::from_bytes(&bytes, "e5-small:abc").unwrap();
+        assert_eq!((back.generation, back.dims, &back.terms, &back.codes, &back.scales), (7, 4, &tv.terms, &tv.codes, &tv.scales));
+        assert!(TermVectors::from_bytes(&bytes, "e5-small:abd").is_none(), "another model's terms");
+        assert!(TermVectors::from_bytes(&bytes[..bytes.len() - 1], "e5-small:abc").is_none(), "cut short");
+        assert!(TermVectors::from_bytes(&[bytes.as_slice(), &[0]].concat(), "e5-small:abc").is_none(), "trailing bytes");
+        assert!(TermVectors::from_bytes(b"SBTERMS0", "e5-small:abc").is_none());
     }
 
     #[test]

@@ -518,15 +518,15 @@ fn paths(dir: &Path, site: &SiteId) -> (PathBuf, PathBuf) {
     (dir.join(format!("{site}.usearch")), dir.join(format!("{site}.usearch.gen")))
 }
 
-/// Removes a site's index files under `dir` (its index, generation file and any temporary file a
-/// crashed save left); returns how many were removed.
+/// Removes a site's index files under `dir` (its index, generation file, saved English terms
+/// (`nearest`) and any temporary file a crashed save left); returns how many were removed.
 pub fn remove_files(dir: &Path, site: &SiteId) -> std::io::Result<usize> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    let prefix = format!("{site}.usearch");
+    let prefix = format!("{site}.");
     let mut removed = 0;
     for entry in entries {
         let entry = entry?;
