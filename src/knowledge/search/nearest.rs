@@ -287,6 +287,8 @@ pub struct NearestTerms {
 #[derive(Debug, Default)]
 struct Slot {
     current: Mutex<Option<Arc<TermVectors>>>,
+    /// The site was deleted: a build under way saves nothing.
+    dropped: AtomicBool,
     /// When the next build may start (after a failed one).
     not_before: Mutex<Option<Instant>>,
 }
@@ -330,7 +332,9 @@ impl NearestTerms {
 
     /// Forgets a deleted site's terms and the words its questions had.
     pub fn drop_site(&self, site: &SiteId) {
-        self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
+        if let Some(slot) = self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site) {
+            slot.dropped.store(true, Ordering::SeqCst);
+        }
     }
 
     /// Makes the term vectors of `index` now and keeps them (blocking; benchmarks, before they ask).
@@ -360,7 +364,7 @@ impl Slot {
             let (file, tmp) = (path(dir, site), dir.join(format!("{site}.terms.tmp{}", std::process::id())));
             let saved = std::fs::create_dir_all(dir)
                 .and_then(|_| std::fs::write(&tmp, made.to_bytes(&embedder.fingerprint)))
-                .and_then(|_| std::fs::rename(&tmp, &file));
+                .and_then(|_| if self.dropped.load(Ordering::SeqCst) { std::fs::remove_file(&tmp) } else { std::fs::rename(&tmp, &file) });
             if let Err(e) = saved {
                 tracing::warn!(site = %site, error = %e, "cannot save the site's English terms; a restart embeds them again");
                 let _ = std::fs::remove_file(&tmp);
