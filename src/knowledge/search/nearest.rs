@@ -215,27 +215,29 @@ impl TermVectors {
 const MAGIC: &[u8; 8] = b"SBTERMS1";
 
 impl TermVectors {
-    /// The file's bytes: `MAGIC`, the model's fingerprint (length-prefixed), the generation, the
+    /// The file: `MAGIC`, the model's fingerprint (length-prefixed), the generation, the
     /// dimensions and the term count, then each term (length-prefixed UTF-8), its scale and its codes; all
     /// little-endian.
-    fn to_bytes(&self, fingerprint: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.bytes() + 64);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&(fingerprint.len() as u32).to_le_bytes());
-        out.extend_from_slice(fingerprint.as_bytes());
-        out.extend_from_slice(&self.generation.to_le_bytes());
-        out.extend_from_slice(&(self.dims as u32).to_le_bytes());
-        out.extend_from_slice(&(self.terms.len() as u32).to_le_bytes());
+    /// Written as it goes (no copy of the codes in memory).
+    fn write_to(&self, out: &mut impl std::io::Write, fingerprint: &str) -> std::io::Result<()> {
+        out.write_all(MAGIC)?;
+        out.write_all(&(fingerprint.len() as u32).to_le_bytes())?;
+        out.write_all(fingerprint.as_bytes())?;
+        out.write_all(&self.generation.to_le_bytes())?;
+        out.write_all(&(self.dims as u32).to_le_bytes())?;
+        out.write_all(&(self.terms.len() as u32).to_le_bytes())?;
         for (i, term) in self.terms.iter().enumerate() {
-            out.extend_from_slice(&(term.len() as u16).to_le_bytes());
-            out.extend_from_slice(term.as_bytes());
-            out.extend_from_slice(&self.scales[i].to_le_bytes());
-            out.extend(self.codes[i * self.dims..(i + 1) * self.dims].iter().map(|c| *c as u8));
+            out.write_all(&(term.len() as u16).to_le_bytes())?;
+            out.write_all(term.as_bytes())?;
+            out.write_all(&self.scales[i].to_le_bytes())?;
+            let codes = &self.codes[i * self.dims..(i + 1) * self.dims];
+            // i8 to u8 bit for bit.
+            out.write_all(&codes.iter().map(|c| c.to_le_bytes()[0]).collect::<Vec<u8>>())?;
         }
-        out
+        out.flush()
     }
 
-    /// Reads what `to_bytes` wrote for the model of `fingerprint`; `None` for another model's, another
+    /// Reads what `write_to` wrote for the model of `fingerprint`; `None` for another model's, another
     /// format's or a damaged file.
     fn from_bytes(bytes: &[u8], fingerprint: &str) -> Option<TermVectors> {
         let mut at = 0usize;
@@ -352,7 +354,11 @@ impl Slot {
         if let (None, Some(dir)) = (&previous, dir) {
             previous = std::fs::read(path(dir, site)).ok().and_then(|b| TermVectors::from_bytes(&b, &embedder.fingerprint)).map(Arc::new);
         }
-        let made = Arc::new(TermVectors::next(previous.as_deref(), index, embedder)?);
+        // Saved for this very generation (a restart): the index's terms are those, taken as they are.
+        let made = match previous.clone().filter(|p| p.generation == index.generation) {
+            Some(same) => same,
+            None => Arc::new(TermVectors::next(previous.as_deref(), index, embedder)?),
+        };
         tracing::info!(
             site = %site, generation = made.generation, terms = made.len(), embedded = made.embedded, bytes = made.bytes(),
             took_ms = started.elapsed().as_millis() as u64, "English terms embedded"
@@ -363,7 +369,8 @@ impl Slot {
             // reader from half a file.
             let (file, tmp) = (path(dir, site), dir.join(format!("{site}.terms.tmp{}", std::process::id())));
             let saved = std::fs::create_dir_all(dir)
-                .and_then(|_| std::fs::write(&tmp, made.to_bytes(&embedder.fingerprint)))
+                .and_then(|_| std::fs::File::create(&tmp))
+                .and_then(|f| made.write_to(&mut std::io::BufWriter::new(f), &embedder.fingerprint))
                 .and_then(|_| if self.dropped.load(Ordering::SeqCst) { std::fs::remove_file(&tmp) } else { std::fs::rename(&tmp, &file) });
             if let Err(e) = saved {
                 tracing::warn!(site = %site, error = %e, "cannot save the site's English terms; a restart embeds them again");
@@ -406,7 +413,8 @@ mod tests {
         let mut tv = TermVectors::empty(7);
         tv.push("warsaw".into(), &unit(&[1.0, 0.0, 0.0, 0.1]));
         tv.push("kraków".into(), &unit(&[0.0, 1.0, 0.3, 0.1]));
-        let bytes = tv.to_bytes("e5-small:abc");
+        let mut bytes = Vec::new();
+        tv.write_to(&mut bytes, "e5-small:abc").unwrap();
         let back = TermVectors::from_bytes(&bytes, "e5-small:abc").unwrap();
         assert_eq!((back.generation, back.dims, &back.terms, &back.codes, &back.scales), (7, 4, &tv.terms, &tv.codes, &tv.scales));
         assert!(TermVectors::from_bytes(&bytes, "e5-small:abd").is_none(), "another model's terms");
