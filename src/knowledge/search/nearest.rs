@@ -217,8 +217,7 @@ const MAGIC: &[u8; 8] = b"SBTERMS1";
 impl TermVectors {
     /// The file: `MAGIC`, the model's fingerprint (length-prefixed), the generation, the
     /// dimensions and the term count, then each term (length-prefixed UTF-8), its scale and its codes; all
-    /// little-endian.
-    /// Written as it goes (no copy of the codes in memory).
+    /// little-endian. Written as it goes (no copy of the codes in memory).
     fn write_to(&self, out: &mut impl std::io::Write, fingerprint: &str) -> std::io::Result<()> {
         out.write_all(MAGIC)?;
         out.write_all(&(fingerprint.len() as u32).to_le_bytes())?;
@@ -274,6 +273,15 @@ fn path(dir: &Path, site: &SiteId) -> PathBuf {
     dir.join(format!("{site}.terms"))
 }
 
+/// Lets the next build start when dropped (`NearestTerms::building`).
+struct Release(Arc<AtomicBool>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
 /// Every site's term vectors, made in the background. Cheap to share behind an `Arc`.
 #[derive(Debug, Default)]
 pub struct NearestTerms {
@@ -323,11 +331,12 @@ impl NearestTerms {
         if due && !self.building.swap(true, Ordering::SeqCst) {
             let (embedder, site, index, building, dir) = (embedder.clone(), *site, index.clone(), self.building.clone(), self.dir.clone());
             crate::knowledge::in_background(move || {
+                // Released however the build ends, a panic included.
+                let _release = Release(building);
                 if let Err(e) = slot.build(&embedder, &site, &index, dir.as_deref()) {
                     tracing::warn!(site = %site, error = %e, "cannot embed the site's English terms; questions in other languages are searched without them");
                     *slot.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + RETRY_AFTER);
                 }
-                building.store(false, Ordering::SeqCst);
             });
         }
     }
