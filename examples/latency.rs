@@ -313,11 +313,12 @@ async fn translated(bin: &str, dir: &str, site: &str, xquad: &Path) -> anyhow::R
                 );
             }
             run(&client, &url, site, questions.clone(), 4, 100).await?;
-            print!("round {round}, nearest {}: ", if on { "on " } else { "off" });
+            let label = format!("round {round}, nearest {}:", if on { "on " } else { "off" });
+            print!("{label} ");
             let (c1, _, _) = run(&client, &url, site, questions.clone(), 1, questions.len()).await?;
-            print!("round {round}, nearest {}: ", if on { "on " } else { "off" });
+            print!("{label} ");
             let (_, _, rate) = run(&client, &url, site, questions.clone(), 8, questions.len() * 2).await?;
-            println!("round {round}, nearest {}: peak memory (VmHWM) {:.1} MiB", if on { "on " } else { "off" }, status_kib(pid, "VmHWM:") as f64 / 1024.0);
+            println!("{label} peak memory (VmHWM) {:.1} MiB", status_kib(pid, "VmHWM:") as f64 / 1024.0);
             medians.push((on, c1, rate));
             server.kill()?;
             server.wait()?;

@@ -16,8 +16,9 @@
 //! [`Engine`] holds what one process loads once (the embedder, both kinds of index, the fusion model) and
 //! finds what answers a question ([`Engine::passages`]): BM25 runs on the blocking pool while the question
 //! is embedded (after it, for a question whose words are embedded too: `search::nearest`); then, in one
-//! blocking task (at most `search::vector::SEARCH_THREADS` at a time), the site's curated answers are matched against the question (a close one is the answer), else the vector
-//! search, the fusion and the chunk fetch give the passages, one per document. The one path from a
+//! blocking task (at most `search::vector::SEARCH_THREADS` at a time), the site's curated answers are
+//! matched against the question (a close one is the answer), else the vector search, the fusion and the
+//! chunk fetch give the passages, one per document. The one path from a
 //! request to a recorded answer is `crate::answering`'s.
 
 pub mod answer;
