@@ -246,7 +246,7 @@ fn translated_questions(xquad: &Path, per_language: usize) -> anyhow::Result<Vec
 
 /// `common::start` with the per-client caps lifted: the load comes from one address, and they are not
 /// what is measured.
-fn serve(mut server: Command, dir: &str) -> anyhow::Result<(std::process::Child, std::io::Lines<BufReader<std::process::ChildStdout>>, String)> {
+fn serve(mut server: Command, dir: &str) -> anyhow::Result<(common::Server, std::io::Lines<BufReader<std::process::ChildStdout>>, String)> {
     server.env("SITEBOT_SERVER__MAX_HANDSHAKES_PER_IP", "4096").env("SITEBOT_SERVER__MAX_CONNECTIONS_PER_IP", "4096");
     common::start(server, Path::new(dir))
 }

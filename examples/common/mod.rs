@@ -28,7 +28,7 @@ pub fn create_site(bin: &str, dir: &str, name: &str, lang: &str) -> anyhow::Resu
 /// that trusts its certificate, with the base address. One address asks every question: it gets the site's
 /// whole budget (`limits.visitor_share` 1), as one visitor of many never has, so a fast run is not turned
 /// away with 429.
-pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Child, reqwest::Client, String)> {
+pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Server, reqwest::Client, String)> {
     let mut server = Command::new(bin);
     server.env("RUST_LOG", "warn").stderr(Stdio::null());
     let (server, _, base) = start(server, dir)?;
@@ -38,17 +38,44 @@ pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Child, reqwest::Client, S
     Ok((server, client, base))
 }
 
+/// A server a benchmark started: stopped when dropped, so that a run that fails midway (a `?` past its
+/// start) leaves no server behind, serving and holding its data directory, as one did in session 25.
+pub struct Server(pub Child);
+
+impl std::ops::Deref for Server {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Already stopped by the run itself when it went well: then both calls only report that.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `server` (the binary, with its own settings and stderr) serving `dir` on a free port, one
-/// address being every visitor (`limits.visitor_share` 1); returns it, its stdout lines after the
-/// "listening on" one, and its base URL.
-pub fn start(mut server: Command, dir: &Path) -> anyhow::Result<(Child, std::io::Lines<BufReader<std::process::ChildStdout>>, String)> {
-    let mut server = server
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("SITEBOT_LIMITS__VISITOR_SHARE", "1")
-        .stdout(Stdio::piped())
-        .spawn()?;
+/// address being every visitor (`limits.visitor_share` 1); returns it (stopped when dropped), its stdout
+/// lines after the "listening on" one, and its base URL.
+pub fn start(mut server: Command, dir: &Path) -> anyhow::Result<(Server, std::io::Lines<BufReader<std::process::ChildStdout>>, String)> {
+    let mut server = Server(
+        server
+            .arg("--data-dir")
+            .arg(dir)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("SITEBOT_LIMITS__VISITOR_SHARE", "1")
+            .stdout(Stdio::piped())
+            .spawn()?,
+    );
     let mut lines = BufReader::new(server.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?).lines();
     let base = loop {
         let line = lines.next().ok_or_else(|| anyhow::anyhow!("server exited"))??;
