@@ -24,6 +24,8 @@ use sitebot::knowledge::embedding::model::Purpose;
 use sitebot::knowledge::search::{self, Candidate, CrossLingual, Fusion, Mode, Translated};
 use sitebot::store::Store;
 
+use super::common::arg;
+
 pub use super::common::VISITOR_OFF_TOPIC as OFF_TOPIC;
 
 /// Visitor questions no XQuAD-R paragraph answers, never in a fit: `OFF_TOPIC` is also the fit's negatives, so
@@ -154,7 +156,12 @@ pub fn embed_terms(store: &Store, knowledge: &Engine, sites: &[&Site]) -> anyhow
 /// The English terms nearest a translated question's words, as the route finds them.
 fn nearest_terms(knowledge: &Engine, site: &SiteId, question: &str) -> anyhow::Result<Vec<(String, f64)>> {
     let Some(terms) = knowledge.nearest.as_ref().and_then(|n| n.get(site)) else { return Ok(Vec::new()) };
-    let words = search::nearest::words(question);
+    let mut words = search::nearest::words(question);
+    // `--nearest-langs L,...,pairs` (an experiment, not built): each two adjacent words as one too.
+    if arg("--nearest-langs").is_some_and(|a| a.split(',').any(|x| x == "pairs")) {
+        let pairs: Vec<String> = words.windows(2).map(|w| w.join(" ")).collect();
+        words.extend(pairs);
+    }
     let unseen = terms.unseen(&words);
     let started = std::time::Instant::now();
     let vectors = knowledge.embedder.embed_blocking(&unseen, Purpose::Query)?;
@@ -189,6 +196,9 @@ fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::
     let detected = sitebot::knowledge::language::detect_confident(&q.text);
     let soft = match detected {
         Some(l) if search::TRANSLATED_LANGUAGES.contains(&l) => nearest_terms(knowledge, &site.id, &q.text)?,
+        // `--nearest-langs vi,...`: the nearest English terms for these languages' questions too (an
+        // experiment: the route gives them to `TRANSLATED_LANGUAGES` only).
+        Some(l) if arg("--nearest-langs").is_some_and(|a| a.split(',').any(|x| x == l)) => nearest_terms(knowledge, &site.id, &q.text)?,
         _ => Vec::new(),
     };
     // With `--show-features`, the nearest terms of each question the knowledge cannot answer.

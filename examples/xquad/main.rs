@@ -22,7 +22,9 @@
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
 //! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered), then
-//! `fit::HELD_OUT_OFF_TOPIC`'s, which no fit has seen. `SITEBOT_*` settings apply to the in-process `--fit` as to
+//! `fit::HELD_OUT_OFF_TOPIC`'s, which no fit has seen. `--nearest-langs vi[,pairs]` with `--fit` (an
+//! experiment of session 26, not built): the nearest English terms for these languages' questions too, and
+//! with `pairs` for each two adjacent words as well. `SITEBOT_*` settings apply to the in-process `--fit` as to
 //! the server (`SITEBOT_KNOWLEDGE__DICTIONARIES_DIR` set to an empty directory: the ranking without translations).
 //!
 //! Prints, for en, de and es questions on knowledge in the same language, and for de and es questions on
