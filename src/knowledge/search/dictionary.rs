@@ -121,15 +121,22 @@ fn source_files(lang: &str) -> Vec<String> {
 }
 
 /// The dictionaries' directory: the configured one (`knowledge.dictionaries_dir`), else the installed or
-/// cached one that holds every file; `None` when none is found (questions are then searched untranslated).
+/// cached one that holds every file, else the first that holds every file of one language at least (an
+/// install from before a language was added: the others are read, that one's questions are searched
+/// untranslated and logged once); `None` when none is found (questions are then searched untranslated).
 pub fn dir(config: &crate::config::KnowledgeConfig) -> Option<PathBuf> {
     use crate::knowledge::embedding::runtime::candidates;
     let paths = candidates(config.dictionaries_dir.as_deref(), |p| p.join("share/sitebot/dictionaries"), |c| c.join("dictionaries"));
     if config.dictionaries_dir.is_some() {
         return paths.into_iter().next();
     }
-    let files = files();
-    paths.into_iter().find(|p| files.iter().all(|f| p.join(f).is_file()))
+    complete(&paths)
+}
+
+/// Of `paths`, the first that holds every language's files, else the first that holds one language's.
+fn complete(paths: &[PathBuf]) -> Option<PathBuf> {
+    let holds = |p: &Path, lang: &str| source_files(lang).iter().all(|f| p.join(f).is_file());
+    paths.iter().find(|p| languages().all(|l| holds(p, l))).or_else(|| paths.iter().find(|p| languages().any(|l| holds(p, l)))).cloned()
 }
 
 /// The languages questions are translated from.
@@ -1227,6 +1234,27 @@ mod tests {
         std::fs::write(&path, &long).unwrap();
         let err = read_packed(&path, fp).unwrap_err().to_string();
         assert!(err.contains("declare"), "{err}");
+    }
+
+    #[test]
+    fn an_install_from_before_a_language_was_added_still_serves_the_others() {
+        let (old, new) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        write_dictd(old.path(), "freedict-deu-eng", &[("zahn", "Zahn <m>\ntooth\n\n")]);
+        let empty = tempfile::tempdir().unwrap();
+        let paths = [empty.path().to_owned(), old.path().to_owned()];
+        // Only German's files: that directory, German translated, Thai searched as it is.
+        assert_eq!(complete(&paths).as_deref(), Some(old.path()));
+        let all = Dictionaries::new(complete(&paths));
+        assert_eq!(all.translate("de", "Zahn"), ["tooth"]);
+        assert!(all.translate("th", "ฟัน").is_empty());
+        // A directory with every language's files comes first, wherever it is.
+        for lang in languages() {
+            for f in source_files(lang) {
+                std::fs::write(new.path().join(f), b"").unwrap();
+            }
+        }
+        assert_eq!(complete(&[empty.path().to_owned(), old.path().to_owned(), new.path().to_owned()]).as_deref(), Some(new.path()));
+        assert_eq!(complete(&[empty.path().to_owned()]), None);
     }
 
     #[test]
