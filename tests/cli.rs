@@ -632,10 +632,17 @@ fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
     assert!(before.iter().any(|l| l.starts_with("note") && l.contains("pack-dictionaries")), "{before:?}");
 
     let packed = run_ok(sitebot(data.path()).args(["pack-dictionaries", "--dir"]).arg(dicts.path()));
-    assert_eq!(packed.lines().filter(|l| l.starts_with("packed ")).count(), 8, "{packed}");
+    assert_eq!(packed.lines().filter(|l| l.starts_with("packed ")).count(), sitebot::knowledge::search::dictionary::LANGUAGES, "{packed}");
     assert!(packed.contains("packed de: 281310 words, 10.2 MB") && packed.contains("packed hi: 11239 words"), "{packed}");
+    assert!(packed.contains("packed th: 98636 words, 5.2 MB"), "Thai WordNet's lemmas and the Thai word lists: {packed}");
     let after = doctor();
-    assert!(after[0].contains("de 281310 packed") && after[0].contains("zh 114864 packed") && after[0].contains("hi 11239 packed"), "{after:?}");
+    assert!(
+        after[0].contains("de 281310 packed")
+            && after[0].contains("zh 114864 packed")
+            && after[0].contains("hi 11239 packed")
+            && after[0].contains("th 98636 packed"),
+        "{after:?}"
+    );
     assert_eq!(after.len(), 1, "no note once all are packed: {after:?}");
 
     // A directory without them: an error naming the files, and nothing written.
