@@ -375,29 +375,18 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
             out.push(english.to_owned());
         }
     };
-    if lang == "zh" {
-        for run in question.split(|c: char| !is_han(c)).filter(|r| !r.is_empty()) {
-            let chars: Vec<char> = run.chars().collect();
-            let mut i = 0;
-            while i < chars.len() {
-                let longest = (1..=MAX_HAN_CHARS.min(chars.len() - i)).rev().find_map(|n| {
-                    let word: String = chars[i..i + n].iter().collect();
-                    dictionary.contains(&word).then_some((n, word))
-                });
-                match longest {
-                    Some((n, word)) => {
-                        dictionary.lookup(&word).for_each(&mut push);
-                        i += n;
-                    }
-                    None => i += 1,
-                }
-            }
-        }
-        return out;
-    }
-    if lang == "th" {
-        for run in question.split(|c: char| !is_thai(c)).filter(|r| !r.is_empty()) {
-            thai_words(dictionary, run).into_iter().for_each(|w| dictionary.lookup(w).for_each(&mut push));
+    // Chinese and Thai write no spaces between words: each run of their script is cut into the
+    // dictionary's words first.
+    type Cut = for<'r> fn(&Dictionary, &'r str) -> Vec<&'r str>;
+    type Script = (fn(char) -> bool, Cut);
+    let script: Option<Script> = match lang {
+        "zh" => Some((is_han, han_words)),
+        "th" => Some((is_thai, thai_words)),
+        _ => None,
+    };
+    if let Some((in_script, cut)) = script {
+        for run in question.split(|c: char| !in_script(c)).filter(|r| !r.is_empty()) {
+            cut(dictionary, run).into_iter().for_each(|w| dictionary.lookup(w).for_each(&mut push));
         }
         return out;
     }
@@ -438,6 +427,24 @@ fn longest_prefix<'k>(dictionary: &Dictionary, key: &'k str) -> Option<&'k str> 
     let chars: Vec<usize> = key.char_indices().map(|(i, _)| i).collect();
     let least = PREFIX_MIN_CHARS.max((chars.len() as f32 * PREFIX_SHARE).ceil() as usize);
     (least..chars.len()).rev().map(|n| &key[..chars[n]]).find(|p| dictionary.contains(p))
+}
+
+/// A run of Chinese characters cut into the longest known words, left to right (a character in none is
+/// stepped over).
+fn han_words<'r>(dictionary: &Dictionary, run: &'r str) -> Vec<&'r str> {
+    let at: Vec<usize> = run.char_indices().map(|(i, _)| i).chain(std::iter::once(run.len())).collect();
+    let n = at.len() - 1;
+    let (mut i, mut out) = (0, Vec::new());
+    while i < n {
+        match (1..=MAX_HAN_CHARS.min(n - i)).rev().find(|k| dictionary.contains(&run[at[i]..at[i + k]])) {
+            Some(k) => {
+                out.push(&run[at[i]..at[i + k]]);
+                i += k;
+            }
+            None => i += 1,
+        }
+    }
+    out
 }
 
 /// A run of Thai letters cut into the dictionary's words (Thai writes no spaces between words): the cut
