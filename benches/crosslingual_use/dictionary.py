@@ -15,29 +15,10 @@ import os, sys, json, re, math, gzip, collections, unicodedata
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np, snowballstemmer, jieba
 jieba.setLogLevel(60)
-from emb import embed
 L = sys.argv[1].split(",")
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-D = os.path.join(REPO, "target", "eval", "lareqa", "xquad-r")
+from english import REPO, D, load, contexts, P, EN, STOP, tok, docs, bm25, z, questions, scorers
 DICT = os.path.join(os.environ.get("SITEBOT_CACHE_DIR", os.path.expanduser("~/.cache/sitebot")), "dictionaries")
-def load(l): return [p for a in json.load(open(f"{D}/{l}.json"))["data"] for p in a["paragraphs"]]
-en = load("en"); contexts = [p["context"] for p in en]
-P, _ = embed(contexts, "xq_en_paras", "passage: ")
-EN = snowballstemmer.stemmer("english")
-STOP = set("the of and in to a is was for on as by with that at from his he it an are were be this which or its their has have had not but also been first after who when can one other more into they than most would there all two new such these some them only during many may time where about up out over three between what how did does do sth sb someone something".split())
-tok = lambda s: [w for w in re.findall(r"\w+", s.lower()) if len(w) > 1]
-docs = [[EN.stemWord(w) for w in tok(c)] for c in contexts]
-df = collections.Counter(w for d in docs for w in set(d)); N = len(docs); avg = np.mean([len(d) for d in docs])
-tfs = [collections.Counter(d) for d in docs]
-def bm25(terms):
-    s = np.zeros(N)
-    for w, wt in terms.items():
-        if w not in df: continue
-        idf = math.log(1 + (N - df[w] + 0.5) / (df[w] + 0.5))
-        for i, tf in enumerate(tfs):
-            c = tf.get(w)
-            if c: s[i] += wt * idf * c * 2.2 / (c + 1.2 * (0.25 + 0.75 * len(docs[i]) / avg))
-    return s
+STOP = STOP | {"sth", "sb", "someone", "something"}
 B = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 def b64(s):
     n = 0
@@ -108,7 +89,6 @@ def norm(l, w):
     return w
 STEM = {"ar": "arabic", "el": "greek", "hi": "hindi", "de": "german", "ru": "russian", "tr": "turkish", "es": "spanish"}
 SRC = {"ar": ("ara-eng", False), "el": ("ell-eng", False), "hi": ("eng-hin", True), "de": ("deu-eng", False), "ru": ("eng-rus", True), "tr": ("tur-eng", False), "es": ("spa-eng", False)}
-def z(x): return (x - x.mean()) / (x.std() + 1e-9)
 for l in L:
     if l == "zh":
         raw = cedict(); stem = lambda w: w; words = lambda q: [w for w in jieba.lcut(q) if re.match(r"\w", w)]
@@ -119,11 +99,7 @@ for l in L:
         hw = h.split()
         if len(hw) == 1: table[stem(hw[0])].update(ws)
     print(l, "dictionary headwords", len(table), flush=True)
-    paras = load(l); qs, gold = [], []
-    for i, p in enumerate(paras):
-        for q in p["qas"]: qs.append(q["question"]); gold.append(i)
-    Qv, _ = embed(qs, f"xq_q_{l}", "query: "); gold = np.array(gold)
-    S = Qv @ P.T
+    qs, gold, S = questions(l)
     shared, trans, cover = [], [], []
     for q in qs:
         ws = words(q)
@@ -137,7 +113,5 @@ for l in L:
         cover.append(hit / max(1, len(ws)))
         shared.append(bm25(sh)); trans.append(bm25(tr))
     shared = np.array(shared); trans = np.array(trans)
-    r = lambda M: (M.argmax(1) == gold).mean()
-    zd = np.apply_along_axis(z, 1, S)
-    best = lambda B_: max((r(zd + lam * np.apply_along_axis(z, 1, B_)), lam) for lam in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0))
+    r, best = scorers(S, gold)
     print(f"{l}: words found in the dictionary {np.mean(cover):.2f}; R@1 dense {r(S):.3f}, +BM25 shared {best(shared)}, +BM25 dictionary {best(trans)}", flush=True)

@@ -11,27 +11,7 @@ R@1 of dense alone, dense + BM25 on shared words, dense + BM25 on the translatio
 import os, sys, json, re, math, collections
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np, sqlite3, snowballstemmer
-from emb import embed
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-D = os.path.join(REPO, "target", "eval", "lareqa", "xquad-r")
-def load(l): return [p for a in json.load(open(f"{D}/{l}.json"))["data"] for p in a["paragraphs"]]
-en = load("en"); contexts = [p["context"] for p in en]
-P, _ = embed(contexts, "xq_en_paras", "passage: ")
-EN = snowballstemmer.stemmer("english")
-STOP = set("the of and in to a is was for on as by with that at from his he it an are were be this which or its their has have had not but also been first after who when can one other more into they than most would there all two new such these some them only during many may time where about up out over three between what how did does do".split())
-tok = lambda s: [w for w in re.findall(r"\w+", s.lower()) if len(w) > 1]
-docs = [[EN.stemWord(w) for w in tok(c)] for c in contexts]
-df = collections.Counter(w for d in docs for w in set(d)); N = len(docs); avg = np.mean([len(d) for d in docs])
-tfs = [collections.Counter(d) for d in docs]
-def bm25(terms):
-    s = np.zeros(N)
-    for w, wt in terms.items():
-        if w not in df: continue
-        idf = math.log(1 + (N - df[w] + 0.5) / (df[w] + 0.5))
-        for i, tf in enumerate(tfs):
-            c = tf.get(w)
-            if c: s[i] += wt * idf * c * 2.2 / (c + 1.2 * (0.25 + 0.75 * len(docs[i]) / avg))
-    return s
+from english import REPO, D, load, contexts, P, EN, STOP, tok, docs, bm25, z, questions, scorers
 WN = os.environ["WORDNET"]; CORPUS = os.environ["PYTHAINLP"]
 syn = {}
 for f, pos in [("noun", "n"), ("verb", "v"), ("adj", "a"), ("adv", "r")]:
@@ -73,15 +53,8 @@ def maximal(run, words):
         j = i
     return out[::-1]
 print("thai lemmas", len(lex), "segmentation words", len(SEG), "stopwords", len(STOPTH), flush=True)
-paras = load("th"); qs, gold = [], []
-for i, p in enumerate(paras):
-    for q in p["qas"]: qs.append(q["question"]); gold.append(i)
-Qv, _ = embed(qs, "xq_q_th", "query: "); gold = np.array(gold)
-S = Qv @ P.T
-def z(x): return (x - x.mean()) / (x.std() + 1e-9)
-zd = np.apply_along_axis(z, 1, S)
-r = lambda M: (M.argmax(1) == gold).mean()
-best = lambda B_: max((round(r(zd + lam * np.apply_along_axis(z, 1, B_)), 4), lam) for lam in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0))
+qs, gold, S = questions("th")
+r, best = scorers(S, gold)
 shared = np.array([bm25({EN.stemWord(w): 1.0 for w in tok(q)}) for q in qs])
 print(f"R@1 dense {r(S):.3f}, +BM25 shared {best(shared)}", flush=True)
 def run_variant(name, seg, stop, senses, firsts, order="synset", equal=False):

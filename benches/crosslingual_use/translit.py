@@ -19,31 +19,12 @@ Run from the repository root with the venv of README.md here, plus `pip install 
 import os, sys, json, re, math, collections, unicodedata
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np, snowballstemmer
-from emb import embed
 
 L = sys.argv[1].split(",")
 MIN = int(os.environ.get("MIN", "3"))
 THAI_MIN = int(os.environ.get("THAI_MIN", "4"))
 NAMES = os.environ.get("NAMES") == "1"
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-D = os.path.join(REPO, "target", "eval", "lareqa", "xquad-r")
-def load(l): return [p for a in json.load(open(f"{D}/{l}.json"))["data"] for p in a["paragraphs"]]
-en = load("en"); contexts = [p["context"] for p in en]
-P, _ = embed(contexts, "xq_en_paras", "passage: ")
-EN = snowballstemmer.stemmer("english")
-tok = lambda s: [w for w in re.findall(r"\w+", s.lower()) if len(w) > 1]
-docs = [[EN.stemWord(w) for w in tok(c)] for c in contexts]
-df = collections.Counter(w for d in docs for w in set(d)); N = len(docs); avg = np.mean([len(d) for d in docs])
-tfs = [collections.Counter(d) for d in docs]
-def bm25(terms):
-    s = np.zeros(N)
-    for w, wt in terms.items():
-        if w not in df: continue
-        idf = math.log(1 + (N - df[w] + 0.5) / (df[w] + 0.5))
-        for i, tf in enumerate(tfs):
-            c = tf.get(w)
-            if c: s[i] += wt * idf * c * 2.2 / (c + 1.2 * (0.25 + 0.75 * len(docs[i]) / avg))
-    return s
+from english import REPO, D, load, contexts, P, EN, STOP, tok, docs, bm25, z, questions, scorers
 
 VOWELS = set("aeiouy")
 def english_keys(w):
@@ -170,14 +151,9 @@ if os.environ.get("DICT") == "1":
             if w not in AR_DICT[k]: AR_DICT[k].append(w)
     print("arabic headwords", len(AR_DICT), flush=True)
 
-def z(x): return (x - x.mean()) / (x.std() + 1e-9)
 ARTICLE = ("وال", "فال", "بال", "كال", "لل", "ال", "و", "ب", "ل", "ف", "ك")
 for l in L:
-    paras = load(l); qs, gold = [], []
-    for i, p in enumerate(paras):
-        for q in p["qas"]: qs.append(q["question"]); gold.append(i)
-    Qv, _ = embed(qs, f"xq_q_{l}", "query: "); gold = np.array(gold)
-    S = Qv @ P.T
+    qs, gold, S = questions(l)
     qf = collections.Counter(w for q in qs for w in set(re.split(r"[^\w\u0900-\u097f\u0e00-\u0e7f\u0600-\u06ff]+", q)))
     common = {w for w, n in qf.items() if n > len(qs) * float(os.environ.get("COMMON", "1"))}
     shared, trans, hits, examples = [], [], 0, []
@@ -223,8 +199,6 @@ for l in L:
         if len(examples) < 6 and found: examples.append((q, found))
         shared.append(bm25(sh)); trans.append(bm25(tr))
     shared = np.array(shared); trans = np.array(trans)
-    r = lambda M: (M.argmax(1) == gold).mean()
-    zd = np.apply_along_axis(z, 1, S)
-    best = lambda B_: max((round(r(zd + lam * np.apply_along_axis(z, 1, B_)), 3), lam) for lam in (0.03, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0))
+    r, best = scorers(S, gold, (0.03, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0), 3)
     for e in examples: print("  ", e)
     print(f"{l}: questions with a skeleton match {hits / len(qs):.2f}; R@1 dense {r(S):.3f}, +BM25 shared {best(shared)}, +BM25 skeletons {best(trans)}", flush=True)
