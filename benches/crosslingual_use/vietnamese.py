@@ -5,7 +5,8 @@ English senses by their Vietnamese syllables. A question's syllables are matched
 longest first, left to right. The readings come from Unihan's `kVietnamese` (`UNIHAN`: Debian's
 `unicode-data`, usr/share/unicode/Unihan_Readings.txt.bz2) or m17n's Hán Việt input method (`M17N`: Debian's
 `m17n-db`, usr/share/m17n/vi-han.mim, readings spelled in Telex), or both; `MAXR` readings a character at
-most. `FREQ=1` orders a key's words by jieba's word frequencies, `TOP=1` prints the keys met most often.
+most. `FREQ=1` orders a key's words by jieba's word frequencies, `SINGLE=0.9` keys single syllables too where
+one character has that share of the syllable's characters' jieba frequency, `TOP=1` prints the keys met most often.
 R@1 of dense alone, dense + BM25 on shared words, dense + BM25 on the translations, fused as dictionary.py does
 (z(cos) + lambda z(BM25), the best lambda), XQuAD-R's Vietnamese questions on the 240 English paragraphs.
 
@@ -74,6 +75,27 @@ if os.environ.get("FREQ"):
     for line in open(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"), encoding="utf-8"):
         w, f = line.split()[:2]; fq[w] = int(f)
     for k in lex: lex[k].sort(key=lambda e: -fq.get(e[3], 0))
+if os.environ.get("SINGLE"):
+    # single characters: a syllable's characters' CC-CEDICT entries, kept only when one character carries at
+    # least SINGLE of the syllable's jieba frequency
+    import jieba
+    share = float(os.environ["SINGLE"])
+    fq = {}
+    for line in open(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"), encoding="utf-8"):
+        w, f = line.split()[:2]; fq[w] = int(f)
+    ones = collections.defaultdict(dict)
+    for k, es in list(lex.items()):
+        if " " in k: continue
+        for e in es:
+            ones[k][e[3]] = e
+        del lex[k]
+    kept = 0
+    for k, cs in ones.items():
+        tot = sum(fq.get(c, 0) for c in cs)
+        c, e = max(cs.items(), key=lambda x: fq.get(x[0], 0))
+        if tot and fq.get(c, 0) >= share * tot and fq.get(c, 0) >= 1000:
+            lex[k] = [e]; kept += 1
+    print("single syllables kept", kept, "of", len(ones), flush=True)
 sizes = collections.Counter(len(k.split()) for k in lex)
 print("keys", len(lex), "by syllables", sorted(sizes.items()), "keys with more than one word",
       sum(len(v) > 1 for v in lex.values()), flush=True)
