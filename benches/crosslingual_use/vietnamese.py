@@ -29,7 +29,14 @@ def syllable(s):
     d = unicodedata.normalize("NFD", s.lower()); tone = ""
     for c in d:
         if c in TONES: tone = TONES[c]
-    return unicodedata.normalize("NFC", "".join(c for c in d if c not in TONES)) + tone
+    return i_for_y(unicodedata.normalize("NFC", "".join(c for c in d if c not in TONES))) + tone
+ONSET = re.compile(r"(ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdđghklmnpqrstvx])?(.*)")
+def i_for_y(letters):
+    """A syllable whose vowel is y alone spelled with i ("ty", "lý", "quy" as "ti", "lí", "qui"): Vietnamese
+    writes them either way (`IY=0` turns this off)."""
+    if os.environ.get("IY") == "0": return letters
+    onset, vowel = ONSET.fullmatch(letters).groups()
+    return (onset or "") + "i" if vowel == "y" else letters
 readings = collections.defaultdict(list)
 if os.environ.get("UNIHAN"):
     for line in bz2.open(os.environ["UNIHAN"], "rt", encoding="utf-8"):
@@ -46,7 +53,7 @@ def telex(t):
         for a, b in TELEX:
             if t.startswith(a, i): out += b; i += len(a); break
         else: out += t[i]; i += 1
-    return out + tone
+    return i_for_y(out) + tone
 if os.environ.get("M17N"):
     for m in re.finditer(r'\("([a-z]+)"\s+\("([^"]*)"\)\)', open(os.environ["M17N"], encoding="utf-8").read()):
         k = telex(m.group(1))

@@ -907,6 +907,7 @@ fn from_telex(telex: &str) -> String {
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
+    let mut out = i_for_y(out);
     out.extend(tone.map(|t| match t {
         b's' => '1',
         b'f' => '2',
@@ -938,7 +939,18 @@ fn vietnamese_syllable(lower: &str) -> String {
         })
         .nfc()
         .collect();
-    letters.chars().chain(tone).collect()
+    i_for_y(letters).chars().chain(tone).collect()
+}
+
+/// A syllable whose vowel is a lone y, written with i ("ty", "lý", "quy" as "ti", "lí", "qui"): Vietnamese
+/// spells these either way, and m17n's readings often the other way than a question does ("công ty", 公司,
+/// company, is "ti" there). A y after another vowel ("tay", "tuy") is a glide and stays.
+fn i_for_y(letters: String) -> String {
+    const ONSETS: [&str; 28] = [
+        "ngh", "ng", "nh", "ch", "gh", "gi", "kh", "ph", "qu", "th", "tr", "b", "c", "d", "đ", "g", "h", "k", "l", "m", "n", "p", "q", "r", "s", "t", "v", "x",
+    ];
+    let onset = ONSETS.iter().find(|o| letters.starts_with(**o)).map_or("", |o| *o);
+    if &letters[onset.len()..] == "y" { format!("{onset}i") } else { letters }
 }
 
 /// Thai WordNet's lemmas with their synsets' English lemmas: a lemma's first two in each of its synsets,
@@ -1357,18 +1369,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cedict = "# CC-CEDICT\n互助 互助 [Hu4 zhu4] /Huzhu Tu autonomous county in Qinghai/\n互助 互助 [hu4 zhu4] /to help one another/\n\
             經濟 经济 [jing1 ji4] /economy/economic/\n能量 能量 [neng2 liang4] /energy/capabilities/\n西班牙 西班牙 [Xi1 ban1 ya2] /Spain/\n\
-            經 经 [jing1] /classics/\n";
+            經 经 [jing1] /classics/\n公司 公司 [gong1 si1] /company; firm/\n";
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         std::io::Write::write_all(&mut gz, cedict.as_bytes()).unwrap();
         std::fs::write(dir.path().join(CEDICT), gz.finish().unwrap()).unwrap();
         let readings = "(input-method vi han)\n(map\n (starter\n  (\"a\") (\"b\"))\n (map\n  (\"hoox\"  (\"互\"))\n  (\"trowj\"  (\"助\"))\n  \
             (\"kinh\"  (\"經经京\"))\n  (\"tees\"  (\"濟济\"))\n  (\"nawng\"  (\"能\"))\n  (\"lwowngf\"  (\"量\"))\n  (\"lwowngj\"  (\"量\"))\n  \
-            (\"taay\"  (\"西\"))\n  (\"ban\"  (\"班\"))\n  (\"nha\"  (\"牙\"))))\n";
+            (\"taay\"  (\"西\"))\n  (\"ban\"  (\"班\"))\n  (\"nha\"  (\"牙\"))\n  (\"coong\"  (\"公\"))\n  (\"ti\"  (\"司\"))))\n";
         std::fs::write(dir.path().join(VIETNAMESE_READINGS), readings).unwrap();
         assert_eq!(from_telex("lwowngj"), "lương5");
         assert_eq!(from_telex("ddeef"), "đê2");
         assert_eq!(from_telex("phwcs"), "phưc1");
         assert_eq!(key("vi", "Hoà"), key("vi", "hòa"));
+        assert_eq!(
+            (key("vi", "ty"), key("vi", "Lý"), key("vi", "quy"), key("vi", "tuy"), key("vi", "tay")),
+            ("ti".into(), "li1".into(), "qui".into(), "tuy".into(), "tay".into())
+        );
         let vi = load(dir.path(), "vi").unwrap();
         // "Does Spain have energy and an economy, help?": 量 is read two ways, either meets; the name
         // "Huzhu" ranks after the word; a syllable alone ("kinh", "có") is not looked up.
@@ -1377,6 +1393,8 @@ mod tests {
             ["spain", "energy", "capabilities", "economy", "economic", "help", "one", "another", "huzhu"]
         );
         assert_eq!(translate(&vi, "vi", "năng lường"), ["energy", "capabilities"]);
+        // m17n reads 司 "ti"; the question writes "ty".
+        assert_eq!(translate(&vi, "vi", "Công ty ở đâu?"), ["company", "firm"]);
         assert!(translate(&vi, "vi", "kinh").is_empty());
         // Packed, it reads the same.
         assert_eq!(pack(dir.path()).unwrap().iter().map(|(l, ..)| *l).collect::<Vec<_>>(), ["zh", "vi"]);
