@@ -424,12 +424,7 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
                 continue;
             }
             let k = &keys[i];
-            // The beginning of a Vietnamese syllable is no word of its own.
-            let headword = match (dictionary.contains(k), lang) {
-                (true, _) => Some(k.as_str()),
-                (false, "vi") => None,
-                (false, _) => longest_prefix(dictionary, k),
-            };
+            let headword = if dictionary.contains(k) { Some(k.as_str()) } else { longest_prefix(dictionary, k) };
             headword.into_iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
             i += 1;
         }
@@ -834,7 +829,8 @@ fn cedict(dir: &Path, name: &str, mut entry: impl FnMut(&str, &str, bool, Vec<St
 /// Sino-Vietnamese readings, one syllable each, as a question's run of syllables is looked up (`translate`).
 /// Several words may share a reading ("cơ quan": 奇觀, a spectacle, and 機關, an agency): the first in
 /// CC-CEDICT ranks first, names after the others. Single characters are left out: a syllable alone is read
-/// by dozens of characters, and a question's native words ("có", has; "năm", year) would meet some.
+/// by dozens of characters, and a question's native words ("có", has; "năm", year) would meet some. Every
+/// key thus has a space, so a syllable's beginning never stands for it either (`longest_prefix`).
 /// Measured offline (`benches/crosslingual_use/vietnamese.py`): XQuAD-R's Vietnamese questions on the
 /// English paragraphs, R@1 of the dense search alone 0.682, with BM25 on these translations 0.762.
 fn sino_vietnamese(dir: &Path, b: &mut Builder) -> Result<(), DictionaryError> {
@@ -889,10 +885,8 @@ fn sino_vietnamese(dir: &Path, b: &mut Builder) -> Result<(), DictionaryError> {
 /// A Vietnamese syllable spelled in Telex ("lwowngj") as `vietnamese_syllable` keys it ("lương5"): "dd" is
 /// đ, "aa" â, "aw" ă, "ee" ê, "oo" ô, "ow" ơ, "uw" or a lone "w" ư, and a last s, f, r, x or j the tone.
 fn from_telex(telex: &str) -> String {
-    let (letters, tone) = match telex.as_bytes() {
-        [.., t @ (b's' | b'f' | b'r' | b'x' | b'j')] if telex.len() > 1 => (&telex[..telex.len() - 1], Some(*t)),
-        _ => (telex, None),
-    };
+    let tone = TONES.iter().find(|(t, ..)| telex.len() > 1 && telex.ends_with(*t)).map(|(.., digit)| *digit);
+    let letters = if tone.is_some() { &telex[..telex.len() - 1] } else { telex };
     let mut out = String::with_capacity(letters.len() + 2);
     let mut rest = letters;
     'next: while !rest.is_empty() {
@@ -907,38 +901,34 @@ fn from_telex(telex: &str) -> String {
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
-    let mut out = i_for_y(out);
-    out.extend(tone.map(|t| match t {
-        b's' => '1',
-        b'f' => '2',
-        b'r' => '3',
-        b'x' => '4',
-        _ => '5',
-    }));
-    out
+    syllable_key(out, tone)
 }
 
-/// A Vietnamese syllable keyed without its tone mark, the tone written after it as a digit (acute 1, grave
-/// 2, hook 3, tilde 4, dot 5): "hoà" and "hòa", the old and new places of the mark, are one key, "hoa2".
+/// Vietnamese's five marked tones: the letter Telex writes for each, its combining mark, and the digit a
+/// key writes after the syllable's letters (acute 1, grave 2, hook 3, tilde 4, dot 5).
+const TONES: [(char, char, char); 5] = [('s', '\u{301}', '1'), ('f', '\u{300}', '2'), ('r', '\u{309}', '3'), ('x', '\u{303}', '4'), ('j', '\u{323}', '5')];
+
+/// A Vietnamese syllable keyed without its tone mark, the tone written after it as a digit (`TONES`): "hoà"
+/// and "hòa", the old and new places of the mark, are one key, "hoa2".
 fn vietnamese_syllable(lower: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let mut tone = None;
     let letters: String = lower
         .nfd()
-        .filter(|c| {
-            let t = match c {
-                '\u{301}' => '1',
-                '\u{300}' => '2',
-                '\u{309}' => '3',
-                '\u{303}' => '4',
-                '\u{323}' => '5',
-                _ => return true,
-            };
-            tone = Some(t);
-            false
+        .filter(|c| match TONES.iter().find(|(_, mark, _)| mark == c) {
+            Some((.., digit)) => {
+                tone = Some(*digit);
+                false
+            }
+            None => true,
         })
         .nfc()
         .collect();
+    syllable_key(letters, tone)
+}
+
+/// A syllable's letters and tone digit as a key ("lương", 5: "lương5"), a lone vowel y written i (`i_for_y`).
+fn syllable_key(letters: String, tone: Option<char>) -> String {
     i_for_y(letters).chars().chain(tone).collect()
 }
 
