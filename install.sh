@@ -480,7 +480,8 @@ fetch_debian_dicts() {
 dpkg-deb, never installed), and this machine has no $tool. Packages needed:
   ${missing_pkgs[*]}
 On a Debian bookworm machine, run apt-get download with these, unpack each with dpkg-deb -x, copy the
-files of their usr/share/dictd/ into $CACHE_DIR/$DICT_DIR_REL/ (each is checked by sha256) and run
+files DEBIAN_DICTS in install.sh names (from their usr/share/dictd/, usr/share/wordnet/ and
+usr/share/m17n/) into $CACHE_DIR/$DICT_DIR_REL/ under its names (each is checked by sha256) and run
 install.sh again."
   done
 
