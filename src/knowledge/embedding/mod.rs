@@ -86,8 +86,8 @@ pub struct Embedder {
     /// Embeddings in progress (`embed_blocking`, `embed_parallel_blocking`), so a question knows whether
     /// it is alone.
     busy: AtomicUsize,
-    /// Kept while the sessions use it.
-    _shared: Shared,
+    /// Kept while the sessions use it; runs read the word embedding through it.
+    shared: Shared,
     tokenizer: TextTokenizer,
     /// A permit per session, and the questions waiting for one.
     gate: Gate,
@@ -180,9 +180,9 @@ const SHARED_INITIALIZER_BYTES: u64 = 1 << 20;
 /// sessions 221, 232 and 236 MiB shared this way, against 200, 232 and 264 MiB).
 const SHARED_INITIALIZER_BYTES_MANY: u64 = 1 << 14;
 
-/// What the sessions of one model share: its large initializers, read once (`onnx_initializers`; for
-/// multilingual-e5-small the 54 MB 4-bit word embedding), and the weights ONNX Runtime prepacks for
-/// its int8 products. Each session is loaded from the model's bytes with those initializers' values
+/// What the sessions of one model share: its large initializers, read once (`onnx_initializers`), the
+/// weights ONNX Runtime prepacks for its int8 products, and the word embedding, which no session holds
+/// (read from the file a row at a time). Each session is loaded from the model's bytes with those initializers' values
 /// left in the file (`onnx_initializers::Split`), so it never holds a copy of its own, not even while
 /// it loads. Measured on the SciFact site: two sessions peak at 227-242 MiB under
 /// load where one session loading the whole model peaked at 202 MiB; a second session loading the
@@ -191,42 +191,49 @@ struct Shared {
     dir: PathBuf,
     initializers: Vec<(String, Arc<ort::value::DynValue>)>,
     prepacked: ort::session::builder::PrepackedWeights,
+    /// The word embedding, lifted out of the graph (`onnx_initializers::Lifted`): a run reads the rows
+    /// of its text's pieces from `model` and gives them to the session as inputs. For e5 that keeps its
+    /// 54 MB table out of the process (measured in docs/performance.md, "The word embedding read from the
+    /// file"); for MiniLM 11.7 MB.
+    lifted: Vec<onnx_initializers::Lifted>,
+    /// The model file, open for those reads.
+    model: std::fs::File,
+}
+
+/// A tensor of ONNX data type `data_type` (FLOAT, UINT8, INT8 or FLOAT16) from its little-endian bytes.
+fn tensor_from_le(data_type: i32, shape: Vec<usize>, raw: Vec<u8>) -> Result<ort::value::DynValue, String> {
+    let value = match data_type {
+        1 => Tensor::from_array((shape, raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>())).map(Tensor::into_dyn),
+        2 => Tensor::from_array((shape, raw)).map(Tensor::into_dyn),
+        3 => Tensor::from_array((shape, raw.into_iter().map(|b| b as i8).collect::<Vec<_>>())).map(Tensor::into_dyn),
+        10 => Tensor::from_array((shape, raw.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]])).collect::<Vec<_>>())).map(Tensor::into_dyn),
+        other => return Err(format!("tensor data type {other} is not read here")),
+    };
+    value.map_err(|e| e.to_string())
 }
 
 impl Shared {
     /// The shared part of `model`, and the bytes each session loads.
     fn load(model: &Path, sessions: usize) -> Result<(Shared, Vec<u8>), String> {
-        use ort::value::Tensor;
         let dir = model.parent().map(Path::to_owned).unwrap_or_default();
         let threshold = if sessions >= 3 { SHARED_INITIALIZER_BYTES_MANY } else { SHARED_INITIALIZER_BYTES };
-        let split = onnx_initializers::split(model, threshold).map_err(|e| e.to_string())?;
+        let split = onnx_initializers::split(model, threshold, true).map_err(|e| e.to_string())?;
         let mut initializers = Vec::new();
         for init in split.initializers {
             let shape: Vec<usize> =
                 init.dims.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{}: negative dimension", init.name))).collect::<Result<_, _>>()?;
             // ONNX `TensorProto.DataType`: FLOAT, UINT8, INT8, FLOAT16. Others stay with each session.
-            let width = match init.data_type {
-                1 => 4,
-                2 | 3 => 1,
-                10 => 2,
-                _ => continue,
-            };
-            if (shape.iter().product::<usize>() * width) as u64 != init.len {
+            let Some(width) = onnx_initializers::value_bytes(init.data_type) else { continue };
+            if shape.iter().product::<usize>() as u64 * width != init.len {
                 return Err(format!("{}: {} bytes for shape {:?}", init.name, init.len, init.dims));
             }
             let mut raw = vec![0u8; init.len as usize];
             init.read_into(model, &mut raw).map_err(|e| format!("{}: {e}", init.name))?;
-            let value = match init.data_type {
-                1 => Tensor::from_array((shape, raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>()))
-                    .map(Tensor::into_dyn),
-                2 => Tensor::from_array((shape, raw)).map(Tensor::into_dyn),
-                3 => Tensor::from_array((shape, raw.into_iter().map(|b| b as i8).collect::<Vec<_>>())).map(Tensor::into_dyn),
-                _ => Tensor::from_array((shape, raw.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]])).collect::<Vec<_>>())).map(Tensor::into_dyn),
-            }
-            .map_err(|e| format!("{}: {e}", init.name))?;
+            let value = tensor_from_le(init.data_type, shape, raw).map_err(|e| format!("{}: {e}", init.name))?;
             initializers.push((init.name, Arc::new(value)));
         }
-        Ok((Shared { dir, initializers, prepacked: ort::session::builder::PrepackedWeights::new() }, split.model))
+        let file = std::fs::File::open(model).map_err(|e| e.to_string())?;
+        Ok((Shared { dir, initializers, prepacked: ort::session::builder::PrepackedWeights::new(), lifted: split.lifted, model: file }, split.model))
     }
 }
 
@@ -268,7 +275,7 @@ impl Embedder {
             sessions,
             solo,
             busy: AtomicUsize::new(0),
-            _shared: shared,
+            shared: shared,
             tokenizer,
             ort_library: lib.clone(),
             model_dir: dir.clone(),
@@ -295,6 +302,12 @@ impl Embedder {
 
     /// One inference run for one text: prefix for its role, tokenize (truncated), run, pool, normalize.
     fn run(&self, session: &mut Session, text: &str, role: Purpose) -> Result<Vec<f32>, EmbedError> {
+        self.run_with(session, text, role, &self.shared.lifted)
+    }
+
+    /// `run` on a session whose graph reads the tables `lifted` names from its inputs: each gets the rows
+    /// of the text's pieces, read from the model file.
+    fn run_with(&self, session: &mut Session, text: &str, role: Purpose, lifted: &[onnx_initializers::Lifted]) -> Result<Vec<f32>, EmbedError> {
         let prefix = self.manifest.prefix(role);
         let input = if prefix.is_empty() { std::borrow::Cow::Borrowed(text) } else { std::borrow::Cow::Owned(format!("{prefix}{text}")) };
         let enc = self.tokenizer.encode(input.as_ref(), true).map_err(inference)?;
@@ -309,13 +322,19 @@ impl Embedder {
             types.truncate(QUERY_MAX_TOKENS);
         }
         let shape = [1, ids.len() as i64];
-        let outputs = session
-            .run(ort::inputs![
-                "input_ids" => Tensor::from_array((shape, ids)).map_err(inference)?,
-                "attention_mask" => Tensor::from_array((shape, vec![1i64; shape[1] as usize])).map_err(inference)?,
-                "token_type_ids" => Tensor::from_array((shape, types)).map_err(inference)?,
-            ])
-            .map_err(inference)?;
+        let mut rows = Vec::with_capacity(lifted.len());
+        for table in lifted {
+            let raw = table.read_rows(&self.shared.model, &ids).map_err(inference)?;
+            let value = tensor_from_le(table.data_type, vec![1, ids.len(), table.row_len], raw).map_err(inference)?;
+            rows.push((std::borrow::Cow::Borrowed(table.input.as_str()), ort::session::SessionInputValue::from(value)));
+        }
+        let mut inputs = ort::inputs![
+            "input_ids" => Tensor::from_array((shape, ids)).map_err(inference)?,
+            "attention_mask" => Tensor::from_array((shape, vec![1i64; shape[1] as usize])).map_err(inference)?,
+            "token_type_ids" => Tensor::from_array((shape, types)).map_err(inference)?,
+        ];
+        inputs.extend(rows);
+        let outputs = session.run(inputs).map_err(inference)?;
         let (out_shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>().map_err(inference)?;
         if out_shape.last() != Some(&(DIMENSIONS as i64)) || hidden.len() != shape[1] as usize * DIMENSIONS {
             return Err(EmbedError::Inference(format!("unexpected output shape {out_shape:?}")));
@@ -462,7 +481,7 @@ mod tests {
     }
 
     #[test]
-    fn sessions_on_the_mapped_model_embed_exactly_as_a_session_on_the_model_file() {
+    fn sessions_on_the_mapped_model_with_the_word_embedding_lifted_embed_exactly_as_a_session_on_the_model_file() {
         let e = embedder();
         let env = load_runtime(&e.ort_library).unwrap();
         let mut from_file = Session::builder(&env)
@@ -477,12 +496,16 @@ mod tests {
             .unwrap();
         let texts = ["Wie viel kostet eine Zahnreinigung?", "洗牙需要多少钱？", "Our opening hours on Saturdays are 9 to 13, and we take walk-ins."];
         for text in texts {
-            let expected = e.run(&mut from_file, text, Purpose::Passage).unwrap();
+            // The file's graph gathers the word embedding itself; the pool's sessions are given its rows.
+            let expected = e.run_with(&mut from_file, text, Purpose::Passage, &[]).unwrap();
             for session in e.sessions.iter().chain(&e.solo) {
                 let got = e.run(&mut session.lock().unwrap(), text, Purpose::Passage).unwrap();
                 assert_eq!(got, expected, "{text}");
             }
         }
+        // e5's 4-bit word embedding: its nibbles and its scales, both lifted.
+        let lifted: Vec<_> = e.shared.lifted.iter().map(|l| (l.input.as_str(), l.rows)).collect();
+        assert_eq!(lifted, [("word_nibbles", 250_037), ("word_scales_f16", 250_037)]);
         assert!(e.pool_size() >= 1);
     }
 
