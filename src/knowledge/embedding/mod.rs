@@ -196,7 +196,8 @@ struct Shared {
     /// 54 MB table out of the process (measured in docs/performance.md, "The word embedding read from the
     /// file"); for MiniLM 11.7 MB.
     lifted: Vec<onnx_initializers::Lifted>,
-    /// The model file, open for those reads.
+    /// The model file, open for those reads. A model replaced by a rename (as `install.sh` installs one)
+    /// leaves this process reading the file it loaded, until it restarts.
     model: std::fs::File,
 }
 
@@ -275,7 +276,7 @@ impl Embedder {
             sessions,
             solo,
             busy: AtomicUsize::new(0),
-            shared: shared,
+            shared,
             tokenizer,
             ort_library: lib.clone(),
             model_dir: dir.clone(),
