@@ -236,8 +236,21 @@ pub fn value_bytes(data_type: i32) -> Option<u64> {
 
 /// What the walk keeps of a graph field besides its bytes.
 enum Kind {
-    Node { op_type: String, domain: String, inputs: Vec<String>, outputs: Vec<String>, axis: i64 },
-    Initializer { name: String, dims: Vec<i64>, data_type: i32, raw: Option<(u64, u64)>, shared: bool },
+    Node {
+        op_type: String,
+        domain: String,
+        inputs: Vec<String>,
+        outputs: Vec<String>,
+        axis: i64,
+    },
+    /// `shared`: its value is left in the file (at least `min_bytes` of raw data), for the sessions to share.
+    Initializer {
+        name: String,
+        dims: Vec<i64>,
+        data_type: i32,
+        raw: Option<(u64, u64)>,
+        shared: bool,
+    },
     Input(String),
     Other,
 }
@@ -350,7 +363,8 @@ pub fn split(model: &Path, min_bytes: u64, lift: bool) -> std::io::Result<Split>
                 (5, LEN) => {
                     let body = w.pos;
                     let t = w.tensor(end)?;
-                    match t.raw.filter(|&(_, n)| n >= min_bytes) {
+                    let shared = t.raw.filter(|&(_, n)| n >= min_bytes);
+                    let bytes = match shared {
                         Some((offset, n)) => {
                             // The tensor's fields up to its raw_data (its key and length included), then the
                             // ones after it, then the external data reference.
@@ -368,13 +382,11 @@ pub fn split(model: &Path, min_bytes: u64, lift: bool) -> std::io::Result<Split>
                             put_varint(1, &mut tensor);
                             let mut field = Vec::new();
                             put_bytes(5, &tensor, &mut field);
-                            fields.push((Kind::Initializer { name: t.name, dims: t.dims, data_type: t.data_type, raw: t.raw, shared: true }, field));
+                            field
                         }
-                        None => {
-                            let kind = Kind::Initializer { name: t.name, dims: t.dims, data_type: t.data_type, raw: t.raw, shared: false };
-                            fields.push((kind, w.range(start, end)?));
-                        }
-                    }
+                        None => w.range(start, end)?,
+                    };
+                    fields.push((Kind::Initializer { name: t.name, dims: t.dims, data_type: t.data_type, raw: t.raw, shared: shared.is_some() }, bytes));
                     continue;
                 }
                 _ => {
@@ -410,7 +422,7 @@ pub fn split(model: &Path, min_bytes: u64, lift: bool) -> std::io::Result<Split>
                 }
             }
         }
-        let mut dropped = std::collections::HashSet::new();
+        let (mut dropped, mut lifted_tables) = (std::collections::HashSet::new(), std::collections::HashSet::new());
         for (k, _) in &fields {
             let Kind::Initializer { name, dims, data_type, raw: Some((offset, n)), .. } = k else { continue };
             let Some((node, output)) = lift_nodes.get(name) else { continue };
@@ -421,10 +433,9 @@ pub fn split(model: &Path, min_bytes: u64, lift: bool) -> std::io::Result<Split>
                 return Err(invalid("a word embedding's size does not match its shape"));
             }
             dropped.insert(*node);
+            lifted_tables.insert(name.as_str());
             lifted.push(Lifted { input: output.clone(), data_type: *data_type, rows, row_len, row_bytes: row_len as u64 * width, offset: *offset });
         }
-        let lifted_tables: std::collections::HashSet<&str> =
-            lift_nodes.iter().filter(|(_, (node, _))| dropped.contains(node)).map(|(name, _)| name.as_str()).collect();
         let mut graph = Vec::new();
         for (index, (kind, bytes)) in fields.iter().enumerate() {
             match kind {
@@ -582,28 +593,25 @@ mod tests {
         let path = dir.path().join("model.onnx");
         std::fs::write(&path, gathering_model(&table, false)).unwrap();
 
-        let split = split(&path, 8, true).unwrap();
-        assert!(split.initializers.is_empty(), "a lifted table is not shared either");
-        let [lifted] = split.lifted.as_slice() else { panic!("{:?}", split.lifted) };
+        let lifting = split(&path, 8, true).unwrap();
+        assert!(lifting.initializers.is_empty(), "a lifted table is not shared either");
+        let [lifted] = lifting.lifted.as_slice() else { panic!("{:?}", lifting.lifted) };
         assert_eq!((lifted.input.as_str(), lifted.data_type, lifted.rows, lifted.row_len, lifted.row_bytes), ("rows", 2, 5, 4, 4));
         let file = File::open(&path).unwrap();
         assert_eq!(lifted.read_rows(&file, &[4, 0, 4]).unwrap(), [116, 117, 118, 119, 100, 101, 102, 103, 116, 117, 118, 119]);
         assert!(lifted.read_rows(&file, &[5]).is_err(), "an id past the table");
         assert!(lifted.read_rows(&file, &[-1]).is_err(), "a negative id");
         // The table, its Gather and its reference are gone; the Gather's output is a graph input now.
-        let m = &split.model;
+        let m = &lifting.model;
         let has = |needle: &[u8]| m.windows(needle.len()).any(|w| w == needle);
         assert!(!has(&table[..8]) && !has(b"Gather") && !has(b"table") && !has(b"location"));
         assert!(has(b"Relu") && has(b"input_ids") && has(b"sequence"));
         // Without lifting, or when another node reads the table, it stays where it was.
-        assert!(split_again(&path, false).is_empty());
+        assert!(split(&path, 8, false).unwrap().lifted.is_empty());
         std::fs::write(&path, gathering_model(&table, true)).unwrap();
-        assert!(split_again(&path, true).is_empty());
-        assert_eq!(super::split(&path, 8, true).unwrap().initializers.len(), 1);
-    }
-
-    fn split_again(path: &Path, lift: bool) -> Vec<Lifted> {
-        split(path, 8, lift).unwrap().lifted
+        let read_twice = split(&path, 8, true).unwrap();
+        assert!(read_twice.lifted.is_empty());
+        assert_eq!(read_twice.initializers.len(), 1);
     }
 
     #[test]
