@@ -19,63 +19,19 @@ import numpy as np, snowballstemmer
 from english import REPO, D, load, contexts, P, EN, STOP, tok, docs, bm25, z, questions, scorers
 DICT = os.path.join(os.environ.get("SITEBOT_CACHE_DIR", os.path.expanduser("~/.cache/sitebot")), "dictionaries")
 LANG = os.environ.get("LANG_Q", "vi")
-def english_words(text):
-    text = re.sub(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}", " ", text)
-    return [w for w in tok(text) if w not in STOP and not w.isdigit()]
-TONES = {"\u0300": "2", "\u0301": "1", "\u0303": "4", "\u0309": "3", "\u0323": "5"}
-def syllable(s):
-    """A syllable with its tone mark taken off and written after it: "hoà" and "hòa" (old and new
-    placement) are one key."""
-    d = unicodedata.normalize("NFD", s.lower()); tone = ""
-    for c in d:
-        if c in TONES: tone = TONES[c]
-    return i_for_y(unicodedata.normalize("NFC", "".join(c for c in d if c not in TONES))) + tone
-ONSET = re.compile(r"(ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdđghklmnpqrstvx])?(.*)")
-def i_for_y(letters):
-    """A syllable whose vowel is y alone spelled with i ("ty", "lý", "quy" as "ti", "lí", "qui"): Vietnamese
-    writes them either way (`IY=0` turns this off)."""
-    if os.environ.get("IY") == "0": return letters
-    onset, vowel = ONSET.fullmatch(letters).groups()
-    return (onset or "") + "i" if vowel == "y" else letters
+from vietnamese_keys import english_words, syllable, add_m17n_readings, add_cedict_words
 readings = collections.defaultdict(list)
 if os.environ.get("UNIHAN"):
     for line in bz2.open(os.environ["UNIHAN"], "rt", encoding="utf-8"):
         if "\tkVietnamese\t" not in line: continue
         cp, _, r = line.rstrip("\n").split("\t")
         readings[chr(int(cp[2:], 16))] += [syllable(x) for x in r.split()]
-TELEX = [("dd", "đ"), ("aa", "â"), ("aw", "ă"), ("ee", "ê"), ("oo", "ô"), ("ow", "ơ"), ("uw", "ư"), ("w", "ư")]
-def telex(t):
-    """m17n's telex spelling of a syllable ("lwowngj", lượng) as `syllable` keys it."""
-    tone = ""
-    if len(t) > 1 and t[-1] in "sfrxj": tone = {"s": "1", "f": "2", "r": "3", "x": "4", "j": "5"}[t[-1]]; t = t[:-1]
-    out, i = "", 0
-    while i < len(t):
-        for a, b in TELEX:
-            if t.startswith(a, i): out += b; i += len(a); break
-        else: out += t[i]; i += 1
-    return i_for_y(out) + tone
 if os.environ.get("M17N"):
-    for m in re.finditer(r'\("([a-z]+)"\s+\("([^"]*)"\)\)', open(os.environ["M17N"], encoding="utf-8").read()):
-        k = telex(m.group(1))
-        for c in m.group(2):
-            if k not in readings[c]: readings[c].append(k)
+    add_m17n_readings(os.environ["M17N"], readings)
 print("characters with a Vietnamese reading", len(readings), flush=True)
 MAXR = int(os.environ.get("MAXR", "1"))  # readings per character used
 lex = collections.defaultdict(list)  # key -> [(english words, is_name)]
-for line in gzip.open(f"{DICT}/cedict_1_0_ts_utf-8_mdbg.txt.gz", "rt", encoding="utf-8"):
-    if line.startswith("#"): continue
-    m = re.match(r"(\S+) (\S+) \[([^\]]*)\] /(.*)/", line)
-    if not m: continue
-    trad, simp, pinyin, senses = m.groups()
-    if not 1 <= len(trad) <= 4: continue
-    rs = [readings.get(t) or readings.get(s) for t, s in zip(trad, simp)]
-    if not all(rs): continue
-    kept = [s for s in senses.split("/") if s and not s.startswith(("CL:", "see ", "surname ", "used in")) and "variant of" not in s]
-    eng = [w for s in kept for w in english_words(s)]
-    if not eng: continue
-    name = pinyin[:1].isupper()
-    for combo in itertools.product(*[r[:MAXR] for r in rs]):
-        lex[" ".join(combo)].append((eng, name, len(trad), simp))
+add_cedict_words(f"{DICT}/cedict_1_0_ts_utf-8_mdbg.txt.gz", readings, lex, 1, 4, MAXR)
 if os.environ.get("FREQ"):
     import jieba
     fq = {}

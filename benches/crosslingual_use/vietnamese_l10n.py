@@ -44,56 +44,18 @@ DICT = os.path.join(os.environ.get("SITEBOT_CACHE_DIR", os.path.expanduser("~/.c
 L10N = os.path.abspath(os.environ.get("L10N_DIR", os.path.join(REPO, "target", "vi-l10n")))
 ENTRIES = int(os.environ.get("L10N_ENTRIES", "2"))
 
-# ---- vietnamese.py's keys (copied from it: syllable, i_for_y, telex, the CC-CEDICT lexicon) ----
-def english_words(text):
-    text = re.sub(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}", " ", text)
-    return [w for w in tok(text) if w not in STOP and not w.isdigit()]
-TONES = {"\u0300": "2", "\u0301": "1", "\u0303": "4", "\u0309": "3", "\u0323": "5"}
-def syllable(s):
-    d = unicodedata.normalize("NFD", s.lower()); tone = ""
-    for c in d:
-        if c in TONES: tone = TONES[c]
-    return i_for_y(unicodedata.normalize("NFC", "".join(c for c in d if c not in TONES))) + tone
-ONSET = re.compile(r"(ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdđghklmnpqrstvx])?(.*)")
-def i_for_y(letters):
-    onset, vowel = ONSET.fullmatch(letters).groups()
-    return (onset or "") + "i" if vowel == "y" else letters
-TELEX = [("dd", "đ"), ("aa", "â"), ("aw", "ă"), ("ee", "ê"), ("oo", "ô"), ("ow", "ơ"), ("uw", "ư"), ("w", "ư")]
-def telex(t):
-    tone = ""
-    if len(t) > 1 and t[-1] in "sfrxj": tone = {"s": "1", "f": "2", "r": "3", "x": "4", "j": "5"}[t[-1]]; t = t[:-1]
-    out, i = "", 0
-    while i < len(t):
-        for a, b in TELEX:
-            if t.startswith(a, i): out += b; i += len(a); break
-        else: out += t[i]; i += 1
-    return i_for_y(out) + tone
+from vietnamese_keys import english_words, syllable, add_m17n_readings, add_cedict_words
 def sha(path): return hashlib.sha256(open(path, "rb").read()).hexdigest()
 READ = []  # (file, size, sha256) of every file read
 def note(path): READ.append((os.path.relpath(path, REPO), os.path.getsize(path), sha(path)))
 readings = collections.defaultdict(list)
 M17N = os.environ.get("M17N", os.path.join(DICT, "vi-han.mim"))
 note(M17N)
-for m in re.finditer(r'\("([a-z]+)"\s+\("([^"]*)"\)\)', open(M17N, encoding="utf-8").read()):
-    k = telex(m.group(1))
-    for c in m.group(2):
-        if k not in readings[c]: readings[c].append(k)
+add_m17n_readings(M17N, readings)
 MAXR = int(os.environ.get("MAXR", "9"))
 cedict = collections.defaultdict(list)  # key -> [(english words, is_name, characters, word)]
 CEDICT = f"{DICT}/cedict_1_0_ts_utf-8_mdbg.txt.gz"; note(CEDICT)
-for line in gzip.open(CEDICT, "rt", encoding="utf-8"):
-    if line.startswith("#"): continue
-    m = re.match(r"(\S+) (\S+) \[([^\]]*)\] /(.*)/", line)
-    if not m: continue
-    trad, simp, pinyin, senses = m.groups()
-    if not 2 <= len(trad) <= 4: continue  # the baseline keys 2-4 syllables
-    rs = [readings.get(t) or readings.get(s) for t, s in zip(trad, simp)]
-    if not all(rs): continue
-    kept = [s for s in senses.split("/") if s and not s.startswith(("CL:", "see ", "surname ", "used in")) and "variant of" not in s]
-    eng = [w for s in kept for w in english_words(s)]
-    if not eng: continue
-    for combo in itertools.product(*[r[:MAXR] for r in rs]):
-        cedict[" ".join(combo)].append((eng, pinyin[:1].isupper(), len(trad), simp))
+add_cedict_words(CEDICT, readings, cedict, 2, 4, MAXR)  # the baseline keys 2-4 syllables
 print("CC-CEDICT keys (2-4 syllables)", len(cedict), flush=True)
 
 # ---- reading the localization files ----
