@@ -7,7 +7,7 @@
 //! its first [`ENTRIES`] are kept, before CC-CEDICT's words of the same reading. Measured offline
 //! (`benches/crosslingual_use/vietnamese_l10n.py`, XQuAD-R's 1,190 Vietnamese questions on the 240 English
 //! paragraphs), R@1 0.748 without them, 0.784 with them; through `POST /v1/query`, answered (right first)
-//! 0.810 (0.678) -> 0.844 (0.714), off-topic questions answered as before (docs/performance.md, "Vietnamese
+//! 0.810 (0.678) -> 0.846 (0.714), off-topic questions answered as before (docs/performance.md, "Vietnamese
 //! through software localization").
 
 use std::collections::{HashMap, HashSet};
@@ -38,10 +38,10 @@ pub(super) fn add(dir: &Path, names: &[&str], b: &mut Builder) -> Result<(), Dic
         std::fs::read(&path).map(|bytes| (path.clone(), bytes)).map_err(|e| DictionaryError::Io(path, e))
     };
     for name in names {
-        let pairs: Vec<(String, String)> = if name.ends_with(".mo") {
+        let files: Vec<Vec<(String, String)>> = if name.ends_with(".mo") {
             let (path, bytes) = read(name)?;
             let messages = messages(&bytes).map_err(|e| DictionaryError::Format(path, e))?;
-            messages.into_iter().map(|(e, v)| (e.to_owned(), v.to_owned())).collect()
+            vec![messages.into_iter().map(|(e, v)| (e.to_owned(), v.to_owned())).collect()]
         } else if let Some(stem) = name.strip_suffix("-vi.xml") {
             let ((en_path, en), (vi_path, vi)) = (read(&format!("{stem}-en.xml"))?, read(name)?);
             let text = |path: &Path, bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| DictionaryError::Format(path.to_owned(), "not UTF-8".into()));
@@ -49,22 +49,25 @@ pub(super) fn add(dir: &Path, names: &[&str], b: &mut Builder) -> Result<(), Dic
             cldr_pairs(&en, &vi).map_err(|e| DictionaryError::Format(vi_path, e))?
         } else if let Some(stem) = name.strip_suffix("vietnamese.lng") {
             let ((_, en), (vi_path, vi)) = (read(&format!("{stem}english.lng"))?, read(name)?);
-            openttd_pairs(&en, &vi).map_err(|e| DictionaryError::Format(vi_path, e))?
+            vec![openttd_pairs(&en, &vi).map_err(|e| DictionaryError::Format(vi_path, e))?]
         } else if name.ends_with("-en.xml") || name.ends_with("english.lng") {
             continue;
         } else {
             return Err(DictionaryError::Format(dir.join(name), "not a kind of localization file this reader knows".into()));
         };
-        let mut seen = HashSet::new();
-        for (english, vietnamese) in &pairs {
-            let Some((k, words)) = pair(english, vietnamese) else { continue };
-            if !seen.insert((k.clone(), words.clone())) {
-                continue;
-            }
-            let held = phrases.entry(k).or_default();
-            match held.iter_mut().find(|(w, _)| *w == words) {
-                Some((_, n)) => *n += 1,
-                None => held.push((words, 1)),
+        // Each file counts once for a phrase (a CLDR file's keywords as a file of their own).
+        for pairs in &files {
+            let mut seen = HashSet::new();
+            for (english, vietnamese) in pairs {
+                let Some((k, words)) = pair(english, vietnamese) else { continue };
+                if !seen.insert((k.clone(), words.clone())) {
+                    continue;
+                }
+                let held = phrases.entry(k).or_default();
+                match held.iter_mut().find(|(w, _)| *w == words) {
+                    Some((_, n)) => *n += 1,
+                    None => held.push((words, 1)),
+                }
             }
         }
     }
@@ -81,10 +84,44 @@ pub(super) fn add(dir: &Path, names: &[&str], b: &mut Builder) -> Result<(), Dic
 
 /// The English and Vietnamese texts of the same CLDR element, in the English file's order: each element
 /// with text and no child elements, named by its path from the root with every element's attributes but
-/// `draft` and `references` ("ldml/localeDisplayNames/territories/territory[type=VN]": Vietnam, Việt Nam).
-fn cldr_pairs(en: &str, vi: &str) -> Result<Vec<(String, String)>, String> {
-    let vi: HashMap<String, String> = cldr_leaves(vi)?.into_iter().collect();
-    Ok(cldr_leaves(en)?.into_iter().filter_map(|(path, text)| vi.get(&path).map(|v| (text, v.clone()))).collect())
+/// `draft` and `references` ("ldml/localeDisplayNames/territories/territory[type=VN]": Vietnam, Việt Nam);
+/// then, as a file of their own, the emoji keywords paired by the emoji they share (`cldr_keyword_pairs`).
+fn cldr_pairs(en: &str, vi: &str) -> Result<Vec<Vec<(String, String)>>, String> {
+    let (en, vi): (Vec<(String, String)>, HashMap<String, String>) = (cldr_leaves(en)?, cldr_leaves(vi)?.into_iter().collect());
+    let keywords = cldr_keyword_pairs(&en, &vi);
+    let leaves = en.into_iter().filter_map(|(path, text)| vi.get(&path).map(|v| (text, v.clone()))).collect();
+    Ok(if keywords.is_empty() { vec![leaves] } else { vec![leaves, keywords] })
+}
+
+/// The emoji keywords of CLDR's annotations ("ocean | water | wave"; "sóng | nước | đại dương"), which list
+/// no pairs: each Vietnamese keyword with the English keyword it shares the most emoji with, where they share
+/// at least `MIN_SHARED_EMOJI`, at least half of the Vietnamese keyword's, and a Dice coefficient of 0.3
+/// (ties to the English keyword first in order; vietnamese_l10n.py's rule).
+fn cldr_keyword_pairs(en: &[(String, String)], vi: &HashMap<String, String>) -> Vec<(String, String)> {
+    use std::collections::{BTreeMap, BTreeSet};
+    const MIN_SHARED_EMOJI: u32 = 3;
+    let keywords = |text: &str| text.split('|').map(|w| w.trim().to_owned()).filter(|w| !w.is_empty()).collect::<BTreeSet<String>>();
+    let (mut shared, mut vi_count, mut en_count) = (BTreeMap::<(String, String), u32>::new(), HashMap::<String, u32>::new(), HashMap::<String, u32>::new());
+    for (path, text) in en {
+        let last = path.rsplit('/').next().unwrap_or_default();
+        let Some(v) = vi.get(path).filter(|_| last.starts_with("annotation[") && !last.contains("type=")) else { continue };
+        let (english, vietnamese) = (keywords(text), keywords(v));
+        english.iter().for_each(|e| *en_count.entry(e.clone()).or_default() += 1);
+        vietnamese.iter().for_each(|w| *vi_count.entry(w.clone()).or_default() += 1);
+        for w in &vietnamese {
+            for e in &english {
+                *shared.entry((w.clone(), e.clone())).or_default() += 1;
+            }
+        }
+    }
+    let mut best: BTreeMap<&str, (&str, u32)> = BTreeMap::new();
+    for ((w, e), &n) in &shared {
+        let (nw, ne) = (vi_count[w], en_count[e]);
+        if n >= MIN_SHARED_EMOJI && 2.0 * n as f64 / (nw + ne) as f64 >= 0.3 && 2 * n >= nw && best.get(w.as_str()).is_none_or(|b| n > b.1) {
+            best.insert(w, (e, n));
+        }
+    }
+    best.into_iter().map(|(w, (e, _))| (e.to_owned(), w.to_owned())).collect()
 }
 
 /// Each element of an XML file with text and no child elements: its path (`cldr_pairs`) and its text.
@@ -446,11 +483,19 @@ pub(super) mod tests {
         // France has no Vietnamese, the short UK none either (its `alt` differs); a `draft` is not part of
         // the path.
         assert_eq!(
-            cldr_pairs(en, vi).unwrap(),
+            cldr_pairs(en, vi).unwrap()[0],
             [("Vietnam", "Việt Nam"), ("ocean | water | wave", "sóng | nước | đại dương"), ("water wave", "sóng nước"), ("ampersand", "dấu và")]
                 .map(|(e, v)| (e.to_owned(), v.to_owned()))
         );
         assert!(cldr_pairs("<ldml><a>x</b></ldml>", vi).is_err(), "mismatched tags");
+        // Keywords: "sóng" and "wave" share all three of their emoji; "nước" and "water" two only.
+        let annotations = |keywords: [&str; 4]| {
+            let a: String = keywords.iter().enumerate().map(|(i, k)| format!("<annotation cp=\"{i}\">{k}</annotation>")).collect();
+            format!("<ldml><annotations>{a}</annotations></ldml>")
+        };
+        let en = annotations(["wave | water", "wave | sea", "wave | surf", "water"]);
+        let vi = annotations(["sóng | nước", "sóng | biển", "sóng | lướt", "nước"]);
+        assert_eq!(cldr_pairs(&en, &vi).unwrap()[1], [("wave".to_owned(), "sóng".to_owned())]);
 
         // Two language files of strgen's format: 4 strings in tab 0 and 1 in tab 1; the second and third
         // untranslated.
