@@ -75,9 +75,9 @@ enum Source {
     /// CC-CEDICT's words read in Vietnamese (`sino_vietnamese`): each character by its Sino-Vietnamese
     /// readings (`VIETNAMESE_READINGS`), so that "kinh tế" meets 經濟, economy.
     SinoVietnamese,
-    /// Programs' Vietnamese translations (gettext `.mo` catalogs, `VIETNAMESE_CATALOGS`): short English
-    /// strings and their Vietnamese (`catalogs`), so that "sông" meets river. Ranked before the
-    /// Sino-Vietnamese readings of the same key.
+    /// Programs' Vietnamese translations (gettext `.mo` catalogs, CLDR's XML, OpenTTD's language files, as
+    /// `VIETNAMESE_CATALOG_LIST` names them): short English strings and their Vietnamese (`catalogs`), so that
+    /// "sông" meets river. Ranked before the Sino-Vietnamese readings of the same key.
     VietnameseCatalogs,
 }
 
@@ -87,7 +87,7 @@ const CEDICT: &str = "cedict_1_0_ts_utf-8_mdbg.txt.gz";
 /// made from the Unihan database by the Thua Thien Hue Center of Information Technology), each reading
 /// spelled in Telex with the characters read so.
 const VIETNAMESE_READINGS: &str = "vi-han.mim";
-/// Vietnamese's gettext catalogs, one a line with the Debian package it comes from (install.sh reads the
+/// Vietnamese's localization files, one a line with the Debian package it comes from (install.sh reads the
 /// same list to fetch them): the third column is the file's name in the dictionaries' directory.
 const VIETNAMESE_CATALOG_LIST: &str = include_str!("../../../assets/dictionaries/vi-catalogs.txt");
 
