@@ -138,12 +138,22 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # Vietnamese's gettext catalogs (the .mo files of 44 desktop applications' packages), listed in
 # assets/dictionaries/vi-catalogs.txt in DEBIAN_DICTS' columns (its last one the file's path from the
 # package's root), which sitebot reads too: fetched, checked and installed as the dictionaries above are.
+# They are optional, where the files above are not: Debian replaces some of these packages with security
+# updates (vlc-l10n, libc-l10n, ...), so a pinned version can vanish from the archive. A catalog whose pinned
+# file cannot be had is skipped with a warning (never kept unchecked), and sitebot reads Vietnamese from
+# the others (`sitebot doctor` says how many it has).
 VI_CATALOGS="$SCRIPT_DIR/assets/dictionaries/vi-catalogs.txt"
 [ -f "$VI_CATALOGS" ] || { echo "install.sh: $VI_CATALOGS is missing (run install.sh from a complete checkout)" >&2; exit 1; }
+OPTIONAL_DICTS=" "
 while IFS= read -r line; do
   case $line in '' | '#'*) continue ;; esac
   DEBIAN_DICTS+=("$line")
+  OPTIONAL_DICTS+="$(cut -d'|' -f3 <<<"$line") "
 done <"$VI_CATALOGS"
+# is_optional_dict NAME: whether the dictionary file NAME may be left out (a Vietnamese catalog).
+is_optional_dict() { case $OPTIONAL_DICTS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# Optional dictionary files this run could not have, each with the reason.
+SKIPPED_DICTS=()
 
 # ---------------------------------------------------------------------------
 # Output helpers
@@ -503,20 +513,53 @@ install.sh again."
   # shellcheck disable=SC2064
   trap "rm -rf -- '$tmp'" EXIT
   log="$tmp/apt-get.log"
+  # Each package at the version its sums were taken from (`pkg=version`), which apt finds in bookworm's main
+  # archive or its security archive, whichever the package lists name it in.
+  local pinned=()
+  for p in "${missing_pkgs[@]}"; do
+    for entry in "${DEBIAN_DICTS[@]}"; do
+      IFS='|' read -r pkg version name sha member <<<"$entry"
+      [ "$pkg" = "$p" ] && { pinned+=("$p=$version"); break; }
+    done
+  done
   say "  downloading ${missing_pkgs[*]} from Debian (apt-get download)"
   ok=1
-  if ! (cd "$tmp" && apt-get download "${missing_pkgs[@]}") >"$log" 2>&1; then
+  if ! (cd "$tmp" && apt-get download "${pinned[@]}") >"$log" 2>&1; then
     ok=0
     # A machine that never ran apt-get update (a fresh container) has no package lists; old lists name
-    # versions the mirror no longer has. Either way, refresh them once, as apt_install does, and retry.
+    # versions the mirror no longer has, or lack the security archive's. Either way, refresh them once,
+    # as apt_install does, and retry.
     if [ "$APT_UPDATED" -eq 0 ] && [ "$(id -u)" -eq 0 ] \
-       && grep -qE "Unable to locate package|has no installation candidate|Can't select candidate version|Can't find a source to download|404 +Not Found" "$log"; then
+       && grep -qE "Unable to locate package|has no installation candidate|Can't select candidate version|Can't find a source to download|404 +Not Found|Version '.*' for '.*' was not found" "$log"; then
       say "  apt-get cannot find them (package lists missing or out of date): apt-get update, then again"
       export DEBIAN_FRONTEND=noninteractive
       apt-get update >"$log" 2>&1 || { cat "$log" >&2; die "apt-get update failed (output above)"; }
       APT_UPDATED=1
-      if (cd "$tmp" && apt-get download "${missing_pkgs[@]}") >"$log" 2>&1; then ok=1; fi
+      if (cd "$tmp" && apt-get download "${pinned[@]}") >"$log" 2>&1; then ok=1; fi
     fi
+  fi
+  if [ "$ok" -eq 0 ]; then
+    # One at a time: a package whose pinned version is gone (replaced by a security update) is fetched at
+    # the version apt has, and its files are then kept only if their sums still match. A package that
+    # carries only optional files may be missing altogether.
+    ok=1
+    : >"$tmp/one.log"
+    for p in "${missing_pkgs[@]}"; do
+      local spec need=0
+      for spec in "${pinned[@]}"; do [ "${spec%%=*}" = "$p" ] && break; done
+      (cd "$tmp" && apt-get download "$spec") >>"$tmp/one.log" 2>&1 && continue
+      (cd "$tmp" && apt-get download "$p") >>"$tmp/one.log" 2>&1 && continue
+      for entry in "${DEBIAN_DICTS[@]}"; do
+        IFS='|' read -r pkg version name sha member <<<"$entry"
+        [ "$pkg" = "$p" ] && ! is_optional_dict "$name" && need=1
+      done
+      if [ "$need" -eq 1 ]; then
+        ok=0
+      else
+        warn "apt-get download $p failed: its Vietnamese catalogs are skipped (Vietnamese is read from the others)"
+      fi
+    done
+    cp "$tmp/one.log" "$log"
   fi
   if [ "$ok" -eq 0 ]; then
     cat "$log" >&2
@@ -531,7 +574,16 @@ They are in Debian bookworm's main archive: check that /etc/apt/sources.list(.d)
   for p in "${missing_pkgs[@]}"; do
     debs=("$tmp/${p}_"*.deb)
     deb=${debs[0]}
-    [ -f "$deb" ] || die "apt-get download $p succeeded but no ${p}_*.deb is there: $(ls "$tmp")"
+    if [ ! -f "$deb" ]; then
+      local only_optional=1
+      for entry in "${DEBIAN_DICTS[@]}"; do
+        IFS='|' read -r pkg version name sha member <<<"$entry"
+        [ "$pkg" = "$p" ] || continue
+        if is_optional_dict "$name"; then SKIPPED_DICTS+=("$name ($p could not be downloaded)"); else only_optional=0; fi
+      done
+      [ "$only_optional" -eq 1 ] && continue
+      die "apt-get download $p succeeded but no ${p}_*.deb is there: $(ls "$tmp")"
+    fi
     have_version=$(dpkg-deb -f "$deb" Version) || die "dpkg-deb cannot read $(basename "$deb")"
     dpkg-deb -x "$deb" "$tmp/$p" || die "dpkg-deb could not unpack $(basename "$deb")"
     for entry in "${DEBIAN_DICTS[@]}"; do
@@ -545,6 +597,13 @@ They are in Debian bookworm's main archive: check that /etc/apt/sources.list(.d)
       [ -f "$src" ] || die "Debian's $p $have_version has no $member (install.sh pins the files of $p $version).
 Put that file of $p $version into $CACHE_DIR/$DICT_DIR_REL/ (it is checked by sha256), or update DEBIAN_DICTS in install.sh."
       got=$(sha256_of "$src")
+      if [ "$got" != "$sha" ] && is_optional_dict "$name"; then
+        warn "skipped $rel: Debian serves $p $have_version, whose file differs from the one pinned ($p $version);"
+        warn "  Vietnamese is read from the other localization files. To have it, update its line in"
+        warn "  assets/dictionaries/vi-catalogs.txt after checking the new file (sha256 $got)."
+        SKIPPED_DICTS+=("$name ($p $have_version is not the pinned $version)")
+        continue
+      fi
       if [ "$got" != "$sha" ]; then
         die "checksum mismatch for $rel from Debian's $p $have_version:
   expected sha256 $sha (the file of $p $version)
@@ -583,6 +642,7 @@ verify_cache() {
   local pkg version
   for entry in "${DEBIAN_DICTS[@]}"; do
     IFS='|' read -r pkg version name sha member <<<"$entry"
+    is_optional_dict "$name" && [ ! -e "$CACHE_DIR/$DICT_DIR_REL/$name" ] && continue
     verify_file "$CACHE_DIR/$DICT_DIR_REL/$name" "$sha" \
       || die "$CACHE_DIR/$DICT_DIR_REL/$name is missing or has the wrong sha256"
   done
@@ -916,6 +976,7 @@ build_and_install() {
   local pkg version
   for entry in "${DEBIAN_DICTS[@]}"; do
     IFS='|' read -r pkg version name sha member <<<"$entry"
+    is_optional_dict "$name" && [ ! -e "$CACHE_DIR/$DICT_DIR_REL/$name" ] && continue
     install_file "$CACHE_DIR/$DICT_DIR_REL/$name" "$PREFIX/share/sitebot/$DICT_DIR_REL/$name" 0644
     verify_file "$PREFIX/share/sitebot/$DICT_DIR_REL/$name" "$sha" \
       || die "installed copy of $DICT_DIR_REL/$name has the wrong sha256"
@@ -1116,6 +1177,9 @@ main() {
     say "               fetched now: ${#FETCHED[@]} file(s); all sha256 ok"
   else
     say "               all cached, nothing downloaded; all sha256 ok"
+  fi
+  if [ "${#SKIPPED_DICTS[@]}" -gt 0 ]; then
+    say "               skipped (optional, Vietnamese reads the others): ${SKIPPED_DICTS[*]}"
   fi
   say "  python tool: openapi-spec-validator $OPENAPI_STATUS"
   if [ "$DEPS_ONLY" -eq 1 ]; then

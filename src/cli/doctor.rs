@@ -129,6 +129,14 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
                     Ok(format!("{}: words of {} translated into English for questions on English knowledge", dir.display(), read.join(", ")))
                 },
             );
+            let (_, missing) = crate::knowledge::search::dictionary::vietnamese_catalogs_in(dir);
+            if missing > 0 {
+                println!(
+                    "note  dictionaries: {missing} of Vietnamese's {} localization files are not in {} (install.sh skips one whose pinned file Debian no longer serves); Vietnamese is read from the others",
+                    crate::knowledge::search::dictionary::vietnamese_catalogs().len(),
+                    dir.display()
+                );
+            }
             if languages().any(|l| !is_packed(dir, l)) {
                 println!(
                     "note  dictionaries: not all packed; the server reads those from their sources, slower and with more memory (run `sitebot pack-dictionaries --dir {}`)",

@@ -95,6 +95,26 @@ const VIETNAMESE_CATALOG_LIST: &str = include_str!("../../../assets/dictionaries
 pub fn vietnamese_catalogs() -> Vec<&'static str> {
     VIETNAMESE_CATALOG_LIST.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).filter_map(|l| l.split('|').nth(2)).collect()
 }
+
+/// Whether a dictionary may be read without the file `name`: the Vietnamese localization files are many
+/// programs' catalogs, some of them in packages Debian replaces with security updates, so `install.sh`
+/// skips one whose pinned file it cannot have, and Vietnamese is read from the others.
+fn is_optional(name: &str) -> bool {
+    VIETNAMESE_CATALOG_LIST.lines().any(|l| !l.starts_with('#') && l.split('|').nth(2) == Some(name))
+}
+
+/// The Vietnamese localization files in `dir`, a CLDR or OpenTTD file only with its English half, and how
+/// many of the list's files are missing.
+pub fn vietnamese_catalogs_in(dir: &Path) -> (Vec<&'static str>, usize) {
+    let all = vietnamese_catalogs();
+    let here = |n: &str| dir.join(n).is_file();
+    let partner =
+        |n: &str| n.strip_suffix("-vi.xml").map(|s| format!("{s}-en.xml")).or_else(|| n.strip_suffix("vietnamese.lng").map(|s| format!("{s}english.lng")));
+    let present: Vec<&'static str> = all.iter().copied().filter(|n| here(n) && partner(n).is_none_or(|p| here(&p))).collect();
+    let missing = all.iter().filter(|n| !here(n)).count();
+    (present, missing)
+}
+
 /// The most readings a word's characters are combined in (a character has up to four; most words one or two).
 const MAX_READING_COMBINATIONS: usize = 16;
 
@@ -171,9 +191,10 @@ pub fn dir(config: &crate::config::KnowledgeConfig) -> Option<PathBuf> {
     complete(&paths)
 }
 
-/// Of `paths`, the first that holds every language's files, else the first that holds one language's.
+/// Of `paths`, the first that holds every language's files, else the first that holds one language's (the
+/// optional ones aside, `is_optional`).
 fn complete(paths: &[PathBuf]) -> Option<PathBuf> {
-    let holds = |p: &Path, lang: &str| source_files(lang).iter().all(|f| p.join(f).is_file());
+    let holds = |p: &Path, lang: &str| holds_sources(p, lang);
     paths.iter().find(|p| languages().all(|l| holds(p, l))).or_else(|| paths.iter().find(|p| languages().any(|l| holds(p, l)))).cloned()
 }
 
@@ -641,7 +662,7 @@ fn read_fingerprint(r: &mut impl Read) -> Result<u64, String> {
 /// each language packed with its keys and bytes; a language whose sources are not all there is left out.
 pub fn pack(dir: &Path) -> Result<Vec<(&'static str, usize, usize)>, DictionaryError> {
     let mut out = Vec::new();
-    for lang in languages().filter(|l| source_files(l).iter().all(|f| dir.join(f).is_file())) {
+    for lang in languages().filter(|l| holds_sources(dir, l)) {
         let d = build(dir, lang)?;
         let path = dir.join(packed_name(lang));
         let tmp = dir.join(format!(".{}.tmp", packed_name(lang)));
@@ -651,6 +672,11 @@ pub fn pack(dir: &Path) -> Result<Vec<(&'static str, usize, usize)>, DictionaryE
         out.push((lang, d.len(), d.bytes()));
     }
     Ok(out)
+}
+
+/// Whether `dir` holds every file `lang`'s dictionary needs (the optional ones aside).
+fn holds_sources(dir: &Path, lang: &str) -> bool {
+    source_files(lang).iter().all(|f| is_optional(f) || dir.join(f).is_file())
 }
 
 /// What a packed file was made from: the reading's `PACK_VERSION` and the sources' names and sizes
@@ -663,6 +689,9 @@ fn fingerprint(dir: &Path, lang: &str) -> Result<u64, DictionaryError> {
     eat(&(SENSES as u32).to_le_bytes());
     for name in source_files(lang) {
         let path = dir.join(&name);
+        if is_optional(&name) && !path.is_file() {
+            continue;
+        }
         let size = std::fs::metadata(&path).map_err(|e| DictionaryError::Io(path, e))?.len();
         eat(name.as_bytes());
         eat(&size.to_le_bytes());
@@ -818,7 +847,7 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
             })?,
             Source::ThaiWordNet => thai_wordnet(dir, &mut b)?,
             Source::SinoVietnamese => sino_vietnamese(dir, &mut b)?,
-            Source::VietnameseCatalogs => catalogs::add(dir, &vietnamese_catalogs(), &mut b)?,
+            Source::VietnameseCatalogs => catalogs::add(dir, &vietnamese_catalogs_in(dir).0, &mut b)?,
         }
     }
     Ok(b.finish())
@@ -1427,6 +1456,23 @@ mod tests {
         assert_eq!(pack(dir.path()).unwrap().iter().map(|(l, ..)| *l).collect::<Vec<_>>(), ["zh", "vi"]);
         let packed = read_packed(&dir.path().join("vi.packed"), fingerprint(dir.path(), "vi").unwrap()).unwrap();
         assert_eq!(translate(&packed, "vi", "Tây Ban Nha"), ["spain"]);
+        // A catalog install.sh could not have (a package Debian replaced with a security update): Vietnamese
+        // is read from the others, the packed file no longer matches its sources, and a new pack does.
+        let first = vietnamese_catalogs()[0];
+        std::fs::remove_file(dir.path().join(first)).unwrap();
+        assert_eq!(vietnamese_catalogs_in(dir.path()).1, 1);
+        assert!(!is_packed(dir.path(), "vi"));
+        assert_eq!(complete(&[dir.path().to_owned()]).as_deref(), Some(dir.path()), "still a dictionaries' directory");
+        let without = load(dir.path(), "vi").unwrap();
+        assert_eq!(translate(&without, "vi", "Người ở sông"), ["rivers"], "the first catalog's words are gone");
+        assert_eq!(translate(&without, "vi", "Tây Ban Nha"), ["spain"]);
+        assert_eq!(pack(dir.path()).unwrap().iter().map(|(l, ..)| *l).collect::<Vec<_>>(), ["zh", "vi"]);
+        assert!(is_packed(dir.path(), "vi"));
+        // Without CLDR's English half, its Vietnamese half is left out too (it is paired, not read alone).
+        let cldr_vi = vietnamese_catalogs().into_iter().find(|n| n.ends_with("-vi.xml")).expect("a CLDR file in the list");
+        std::fs::remove_file(dir.path().join(cldr_vi.replace("-vi.xml", "-en.xml"))).unwrap();
+        assert!(!vietnamese_catalogs_in(dir.path()).0.contains(&cldr_vi));
+        assert!(load(dir.path(), "vi").is_ok());
     }
 
     #[test]
