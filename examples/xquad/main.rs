@@ -19,6 +19,8 @@
 //! candidates' features of each off-topic question the shipped models answer, and the nearest English terms
 //! (`search::nearest`) of every question the knowledge cannot answer (`SITEBOT_KNOWLEDGE__NEAREST_TERMS=false`:
 //! the ranking without them).
+//! `--dump FILE`: one JSON line a question asked through the route (its set, text, paragraph, first source, score
+//! and `resolved`), to read which questions miss.
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
 //! google-research-datasets/lareqa, cloned by hand: not ours) of the English knowledge, and every run ends
 //! with `fit::OFF_TOPIC`'s questions asked of it (how many are answered), then
@@ -87,13 +89,16 @@ fn import(bin: &str, dir: &str, lang: &str, name: &str, paragraphs: &[(usize, St
     Ok(site)
 }
 
+/// The `--dump` file's lines, shared by the asking tasks.
+static DUMP: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 /// R@1, MRR@5 and the answered share of `questions` asked of `site`, four at a time.
-async fn measure(client: &reqwest::Client, url_q: &str, site: &str, questions: &[(usize, String)]) -> anyhow::Result<(f64, f64, f64)> {
+async fn measure(client: &reqwest::Client, url_q: &str, site: &str, set: &str, questions: &[(usize, String)]) -> anyhow::Result<(f64, f64, f64)> {
     let questions = Arc::new(questions.to_vec());
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..4 {
-        let (client, url_q, site, questions, next) = (client.clone(), url_q.to_owned(), site.to_owned(), questions.clone(), next.clone());
+        let (client, url_q, site, questions, next, set) = (client.clone(), url_q.to_owned(), site.to_owned(), questions.clone(), next.clone(), set.to_owned());
         tasks.push(tokio::spawn(async move {
             let (mut r1, mut rr, mut answered) = (0.0, 0.0, 0.0);
             loop {
@@ -117,6 +122,11 @@ async fn measure(client: &reqwest::Client, url_q: &str, site: &str, questions: &
                 if let Some(rank) = seen.iter().position(|u| *u == url(*id)) {
                     rr += 1.0 / (rank + 1) as f64;
                     r1 += (rank == 0) as u8 as f64;
+                }
+                if arg("--dump").is_some() {
+                    let line = json!({"set": set, "question": q, "paragraph": url(*id), "first": seen.first(),
+                        "score": a["sources"][0]["score"], "resolved": a["resolved"]});
+                    DUMP.lock().expect("dump").push(line.to_string());
                 }
             }
             anyhow::Ok((r1, rr, answered))
@@ -273,26 +283,38 @@ async fn through_route(bin: &str, data: &Path, sets: &Sites, more: &[(String, Ve
     let runs = [(0, 0, "en on en"), (1, 1, "de on de"), (2, 2, "es on es"), (1, 0, "de on en"), (2, 0, "es on en")];
     for (q, k, name) in runs {
         let site = if k == 0 { &en_site } else { &sets[k].1 };
-        let (r1, mrr, answered) = measure(&client, &url_q, site, &sets[q].2).await?;
+        let (r1, mrr, answered) = measure(&client, &url_q, site, name, &sets[q].2).await?;
         println!("{name:<14} {r1:>6.3} {mrr:>7.3} {answered:>9.3}");
     }
     for (lang, questions) in more {
-        let (r1, mrr, answered) = measure(&client, &url_q, &en_site, questions).await?;
-        println!("{:<14} {r1:>6.3} {mrr:>7.3} {answered:>9.3}", format!("{lang} on en"));
+        let name = format!("{lang} on en");
+        let (r1, mrr, answered) = measure(&client, &url_q, &en_site, &name, questions).await?;
+        println!("{name:<14} {r1:>6.3} {mrr:>7.3} {answered:>9.3}");
     }
     // Questions no paragraph answers: the share answered should stay near zero.
     let mut off = 0;
     for q in fit::OFF_TOPIC {
         let a: Value = client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": q})).send().await?.json().await?;
         off += (a["resolved"] == true) as usize;
+        DUMP.lock().expect("dump").push(
+            json!({"set": "OFF_TOPIC", "question": q, "first": a["sources"][0]["url"], "score": a["sources"][0]["score"], "resolved": a["resolved"]})
+                .to_string(),
+        );
     }
     println!("off-topic on en: {off} of {} answered", fit::OFF_TOPIC.len());
     let mut held = 0;
     for q in fit::HELD_OUT_OFF_TOPIC {
         let a: Value = client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": q})).send().await?.json().await?;
         held += (a["resolved"] == true) as usize;
+        DUMP.lock().expect("dump").push(
+            json!({"set": "HELD_OUT_OFF_TOPIC", "question": q, "first": a["sources"][0]["url"], "score": a["sources"][0]["score"], "resolved": a["resolved"]})
+                .to_string(),
+        );
     }
     println!("held-out off-topic on en: {held} of {} answered", fit::HELD_OUT_OFF_TOPIC.len());
+    if let Some(file) = arg("--dump") {
+        std::fs::write(file, DUMP.lock().expect("dump").join("\n") + "\n")?;
+    }
     server.kill()?;
     server.wait()?;
     Ok(())
