@@ -152,6 +152,15 @@ while IFS= read -r line; do
 done <"$VI_CATALOGS"
 # is_optional_dict NAME: whether the dictionary file NAME may be left out (a Vietnamese catalog).
 is_optional_dict() { case $OPTIONAL_DICTS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# package_is_optional PKG: whether every file DEBIAN_DICTS takes from the package PKG may be left out.
+package_is_optional() {
+  local entry pkg version name sha member
+  for entry in "${DEBIAN_DICTS[@]}"; do
+    IFS='|' read -r pkg version name sha member <<<"$entry"
+    [ "$pkg" = "$1" ] && ! is_optional_dict "$name" && return 1
+  done
+  return 0
+}
 # Optional dictionary files this run could not have, each with the reason.
 SKIPPED_DICTS=()
 
@@ -545,18 +554,14 @@ install.sh again."
     ok=1
     : >"$tmp/one.log"
     for p in "${missing_pkgs[@]}"; do
-      local spec need=0
+      local spec
       for spec in "${pinned[@]}"; do [ "${spec%%=*}" = "$p" ] && break; done
       (cd "$tmp" && apt-get download "$spec") >>"$tmp/one.log" 2>&1 && continue
       (cd "$tmp" && apt-get download "$p") >>"$tmp/one.log" 2>&1 && continue
-      for entry in "${DEBIAN_DICTS[@]}"; do
-        IFS='|' read -r pkg version name sha member <<<"$entry"
-        [ "$pkg" = "$p" ] && ! is_optional_dict "$name" && need=1
-      done
-      if [ "$need" -eq 1 ]; then
-        ok=0
-      else
+      if package_is_optional "$p"; then
         warn "apt-get download $p failed: its Vietnamese catalogs are skipped (Vietnamese is read from the others)"
+      else
+        ok=0
       fi
     done
     cp "$tmp/one.log" "$log"
@@ -575,14 +580,12 @@ They are in Debian bookworm's main archive: check that /etc/apt/sources.list(.d)
     debs=("$tmp/${p}_"*.deb)
     deb=${debs[0]}
     if [ ! -f "$deb" ]; then
-      local only_optional=1
+      package_is_optional "$p" || die "apt-get download $p succeeded but no ${p}_*.deb is there: $(ls "$tmp")"
       for entry in "${DEBIAN_DICTS[@]}"; do
         IFS='|' read -r pkg version name sha member <<<"$entry"
-        [ "$pkg" = "$p" ] || continue
-        if is_optional_dict "$name"; then SKIPPED_DICTS+=("$name ($p could not be downloaded)"); else only_optional=0; fi
+        [ "$pkg" = "$p" ] && SKIPPED_DICTS+=("$name ($p could not be downloaded)")
       done
-      [ "$only_optional" -eq 1 ] && continue
-      die "apt-get download $p succeeded but no ${p}_*.deb is there: $(ls "$tmp")"
+      continue
     fi
     have_version=$(dpkg-deb -f "$deb" Version) || die "dpkg-deb cannot read $(basename "$deb")"
     dpkg-deb -x "$deb" "$tmp/$p" || die "dpkg-deb could not unpack $(basename "$deb")"

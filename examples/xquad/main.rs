@@ -92,6 +92,13 @@ fn import(bin: &str, dir: &str, lang: &str, name: &str, paragraphs: &[(usize, St
 /// The `--dump` file's lines, shared by the asking tasks.
 static DUMP: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// Keeps `line` for the `--dump` file, when one is asked for.
+fn dump(line: Value) {
+    if arg("--dump").is_some() {
+        DUMP.lock().expect("dump").push(line.to_string());
+    }
+}
+
 /// R@1, MRR@5 and the answered share of `questions` asked of `site`, four at a time.
 async fn measure(client: &reqwest::Client, url_q: &str, site: &str, set: &str, questions: &[(usize, String)]) -> anyhow::Result<(f64, f64, f64)> {
     let questions = Arc::new(questions.to_vec());
@@ -123,11 +130,7 @@ async fn measure(client: &reqwest::Client, url_q: &str, site: &str, set: &str, q
                     rr += 1.0 / (rank + 1) as f64;
                     r1 += (rank == 0) as u8 as f64;
                 }
-                if arg("--dump").is_some() {
-                    let line = json!({"set": set, "question": q, "paragraph": url(*id), "first": seen.first(),
-                        "score": a["sources"][0]["score"], "resolved": a["resolved"]});
-                    DUMP.lock().expect("dump").push(line.to_string());
-                }
+                dump(json!({"set": set, "question": q, "paragraph": url(*id), "first": seen.first(), "score": a["sources"][0]["score"], "resolved": a["resolved"]}));
             }
             anyhow::Ok((r1, rr, answered))
         }));
@@ -292,26 +295,15 @@ async fn through_route(bin: &str, data: &Path, sets: &Sites, more: &[(String, Ve
         println!("{name:<14} {r1:>6.3} {mrr:>7.3} {answered:>9.3}");
     }
     // Questions no paragraph answers: the share answered should stay near zero.
-    let mut off = 0;
-    for q in fit::OFF_TOPIC {
-        let a: Value = client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": q})).send().await?.json().await?;
-        off += (a["resolved"] == true) as usize;
-        DUMP.lock().expect("dump").push(
-            json!({"set": "OFF_TOPIC", "question": q, "first": a["sources"][0]["url"], "score": a["sources"][0]["score"], "resolved": a["resolved"]})
-                .to_string(),
-        );
+    for (set, questions) in [("off-topic on en", fit::OFF_TOPIC), ("held-out off-topic on en", fit::HELD_OUT_OFF_TOPIC)] {
+        let mut answered = 0;
+        for q in questions {
+            let a: Value = client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": q})).send().await?.json().await?;
+            answered += (a["resolved"] == true) as usize;
+            dump(json!({"set": set, "question": q, "first": a["sources"][0]["url"], "score": a["sources"][0]["score"], "resolved": a["resolved"]}));
+        }
+        println!("{set}: {answered} of {} answered", questions.len());
     }
-    println!("off-topic on en: {off} of {} answered", fit::OFF_TOPIC.len());
-    let mut held = 0;
-    for q in fit::HELD_OUT_OFF_TOPIC {
-        let a: Value = client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": q})).send().await?.json().await?;
-        held += (a["resolved"] == true) as usize;
-        DUMP.lock().expect("dump").push(
-            json!({"set": "HELD_OUT_OFF_TOPIC", "question": q, "first": a["sources"][0]["url"], "score": a["sources"][0]["score"], "resolved": a["resolved"]})
-                .to_string(),
-        );
-    }
-    println!("held-out off-topic on en: {held} of {} answered", fit::HELD_OUT_OFF_TOPIC.len());
     if let Some(file) = arg("--dump") {
         std::fs::write(file, DUMP.lock().expect("dump").join("\n") + "\n")?;
     }

@@ -100,7 +100,7 @@ pub fn vietnamese_catalogs() -> Vec<&'static str> {
 /// programs' catalogs, some of them in packages Debian replaces with security updates, so `install.sh`
 /// skips one whose pinned file it cannot have, and Vietnamese is read from the others.
 fn is_optional(name: &str) -> bool {
-    VIETNAMESE_CATALOG_LIST.lines().any(|l| !l.starts_with('#') && l.split('|').nth(2) == Some(name))
+    vietnamese_catalogs().contains(&name)
 }
 
 /// The Vietnamese localization files in `dir`, a CLDR or OpenTTD file only with its English half, and how
@@ -108,9 +108,7 @@ fn is_optional(name: &str) -> bool {
 pub fn vietnamese_catalogs_in(dir: &Path) -> (Vec<&'static str>, usize) {
     let all = vietnamese_catalogs();
     let here = |n: &str| dir.join(n).is_file();
-    let partner =
-        |n: &str| n.strip_suffix("-vi.xml").map(|s| format!("{s}-en.xml")).or_else(|| n.strip_suffix("vietnamese.lng").map(|s| format!("{s}english.lng")));
-    let present: Vec<&'static str> = all.iter().copied().filter(|n| here(n) && partner(n).is_none_or(|p| here(&p))).collect();
+    let present: Vec<&'static str> = all.iter().copied().filter(|n| here(n) && catalogs::english_half(n).is_none_or(|p| here(&p))).collect();
     let missing = all.iter().filter(|n| !here(n)).count();
     (present, missing)
 }
@@ -194,8 +192,7 @@ pub fn dir(config: &crate::config::KnowledgeConfig) -> Option<PathBuf> {
 /// Of `paths`, the first that holds every language's files, else the first that holds one language's (the
 /// optional ones aside, `is_optional`).
 fn complete(paths: &[PathBuf]) -> Option<PathBuf> {
-    let holds = |p: &Path, lang: &str| holds_sources(p, lang);
-    paths.iter().find(|p| languages().all(|l| holds(p, l))).or_else(|| paths.iter().find(|p| languages().any(|l| holds(p, l)))).cloned()
+    paths.iter().find(|p| languages().all(|l| holds_sources(p, l))).or_else(|| paths.iter().find(|p| languages().any(|l| holds_sources(p, l)))).cloned()
 }
 
 /// The languages questions are translated from.

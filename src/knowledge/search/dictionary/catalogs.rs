@@ -18,6 +18,12 @@ use super::{Builder, DictionaryError, MAX_PHRASE_WORDS, SENSES, english_words, k
 /// English phrases kept per key: those most catalogs give (then the first met).
 pub(super) const ENTRIES: usize = 2;
 
+/// The English half a Vietnamese file is paired with: CLDR's `…-en.xml` for `…-vi.xml`, OpenTTD's
+/// `…english.lng` for `…vietnamese.lng`; none for a gettext catalog, which holds both.
+pub(super) fn english_half(name: &str) -> Option<String> {
+    name.strip_suffix("-vi.xml").map(|s| format!("{s}-en.xml")).or_else(|| name.strip_suffix("vietnamese.lng").map(|s| format!("{s}english.lng")))
+}
+
 /// The ranks the catalogs' words take (`ENTRIES` phrases of at most `SENSES` words): what is read after
 /// them for the same key ranks from here on.
 pub(super) const RANKS: u32 = (ENTRIES * SENSES) as u32;
@@ -42,14 +48,15 @@ pub(super) fn add(dir: &Path, names: &[&str], b: &mut Builder) -> Result<(), Dic
             let (path, bytes) = read(name)?;
             let messages = messages(&bytes).map_err(|e| DictionaryError::Format(path, e))?;
             vec![messages.into_iter().map(|(e, v)| (e.to_owned(), v.to_owned())).collect()]
-        } else if let Some(stem) = name.strip_suffix("-vi.xml") {
-            let ((en_path, en), (vi_path, vi)) = (read(&format!("{stem}-en.xml"))?, read(name)?);
-            let text = |path: &Path, bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| DictionaryError::Format(path.to_owned(), "not UTF-8".into()));
-            let (en, vi) = (text(&en_path, en)?, text(&vi_path, vi)?);
-            cldr_pairs(&en, &vi).map_err(|e| DictionaryError::Format(vi_path, e))?
-        } else if let Some(stem) = name.strip_suffix("vietnamese.lng") {
-            let ((_, en), (vi_path, vi)) = (read(&format!("{stem}english.lng"))?, read(name)?);
-            vec![openttd_pairs(&en, &vi).map_err(|e| DictionaryError::Format(vi_path, e))?]
+        } else if let Some(english) = english_half(name) {
+            let ((en_path, en), (vi_path, vi)) = (read(&english)?, read(name)?);
+            if name.ends_with("-vi.xml") {
+                let text = |path: &Path, bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| DictionaryError::Format(path.to_owned(), "not UTF-8".into()));
+                let (en, vi) = (text(&en_path, en)?, text(&vi_path, vi)?);
+                cldr_pairs(&en, &vi).map_err(|e| DictionaryError::Format(vi_path, e))?
+            } else {
+                vec![openttd_pairs(&en, &vi).map_err(|e| DictionaryError::Format(vi_path, e))?]
+            }
         } else if name.ends_with("-en.xml") || name.ends_with("english.lng") {
             continue;
         } else {
