@@ -162,13 +162,13 @@ fn nearest_terms(knowledge: &Engine, site: &SiteId, question: &str) -> anyhow::R
         let pairs: Vec<String> = words.windows(2).map(|w| w.join(" ")).collect();
         words.extend(pairs);
     }
-    let unseen = terms.unseen(&words);
+    let known = terms.lookup(&words);
     let started = std::time::Instant::now();
-    let vectors = knowledge.embedder.embed_blocking(&unseen, Purpose::Query)?;
+    let vectors = knowledge.embedder.embed_blocking(&known.unseen, Purpose::Query)?;
     let took = started.elapsed();
-    let embedded: Vec<(String, Vec<f32>)> = unseen.into_iter().zip(vectors).collect();
+    let embedded: Vec<(String, Vec<f32>)> = known.unseen.iter().cloned().zip(vectors).collect();
     let started = std::time::Instant::now();
-    let found = terms.nearest(&words, &embedded);
+    let found = terms.nearest(&words, &known, &embedded);
     let mut t = NEAREST_TIMING.lock().unwrap();
     t[0] += took.as_micros() as u64;
     t[1] += embedded.len() as u64;

@@ -19,6 +19,7 @@
 //! candidates' features of each off-topic question the shipped models answer, and the nearest English terms
 //! (`search::nearest`) of every question the knowledge cannot answer (`SITEBOT_KNOWLEDGE__NEAREST_TERMS=false`:
 //! the ranking without them).
+//! `--only-more`: with `--more`, only those languages' questions (the English, German and Spanish runs skipped).
 //! `--dump FILE`: one JSON line a question asked through the route (its set, text, paragraph, first source, score
 //! and `resolved`), to read which questions miss.
 //! `--more DIR [--langs ar,el,...]` also asks XQuAD-R's other languages (the `xquad-r/` directory of
@@ -284,7 +285,10 @@ async fn through_route(bin: &str, data: &Path, sets: &Sites, more: &[(String, Ve
     client.post(&url_q).header("X-Site-Id", &en_site).json(&json!({"question": sets[1].2[0].1})).send().await?.error_for_status()?;
     tokio::time::sleep(std::time::Duration::from_secs(20)).await;
     let runs = [(0, 0, "en on en"), (1, 1, "de on de"), (2, 2, "es on es"), (1, 0, "de on en"), (2, 0, "es on en")];
-    for (q, k, name) in runs {
+    // `--only-more`: the `--more` languages' questions alone (their answers must not depend on what was
+    // asked before them).
+    let only_more = std::env::args().any(|a| a == "--only-more");
+    for (q, k, name) in runs.into_iter().filter(|_| !only_more) {
         let site = if k == 0 { &en_site } else { &sets[k].1 };
         let (r1, mrr, answered) = measure(&client, &url_q, site, name, &sets[q].2).await?;
         println!("{name:<14} {r1:>6.3} {mrr:>7.3} {answered:>9.3}");

@@ -224,16 +224,16 @@ impl Engine {
         let translated = q.detected.filter(|l| search::TRANSLATED_LANGUAGES.contains(l));
         let terms = self.nearest.as_ref().filter(|_| mode == Mode::Hybrid && translated.is_some()).and_then(|n| n.get(site));
         let words = terms.as_ref().map(|_| search::nearest::words(&search)).unwrap_or_default();
-        let unseen = terms.as_ref().map(|t| t.unseen(&words)).unwrap_or_default();
+        let known = terms.as_ref().map(|t| t.lookup(&words)).unwrap_or_default();
         // On the blocking pool: the nearest terms of the words (`embedded` holds the vectors of those the
         // site had not met), then BM25.
         let lexical = |embedded: Vec<(String, Vec<f32>)>| {
             let (this, lstore, site_id, text, top_k, lang, detected) =
                 (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
-            let (terms, words) = (terms.clone(), words.clone());
+            let (terms, words, known) = (terms.clone(), words.clone(), known.clone());
             tokio::task::spawn_blocking(move || {
                 let t = Instant::now();
-                let soft = terms.map(|t| t.nearest(&words, &embedded)).unwrap_or_default();
+                let soft = terms.map(|t| t.nearest(&words, &known, &embedded)).unwrap_or_default();
                 let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k), soft: &soft };
                 let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode);
                 this.stages.observe(Stage::Lexical, t.elapsed());
@@ -249,7 +249,7 @@ impl Engine {
                 match mode {
                     Mode::Bm25 => Ok(Vec::new()),
                     _ => {
-                        let texts = std::iter::once(search.clone()).chain(unseen.iter().cloned()).collect();
+                        let texts = std::iter::once(search.clone()).chain(known.unseen.iter().cloned()).collect();
                         self.embedder.embed(texts, embedding::model::Purpose::Query, self.queues.embedding).await
                     }
                 }
@@ -271,7 +271,7 @@ impl Engine {
         self.stages.observe(Stage::Embedding, t.elapsed());
         let lexical = match early {
             Some(task) => task,
-            None => lexical(unseen.into_iter().zip(vectors).collect()),
+            None => lexical(known.unseen.iter().cloned().zip(vectors).collect()),
         };
         let (lex, soft) = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         // The site's English terms are embedded (again) when a question in a translated language finds

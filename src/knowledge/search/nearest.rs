@@ -107,6 +107,15 @@ pub struct TermVectors {
     pub embedded: usize,
 }
 
+/// A question's words as a site's `TermVectors` remembered them when the question began (`lookup`).
+#[derive(Debug, Default, Clone)]
+pub struct Lookup {
+    /// Words an earlier question had, and the index of their nearest term (none when none was close).
+    known: Vec<(String, Option<u32>)>,
+    /// Words no earlier question had: embedded with the question.
+    pub unseen: Vec<String>,
+}
+
 impl TermVectors {
     fn empty(generation: i64) -> TermVectors {
         TermVectors { generation, terms: Vec::new(), codes: Vec::new(), scales: Vec::new(), dims: 0, seen: Default::default(), embedded: 0 }
@@ -133,26 +142,38 @@ impl TermVectors {
         self.terms.push(other.terms[i].clone());
     }
 
-    /// Those of `words` to embed for `nearest`: the ones no earlier question had.
-    pub fn unseen(&self, words: &[String]) -> Vec<String> {
+    /// What the site remembers of `words`: the nearest term of each word an earlier question had, and the
+    /// others, which `nearest` needs the vectors of. Taken once, so that a question's answer does not
+    /// depend on what other questions do to the cache meanwhile (emptying it when full).
+    pub fn lookup(&self, words: &[String]) -> Lookup {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        words.iter().filter(|w| !seen.contains_key(w.as_str())).cloned().collect()
+        let mut out = Lookup::default();
+        for w in words {
+            match seen.get(w.as_str()) {
+                Some(term) => out.known.push((w.clone(), *term)),
+                None => out.unseen.push(w.clone()),
+            }
+        }
+        out
     }
 
     /// The terms nearest a question's `words`, each at `WEIGHT`: for every word, its nearest term when
-    /// their cosine is at least `THRESHOLD`, each term once. `embedded` holds the vectors (as `Embedder`
-    /// gives them: of norm 1) of the words `unseen` named.
-    pub fn nearest(&self, words: &[String], embedded: &[(String, Vec<f32>)]) -> Vec<(String, f64)> {
+    /// their cosine is at least `THRESHOLD`, each term once. `known` is what `lookup` found of them;
+    /// `embedded` holds the vectors (as `Embedder` gives them: of norm 1) of the words it left unseen.
+    pub fn nearest(&self, words: &[String], known: &Lookup, embedded: &[(String, Vec<f32>)]) -> Vec<(String, f64)> {
         let fresh: Vec<(&str, Option<u32>)> = embedded.iter().map(|(w, v)| (w.as_str(), self.nearest_one(v))).collect();
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.len() + fresh.len() > WORD_CACHE {
-            seen.clear();
+        {
+            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            if seen.len() + fresh.len() > WORD_CACHE {
+                seen.clear();
+            }
+            seen.extend(fresh.iter().map(|(w, t)| (Box::from(*w), *t)));
         }
-        seen.extend(fresh.iter().map(|(w, t)| (Box::from(*w), *t)));
         let mut out: Vec<(String, f64)> = Vec::new();
         for w in words {
-            let Some(Some(i)) = seen.get(w.as_str()) else { continue };
-            let term = &self.terms[*i as usize];
+            let found = fresh.iter().map(|(f, t)| (*f, *t)).chain(known.known.iter().map(|(k, t)| (k.as_str(), *t))).find(|(f, _)| *f == w.as_str());
+            let Some((_, Some(i))) = found else { continue };
+            let term = &self.terms[i as usize];
             if !out.iter().any(|(t, _)| **t == **term) {
                 out.push((term.to_string(), WEIGHT));
             }
@@ -448,12 +469,16 @@ mod tests {
         let close = unit(&[0.95, 0.1, 0.0, 0.1]);
         let far = unit(&[0.5, 0.5, 0.7, 0.0]);
         let words: Vec<String> = ["варшава", "далеко", "варшавы"].map(String::from).to_vec();
-        assert_eq!(tv.unseen(&words), words);
+        let first = tv.lookup(&words);
+        assert_eq!(first.unseen, words);
         let embedded: Vec<(String, Vec<f32>)> = words.iter().cloned().zip([close.clone(), far, close]).collect();
-        assert_eq!(tv.nearest(&words, &embedded), vec![("warsaw".to_owned(), WEIGHT)]);
+        assert_eq!(tv.nearest(&words, &first, &embedded), vec![("warsaw".to_owned(), WEIGHT)]);
         // Met again, the words need no vectors.
-        assert!(tv.unseen(&words).is_empty());
-        assert_eq!(tv.nearest(&words[1..], &[]), vec![("warsaw".to_owned(), WEIGHT)]);
+        let again = tv.lookup(&words[1..]);
+        assert!(again.unseen.is_empty());
+        // Even when another question empties the cache between the lookup and the search.
+        tv.seen.lock().unwrap().clear();
+        assert_eq!(tv.nearest(&words[1..], &again, &[]), vec![("warsaw".to_owned(), WEIGHT)]);
         // int8 codes keep the cosine within a few thousandths.
         let exact: f32 = unit(&[1.0, 0.0, 0.0, 0.1]).iter().zip(&unit(&[0.95, 0.1, 0.0, 0.1])).map(|(a, b)| a * b).sum();
         let quantized = dot(&tv.codes[..tv.dims], &unit(&[0.95, 0.1, 0.0, 0.1])) * tv.scales[0];
