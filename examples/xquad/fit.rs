@@ -164,14 +164,13 @@ fn nearest_terms(knowledge: &Engine, site: &SiteId, question: &str) -> anyhow::R
     }
     let known = terms.lookup(&words);
     let started = std::time::Instant::now();
-    let vectors = knowledge.embedder.embed_blocking(&known.unseen, Purpose::Query)?;
+    let vectors = knowledge.embedder.embed_blocking(&known.unseen().collect::<Vec<_>>(), Purpose::Query)?;
     let took = started.elapsed();
-    let embedded: Vec<(String, Vec<f32>)> = known.unseen.iter().cloned().zip(vectors).collect();
     let started = std::time::Instant::now();
-    let found = terms.nearest(&words, &known, &embedded);
+    let found = terms.nearest(&known, &vectors);
     let mut t = NEAREST_TIMING.lock().unwrap();
     t[0] += took.as_micros() as u64;
-    t[1] += embedded.len() as u64;
+    t[1] += vectors.len() as u64;
     t[2] += started.elapsed().as_micros() as u64;
     t[3] += words.len() as u64;
     Ok(found)

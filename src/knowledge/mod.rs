@@ -225,15 +225,15 @@ impl Engine {
         let terms = self.nearest.as_ref().filter(|_| mode == Mode::Hybrid && translated.is_some()).and_then(|n| n.get(site));
         let words = terms.as_ref().map(|_| search::nearest::words(&search)).unwrap_or_default();
         let known = terms.as_ref().map(|t| t.lookup(&words)).unwrap_or_default();
-        // On the blocking pool: the nearest terms of the words (`embedded` holds the vectors of those the
+        // On the blocking pool: the nearest terms of the words (`unseen` holds the vectors of those the
         // site had not met), then BM25.
-        let lexical = |embedded: Vec<(String, Vec<f32>)>| {
+        let lexical = |unseen: Vec<Vec<f32>>| {
             let (this, lstore, site_id, text, top_k, lang, detected) =
                 (self.clone(), store.clone(), *site, search.clone(), q.top_k, q.lang.primary().to_owned(), q.detected);
-            let (terms, words, known) = (terms.clone(), words.clone(), known.clone());
+            let (terms, known) = (terms.clone(), known.clone());
             tokio::task::spawn_blocking(move || {
                 let t = Instant::now();
-                let soft = terms.map(|t| t.nearest(&words, &known, &embedded)).unwrap_or_default();
+                let soft = terms.map(|t| t.nearest(&known, &unseen)).unwrap_or_default();
                 let query = search::LexicalQuery { text: &text, lang: &lang, detected, depth: search::depth(top_k), soft: &soft };
                 let lex = search::lexical(&lstore, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode);
                 this.stages.observe(Stage::Lexical, t.elapsed());
@@ -249,7 +249,7 @@ impl Engine {
                 match mode {
                     Mode::Bm25 => Ok(Vec::new()),
                     _ => {
-                        let texts = std::iter::once(search.clone()).chain(known.unseen.iter().cloned()).collect();
+                        let texts = std::iter::once(search.clone()).chain(known.unseen().map(String::from)).collect();
                         self.embedder.embed(texts, embedding::model::Purpose::Query, self.queues.embedding).await
                     }
                 }
@@ -271,13 +271,13 @@ impl Engine {
         self.stages.observe(Stage::Embedding, t.elapsed());
         let lexical = match early {
             Some(task) => task,
-            None => lexical(known.unseen.iter().cloned().zip(vectors).collect()),
+            None => lexical(vectors.collect()),
         };
         let (lex, soft) = lexical.await.map_err(|e| KnowledgeError::Join(e.to_string()))??;
         // The site's English terms are embedded (again) when a question in a translated language finds
-        // them missing or older than the index it searched.
-        if let (Some(nearest), Some(_), Some(index)) = (&self.nearest, translated, &lex.english_index) {
-            nearest.refresh(&self.embedder, site, index);
+        // them missing or older than the knowledge it searched, once its in-memory index holds it.
+        if let (Some(nearest), Some(_), true) = (&self.nearest, translated, lex.on_english) {
+            nearest.refresh(&self.embedder, store, &self.bm25, site, lex.generation);
         }
         let threshold = q.threshold.unwrap_or(self.min_score);
         let (this, store) = (self.clone(), store.clone());

@@ -750,7 +750,7 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
     assert!(nearest.get(&site.id).is_none(), "no question in a translated language yet");
     let questions = [("Что вы публикуете в фейсбуке?", "specials"), ("ماذا تنشرون على فيسبوك؟", "specials"), ("Что вы публикуете в телеграме?", "bread")];
     // A second site with the same pages, asked at the same moment: one site's terms are embedded at a time,
-    // and a site passed over gets its own at a later question.
+    // and the other's after them.
     let (other, _) = app.create_site(Tier::Pro).await;
     import_files(&app, other.id, &files).await;
     app.state.knowledge.bm25.build_now(&app.state.store, &other.id).unwrap();
@@ -815,4 +815,109 @@ async fn a_restart_reads_the_sites_saved_english_terms_instead_of_embedding_them
     std::fs::write(dir.path().join("indexes").join(format!("{}.terms", site.id)), b"SBTERMS1 cut").unwrap();
     let app = spawn_app_in(test_config(), dir).await;
     assert_eq!(terms_once(&app, site.id, question, |_| true).await.embedded, made.len());
+}
+
+/// Waits up to `patience` for the site's English terms, without asking anything.
+async fn terms_within(app: &crate::helpers::TestApp, site: sitebot::domain::SiteId, patience: std::time::Duration) -> bool {
+    let nearest = app.state.knowledge.nearest.as_ref().expect("knowledge.nearest_terms is on");
+    let started = std::time::Instant::now();
+    while started.elapsed() < patience {
+        if nearest.get(&site).is_some() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_translated_question_asked_while_the_sites_index_builds_has_its_english_terms_made() {
+    // The first question after an import is searched by FTS5 while the site's in-memory index builds in
+    // the background. A translated one still has the site's English terms made, from that index once it
+    // is in: the site's next visitor gets them, whether or not anyone asked in between.
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let pages = bakery_pages();
+    let files: Vec<(&str, &[u8])> = pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    import_files(&app, site.id, &files).await;
+    let question = "Что вы публикуете в фейсбуке?";
+    ask_ok(&app, site.id, question).await;
+    assert!(terms_within(&app, site.id, std::time::Duration::from_secs(60)).await, "no English terms a minute after the site's only translated question");
+    let a = ask_ok(&app, site.id, question).await;
+    assert_eq!(a["sources"][0]["url"], "https://bakery.example/specials", "{question}: {a}");
+}
+
+/// Made-up words, each its own index term: `n` of them, of three syllables.
+fn made_up_words(n: usize) -> Vec<String> {
+    let (consonants, vowels) = (["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"], ["a", "e", "i", "o", "u"]);
+    let syllables: Vec<String> = consonants.iter().flat_map(|c| vowels.iter().map(move |v| format!("{c}{v}"))).collect();
+    (0..n).map(|i| format!("{}{}{}", syllables[i % 70], syllables[i / 70 % 70], syllables[(i / 4900 + i * 7) % 70])).collect()
+}
+
+#[tokio::test]
+async fn sites_english_terms_are_made_one_after_another_while_questions_keep_coming() {
+    // Sites' terms are embedded in the background, one site after another in the order their questions
+    // asked, in batches. Under steady load each batch waits its turn in the questions' line: neither
+    // starved by the questions nor ahead of them. A large site (3,000 made-up words) is asked first, then
+    // the bakery's; the bakery waits its turn rather than being passed over.
+    let mut config = test_config();
+    config.limits.visitor_share = 1.0;
+    let app = spawn_app_with(config).await;
+    let (large, _) = app.create_site(Tier::Enterprise).await;
+    let words = made_up_words(3_000);
+    let ledger: Vec<(String, Vec<u8>)> = words
+        .chunks(100)
+        .enumerate()
+        .map(|(i, part)| {
+            let text = format!("The workshop's ledger lists {}.", part.join(", "));
+            (format!("ledger-{i}.md"), markdown_page(&format!("https://workshop.example/ledger-{i}"), &format!("Ledger {i}"), &text).into_bytes())
+        })
+        .collect();
+    import_files(&app, large.id, &ledger.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect::<Vec<_>>()).await;
+    let (bakery, _) = app.create_site(Tier::Enterprise).await;
+    let pages = bakery_pages();
+    import_files(&app, bakery.id, &pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect::<Vec<_>>()).await;
+    for site in [large.id, bakery.id] {
+        app.state.knowledge.bm25.build_now(&app.state.store, &site).unwrap();
+    }
+    // Four visitors asking in English without pause, one question after another each: both embedding
+    // sessions busy.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = std::sync::Arc::new(app);
+    let load: Vec<_> = (0..4)
+        .map(|i| {
+            let (app, stop, answered) = (app.clone(), stop.clone(), answered.clone());
+            tokio::spawn(async move {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    n += 1;
+                    let site = if i % 2 == 0 { large.id } else { bakery.id };
+                    let a = ask_ok(&app, site, &format!("When does the workshop open, question {i}-{n}?")).await;
+                    assert!(a["resolved"].is_boolean(), "{a}");
+                    answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let question = "Что вы публикуете в фейсбуке?";
+    ask_ok(&app, large.id, "Что записано в журнале мастерской?").await;
+    ask_ok(&app, bakery.id, question).await;
+    let before = answered.load(std::sync::atomic::Ordering::Relaxed);
+    let made = terms_within(&app, bakery.id, std::time::Duration::from_secs(120)).await;
+    let during = answered.load(std::sync::atomic::Ordering::Relaxed) - before;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for task in load {
+        task.await.unwrap();
+    }
+    assert!(made, "no English terms for the bakery two minutes after its translated question, under load ({during} questions answered meanwhile)");
+    let nearest = app.state.knowledge.nearest.as_ref().unwrap();
+    let terms = nearest.get(&large.id).expect("the large site's terms, asked for first");
+    assert!(terms.len() > 2_900, "{} terms", terms.len());
+    assert!(during >= 20, "the load went on while the terms were made: {during} questions answered");
+    for (question, slug) in [(question, "specials"), ("Что вы публикуете в телеграме?", "bread")] {
+        let a = ask_ok(&app, bakery.id, question).await;
+        assert_eq!(a["sources"][0]["url"], format!("https://bakery.example/{slug}"), "{question}: {a}");
+    }
 }

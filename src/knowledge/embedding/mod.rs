@@ -399,6 +399,18 @@ impl Embedder {
         texts.iter().map(|t| self.run(&mut session, t.as_ref(), role)).collect()
     }
 
+    /// Embeds as `embed_blocking` does, after waiting its turn for a session in the questions' line
+    /// (`embed`, unbounded), so that background work under steady load gets its share of the sessions:
+    /// questions do not overtake it, nor it them (a `std` mutex is not fair: a thread waiting on a
+    /// busy session could wait for as long as questions keep coming). At once outside a runtime (the CLI).
+    pub fn embed_in_turn_blocking<S: AsRef<str> + Send + Sync>(&self, texts: &[S], role: Purpose) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let _permit = match tokio::runtime::Handle::try_current() {
+            Ok(rt) => Some(rt.block_on(self.gate.enter(Bound::UNBOUNDED))?),
+            Err(_) => None,
+        };
+        self.embed_blocking(texts, role)
+    }
+
     /// Embeds many texts on every session of the pool at once (imports), from a blocking context. Each
     /// thread owns one session and takes the next text from a shared counter, so a thread that drew
     /// short texts does not sit idle while another finishes long ones.

@@ -23,7 +23,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use unicode_normalization::char::{decompose_canonical, is_combining_mark};
@@ -248,6 +248,8 @@ pub struct Bm25Indexes {
 #[derive(Debug, Default)]
 struct Slot {
     current: Mutex<Option<Arc<Bm25Index>>>,
+    /// Notified when a build swaps `current` in (`Bm25Indexes::wait`).
+    built: Condvar,
     building: AtomicBool,
     /// When the next build may start (`REBUILD_SPACING`).
     not_before: Mutex<Option<Instant>>,
@@ -278,10 +280,34 @@ impl Bm25Indexes {
         None
     }
 
+    /// The site's index once it holds `generation` (or newer), waiting up to `patience` for a build
+    /// (blocking; started as `at` starts one, and again when the spacing has passed); `None` after that,
+    /// or at once while every question goes to FTS5.
+    pub fn wait(&self, store: &Store, site: &SiteId, generation: i64, patience: Duration) -> Option<Arc<Bm25Index>> {
+        let started = Instant::now();
+        while !self.off.load(Ordering::Relaxed) {
+            if let Some(idx) = self.at(store, site, generation) {
+                return Some(idx);
+            }
+            let left = patience.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            let slot = self.slot(site);
+            let current = slot.current.lock().unwrap_or_else(|p| p.into_inner());
+            if current.as_ref().is_none_or(|i| i.generation < generation) {
+                drop(slot.built.wait_timeout(current, left.min(Duration::from_secs(1))));
+            }
+        }
+        None
+    }
+
     /// Builds the site's index now and swaps it in (blocking; benchmarks, before they ask).
     pub fn build_now(&self, store: &Store, site: &SiteId) -> Result<Arc<Bm25Index>, StoreError> {
         let idx = Arc::new(Bm25Index::build(store, site)?);
-        *self.slot(site).current.lock().unwrap_or_else(|p| p.into_inner()) = Some(idx.clone());
+        let slot = self.slot(site);
+        *slot.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(idx.clone());
+        slot.built.notify_all();
         Ok(idx)
     }
 
@@ -323,6 +349,7 @@ impl Slot {
                 let took = started.elapsed();
                 tracing::info!(site = %site, generation = idx.generation, chunks = idx.len(), bytes = idx.bytes(), took_ms = took.as_millis() as u64, "BM25 index built");
                 *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(idx));
+                self.built.notify_all();
                 *self.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + took * REBUILD_SPACING);
             }
             Err(e) => {

@@ -519,9 +519,9 @@ pub struct Lexical {
     pub lang: Option<&'static str>,
     /// The question's words were also searched by their English translations (`dictionary`).
     pub translated: bool,
-    /// The in-memory index searched for a question in another language than the site's English
-    /// documents: the terms `nearest` embeds.
-    pub english_index: Option<std::sync::Arc<bm25::Bm25Index>>,
+    /// The question is in another language than the site's English documents (whose index terms
+    /// `nearest` embeds).
+    pub on_english: bool,
 }
 
 /// What the lexical half searches for.
@@ -559,7 +559,7 @@ pub fn lexical(
     let generation = kb.generation()?;
     let (question, lang, depth, detected) = (q.text, q.lang, q.depth, q.detected);
     if mode == Mode::Dense {
-        return Ok(Lexical { generation, hits: Vec::new(), lang: detected, translated: false, english_index: None });
+        return Ok(Lexical { generation, hits: Vec::new(), lang: detected, translated: false, on_english: false });
     }
     let langs = stats.languages(&kb, site, generation, lang)?;
     let mut terms = question_terms(question, &langs.iter().map(String::as_str).collect::<Vec<_>>());
@@ -567,11 +567,11 @@ pub fn lexical(
     // are searched too (`dictionary`), as the documents' analysis holds them.
     let mut translated = false;
     let mut soft: &[(String, f64)] = &[];
-    let mut english_index = None;
+    let mut on_english = false;
     let index = bm25.at(store, site, generation);
     if let Some(l) = detected.filter(|l| *l != "en" && langs.iter().skip(1).any(|m| m == "en")) {
         soft = q.soft;
-        english_index = index.clone();
+        on_english = true;
         let scored_as_translated = TRANSLATED_LANGUAGES.contains(&l);
         let words = dictionaries.translate(l, question);
         translated = scored_as_translated && !words.is_empty();
@@ -598,7 +598,7 @@ pub fn lexical(
             None => Vec::new(),
         },
     };
-    Ok(Lexical { generation, hits, lang: detected, translated, english_index })
+    Ok(Lexical { generation, hits, lang: detected, translated, on_english })
 }
 
 /// Ranks the site's chunks for a question (blocking). Candidates come best first for `mode`.

@@ -12,14 +12,15 @@
 //! without a dictionary (their own words searched on English text) answered more off-topic questions.
 //!
 //! Cost (docs/performance.md, "The model's own nearest English terms: built"): a site's terms are embedded
-//! once, in the background, when its first such question finds them missing, one site at a time (XQuAD's
-//! 5,022 in about 8 s, SciFact's 33,467 in 30-60 s), kept as int8 with a scale a term (2 MB and 13.7 MB) and
+//! once, in the background, when its first such question finds them missing (from the site's in-memory BM25
+//! index, once it is built), one site at a time in the order asked, each batch in its turn with the
+//! questions (XQuAD's 5,022 in about 8 s, SciFact's 33,467 in 30-60 s), kept as int8 with a scale a term (2 MB and 13.7 MB) and
 //! saved beside the site's vector index, so a restart reads them; a newer generation of the site's index
 //! embeds only its new terms, and questions use the older ones meanwhile. A question's words the site has not
 //! met are embedded with it, in the same call (about 1.8 ms a word), and compared with every term (about 2 ms
 //! a word for 33,000 terms), before its BM25 search (which otherwise runs while the question is embedded).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,8 @@ use std::time::{Duration, Instant};
 use crate::domain::SiteId;
 use crate::knowledge::embedding::model::Purpose;
 use crate::knowledge::embedding::{EmbedError, Embedder};
-use crate::knowledge::search::bm25::Bm25Index;
+use crate::knowledge::search::bm25::{Bm25Index, Bm25Indexes};
+use crate::store::Store;
 
 /// The least cosine between a question's word and an index term for the term to be searched.
 pub const THRESHOLD: f32 = 0.90;
@@ -42,6 +44,8 @@ const BATCH: usize = 32;
 const WORD_CACHE: usize = 4096;
 /// After a failed build, the site's next one waits this long.
 const RETRY_AFTER: Duration = Duration::from_secs(60);
+/// How long a site's terms wait for its in-memory index to be built (a large site's takes seconds).
+const INDEX_WAIT: Duration = Duration::from_secs(120);
 
 /// English index terms a word may not land on: function words, which a question's own function words
 /// are nearest ("de" -> "of"). Terms of one or two letters and numbers are left out too.
@@ -107,13 +111,20 @@ pub struct TermVectors {
     pub embedded: usize,
 }
 
-/// A question's words as a site's `TermVectors` remembered them when the question began (`lookup`).
+/// A question's words as a site's `TermVectors` remembered them when the question began (`lookup`), in
+/// the question's order.
 #[derive(Debug, Default, Clone)]
 pub struct Lookup {
-    /// Words an earlier question had, and the index of their nearest term (none when none was close).
-    known: Vec<(String, Option<u32>)>,
-    /// Words no earlier question had: embedded with the question.
-    pub unseen: Vec<String>,
+    /// Each word, and what an earlier question found for it: the index of its nearest term, or `Some(None)`
+    /// when none was close; `None` when no earlier question had it (embedded with this one).
+    words: Vec<(String, Option<Option<u32>>)>,
+}
+
+impl Lookup {
+    /// The words no earlier question had, in order: `nearest` needs their vectors.
+    pub fn unseen(&self) -> impl Iterator<Item = &str> {
+        self.words.iter().filter(|(_, t)| t.is_none()).map(|(w, _)| w.as_str())
+    }
 }
 
 impl TermVectors {
@@ -142,38 +153,39 @@ impl TermVectors {
         self.terms.push(other.terms[i].clone());
     }
 
-    /// What the site remembers of `words`: the nearest term of each word an earlier question had, and the
-    /// others, which `nearest` needs the vectors of. Taken once, so that a question's answer does not
+    /// What the site remembers of `words`: the nearest term of each word an earlier question had; the
+    /// others (`Lookup::unseen`) need their vectors. Taken once, so that a question's answer does not
     /// depend on what other questions do to the cache meanwhile (emptying it when full).
     pub fn lookup(&self, words: &[String]) -> Lookup {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out = Lookup::default();
-        for w in words {
-            match seen.get(w.as_str()) {
-                Some(term) => out.known.push((w.clone(), *term)),
-                None => out.unseen.push(w.clone()),
-            }
-        }
-        out
+        Lookup { words: words.iter().map(|w| (w.clone(), seen.get(w.as_str()).copied())).collect() }
     }
 
-    /// The terms nearest a question's `words`, each at `WEIGHT`: for every word, its nearest term when
-    /// their cosine is at least `THRESHOLD`, each term once. `known` is what `lookup` found of them;
-    /// `embedded` holds the vectors (as `Embedder` gives them: of norm 1) of the words it left unseen.
-    pub fn nearest(&self, words: &[String], known: &Lookup, embedded: &[(String, Vec<f32>)]) -> Vec<(String, f64)> {
-        let fresh: Vec<(&str, Option<u32>)> = embedded.iter().map(|(w, v)| (w.as_str(), self.nearest_one(v))).collect();
+    /// The terms nearest a question's words, each at `WEIGHT`: for every word, its nearest term when their
+    /// cosine is at least `THRESHOLD`, each term once. `vectors` are those of `lookup.unseen()`, in its
+    /// order (as `Embedder` gives them: of norm 1).
+    pub fn nearest(&self, lookup: &Lookup, vectors: &[Vec<f32>]) -> Vec<(String, f64)> {
+        let mut fresh = vectors.iter().map(|v| self.nearest_one(v));
+        let found: Vec<(&str, Option<u32>, bool)> = lookup
+            .words
+            .iter()
+            .map(|(w, known)| match known {
+                Some(term) => (w.as_str(), *term, false),
+                None => (w.as_str(), fresh.next().flatten(), true),
+            })
+            .collect();
         {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-            if seen.len() + fresh.len() > WORD_CACHE {
+            let new = found.iter().filter(|(_, _, new)| *new).count();
+            if seen.len() + new > WORD_CACHE {
                 seen.clear();
             }
-            seen.extend(fresh.iter().map(|(w, t)| (Box::from(*w), *t)));
+            seen.extend(found.iter().filter(|(_, _, new)| *new).map(|(w, t, _)| (Box::from(*w), *t)));
         }
         let mut out: Vec<(String, f64)> = Vec::new();
-        for w in words {
-            let found = fresh.iter().map(|(f, t)| (*f, *t)).chain(known.known.iter().map(|(k, t)| (k.as_str(), *t))).find(|(f, _)| *f == w.as_str());
-            let Some((_, Some(i))) = found else { continue };
-            let term = &self.terms[i as usize];
+        for (_, term, _) in &found {
+            let Some(i) = term else { continue };
+            let term = &self.terms[*i as usize];
             if !out.iter().any(|(t, _)| **t == **term) {
                 out.push((term.to_string(), WEIGHT));
             }
@@ -211,8 +223,8 @@ impl TermVectors {
     }
 
     /// The terms of `index` and their vectors: those this one holds copied, the others embedded
-    /// (blocking, `BATCH` at a time, on whichever session is free).
-    fn next(previous: Option<&TermVectors>, index: &Bm25Index, embedder: &Embedder) -> Result<TermVectors, EmbedError> {
+    /// (blocking, `BATCH` at a time, each batch in its `turn`).
+    fn next(previous: Option<&TermVectors>, index: &Bm25Index, embedder: &Embedder, turn: Turn) -> Result<TermVectors, EmbedError> {
         let known: HashMap<&str, usize> = previous.map(|p| p.terms.iter().enumerate().map(|(i, t)| (&**t, i)).collect()).unwrap_or_default();
         let mut out = TermVectors::empty(index.generation);
         let mut missing: Vec<String> = Vec::new();
@@ -223,7 +235,11 @@ impl TermVectors {
             }
         }
         for batch in missing.chunks(BATCH) {
-            for (term, vector) in batch.iter().zip(embedder.embed_blocking(batch, Purpose::Query)?) {
+            let vectors = match turn {
+                Turn::InLine => embedder.embed_in_turn_blocking(batch, Purpose::Query)?,
+                Turn::Now => embedder.embed_blocking(batch, Purpose::Query)?,
+            };
+            for (term, vector) in batch.iter().zip(vectors) {
                 out.push(term.as_str().into(), &vector);
             }
         }
@@ -294,12 +310,30 @@ fn path(dir: &Path, site: &SiteId) -> PathBuf {
     dir.join(format!("{site}.terms"))
 }
 
-/// Lets the next build start when dropped (`NearestTerms::building`).
-struct Release(Arc<AtomicBool>);
+/// How a build's batches get an embedding session.
+#[derive(Debug, Clone, Copy)]
+enum Turn {
+    /// Each in its turn in the questions' line (the background worker, on the blocking pool).
+    InLine,
+    /// At once (`build_now`, which may be called from async code, where waiting in line would block).
+    Now,
+}
 
-impl Drop for Release {
+/// Sites whose terms are due, in the order their questions asked, and whether a worker builds them.
+#[derive(Debug, Default)]
+struct Due {
+    sites: VecDeque<(SiteId, Arc<Slot>, i64)>,
+    working: bool,
+}
+
+/// Lets a later question start a worker when this one panics (`Due::working`).
+struct Working(Arc<Mutex<Due>>);
+
+impl Drop for Working {
     fn drop(&mut self) {
-        self.0.store(false, Ordering::SeqCst);
+        if std::thread::panicking() {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).working = false;
+        }
     }
 }
 
@@ -310,9 +344,10 @@ pub struct NearestTerms {
     /// again; `None`: not saved.
     dir: Option<PathBuf>,
     sites: Mutex<HashMap<SiteId, Arc<Slot>>>,
-    /// One site's terms are embedded at a time, whatever the number of sites asking (after a restart, every
-    /// site with questions in these languages): the background work takes one embedding session at most.
-    building: Arc<AtomicBool>,
+    /// Sites' terms are made by one worker, one site after another in the order asked, whatever the number
+    /// of sites asking (after a restart, every site with questions in these languages): the background work
+    /// takes one embedding session at most.
+    due: Arc<Mutex<Due>>,
 }
 
 #[derive(Debug, Default)]
@@ -340,26 +375,53 @@ impl NearestTerms {
         slot.current.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Makes the term vectors of `index` in the background, unless the site's are of its generation
-    /// already, a build (of any site) runs, or the site's last one failed less than `RETRY_AFTER` ago. A
-    /// site passed over is built at a later question.
-    pub fn refresh(&self, embedder: &Arc<Embedder>, site: &SiteId, index: &Arc<Bm25Index>) {
+    /// Has the site's term vectors made in the background for its knowledge of `generation` (a question
+    /// found them missing or older), unless they are of it already, the site waits its turn already, or its
+    /// last build failed less than `RETRY_AFTER` ago. The worker takes the terms of the site's in-memory
+    /// index once that holds `generation` (waiting up to `INDEX_WAIT` while it builds), and embeds each
+    /// batch in its turn with the questions (`Embedder::embed_in_turn_blocking`), so steady load slows it
+    /// down without stopping it.
+    pub fn refresh(&self, embedder: &Arc<Embedder>, store: &Store, bm25: &Arc<Bm25Indexes>, site: &SiteId, generation: i64) {
         let slot = self.slot(site);
-        if slot.current.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|c| c.generation >= index.generation) {
+        if slot.holds(generation) || !slot.due_now() {
             return;
         }
-        let due = slot.not_before.lock().unwrap_or_else(|p| p.into_inner()).is_none_or(|t| Instant::now() >= t);
-        if due && !self.building.swap(true, Ordering::SeqCst) {
-            let (embedder, site, index, building, dir) = (embedder.clone(), *site, index.clone(), self.building.clone(), self.dir.clone());
-            crate::knowledge::in_background(move || {
-                // Released however the build ends, a panic included.
-                let _release = Release(building);
-                if let Err(e) = slot.build(&embedder, &site, &index, dir.as_deref()) {
+        let mut due = self.due.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(queued) = due.sites.iter_mut().find(|(s, ..)| s == site) {
+            queued.2 = queued.2.max(generation);
+            return;
+        }
+        due.sites.push_back((*site, slot, generation));
+        if std::mem::replace(&mut due.working, true) {
+            return;
+        }
+        let (embedder, store, bm25, due, dir) = (embedder.clone(), store.clone(), bm25.clone(), self.due.clone(), self.dir.clone());
+        crate::knowledge::in_background(move || {
+            let _working = Working(due.clone());
+            loop {
+                let (site, slot, generation) = {
+                    let mut due = due.lock().unwrap_or_else(|p| p.into_inner());
+                    match due.sites.pop_front() {
+                        Some(next) => next,
+                        None => {
+                            due.working = false;
+                            return;
+                        }
+                    }
+                };
+                if slot.dropped.load(Ordering::SeqCst) || slot.holds(generation) {
+                    continue;
+                }
+                let Some(index) = bm25.wait(&store, &site, generation, INDEX_WAIT) else {
+                    tracing::info!(site = %site, generation, "no in-memory index to take the English terms from yet; a later question asks again");
+                    continue;
+                };
+                if let Err(e) = slot.build(&embedder, &site, &index, dir.as_deref(), Turn::InLine) {
                     tracing::warn!(site = %site, error = %e, "cannot embed the site's English terms; questions in other languages are searched without them");
                     *slot.not_before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + RETRY_AFTER);
                 }
-            });
-        }
+            }
+        });
     }
 
     /// Forgets a deleted site's terms and the words its questions had.
@@ -371,14 +433,24 @@ impl NearestTerms {
 
     /// Makes the term vectors of `index` now and keeps them (blocking; benchmarks, before they ask).
     pub fn build_now(&self, embedder: &Embedder, site: &SiteId, index: &Bm25Index) -> Result<Arc<TermVectors>, EmbedError> {
-        self.slot(site).build(embedder, site, index, self.dir.as_deref())
+        self.slot(site).build(embedder, site, index, self.dir.as_deref(), Turn::Now)
     }
 }
 
 impl Slot {
+    /// Whether its terms are of `generation` or newer.
+    fn holds(&self, generation: i64) -> bool {
+        self.current.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|c| c.generation >= generation)
+    }
+
+    /// Whether a build may start (none failed in the last `RETRY_AFTER`).
+    fn due_now(&self) -> bool {
+        self.not_before.lock().unwrap_or_else(|p| p.into_inner()).is_none_or(|t| Instant::now() >= t)
+    }
+
     /// Makes the site's terms for `index` from those it holds, else those saved in `dir`, embedding only
     /// the others, keeps them and saves them (blocking).
-    fn build(&self, embedder: &Embedder, site: &SiteId, index: &Bm25Index, dir: Option<&Path>) -> Result<Arc<TermVectors>, EmbedError> {
+    fn build(&self, embedder: &Embedder, site: &SiteId, index: &Bm25Index, dir: Option<&Path>, turn: Turn) -> Result<Arc<TermVectors>, EmbedError> {
         let started = Instant::now();
         let mut previous = self.current.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let (None, Some(dir)) = (&previous, dir) {
@@ -387,7 +459,7 @@ impl Slot {
         // Saved for this very generation (a restart): the index's terms are those, taken as they are.
         let made = match previous.clone().filter(|p| p.generation == index.generation) {
             Some(same) => same,
-            None => Arc::new(TermVectors::next(previous.as_deref(), index, embedder)?),
+            None => Arc::new(TermVectors::next(previous.as_deref(), index, embedder, turn)?),
         };
         tracing::info!(
             site = %site, generation = made.generation, terms = made.len(), embedded = made.embedded, bytes = made.bytes(),
@@ -470,15 +542,17 @@ mod tests {
         let far = unit(&[0.5, 0.5, 0.7, 0.0]);
         let words: Vec<String> = ["варшава", "далеко", "варшавы"].map(String::from).to_vec();
         let first = tv.lookup(&words);
-        assert_eq!(first.unseen, words);
-        let embedded: Vec<(String, Vec<f32>)> = words.iter().cloned().zip([close.clone(), far, close]).collect();
-        assert_eq!(tv.nearest(&words, &first, &embedded), vec![("warsaw".to_owned(), WEIGHT)]);
-        // Met again, the words need no vectors.
-        let again = tv.lookup(&words[1..]);
-        assert!(again.unseen.is_empty());
+        assert_eq!(first.unseen().collect::<Vec<_>>(), words);
+        assert_eq!(tv.nearest(&first, &[close.clone(), far, close]), vec![("warsaw".to_owned(), WEIGHT)]);
+        // Met again, the words need no vectors; a new word among them does.
+        let mixed: Vec<String> = ["далеко", "варшавы", "прага"].map(String::from).to_vec();
+        let again = tv.lookup(&mixed);
+        assert_eq!(again.unseen().collect::<Vec<_>>(), ["прага"]);
         // Even when another question empties the cache between the lookup and the search.
         tv.seen.lock().unwrap().clear();
-        assert_eq!(tv.nearest(&words[1..], &again, &[]), vec![("warsaw".to_owned(), WEIGHT)]);
+        let prague = unit(&[0.05, 0.97, 0.0, 0.1]);
+        assert_eq!(tv.nearest(&again, &[prague]), vec![("warsaw".to_owned(), WEIGHT), ("praga".to_owned(), WEIGHT)]);
+        assert_eq!(tv.lookup(&mixed).unseen().collect::<Vec<_>>(), ["далеко", "варшавы"], "the search remembers only the words it embedded");
         // int8 codes keep the cosine within a few thousandths.
         let exact: f32 = unit(&[1.0, 0.0, 0.0, 0.1]).iter().zip(&unit(&[0.95, 0.1, 0.0, 0.1])).map(|(a, b)| a * b).sum();
         let quantized = dot(&tv.codes[..tv.dims], &unit(&[0.95, 0.1, 0.0, 0.1])) * tv.scales[0];
