@@ -30,7 +30,11 @@ pub fn create_site(bin: &str, dir: &str, name: &str, lang: &str) -> anyhow::Resu
 /// away with 429.
 pub fn serve(bin: &str, dir: &Path) -> anyhow::Result<(Server, reqwest::Client, String)> {
     let mut server = Command::new(bin);
-    server.env("RUST_LOG", "warn").stderr(Stdio::null());
+    // `BENCH_SERVER_LOG=FILE`: the server's log, at info, to read what it did during a run.
+    match std::env::var_os("BENCH_SERVER_LOG") {
+        Some(file) => server.env("RUST_LOG", "info").stderr(std::fs::File::create(file)?),
+        None => server.env("RUST_LOG", "warn").stderr(Stdio::null()),
+    };
     let (server, _, base) = start(server, dir)?;
     let pem = std::fs::read(dir.join("tls/cert.pem"))?;
     let client =
