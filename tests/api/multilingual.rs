@@ -862,6 +862,9 @@ async fn sites_english_terms_are_made_one_after_another_while_questions_keep_com
     // the bakery's; the bakery waits its turn rather than being passed over.
     let mut config = test_config();
     config.limits.visitor_share = 1.0;
+    // Its own two sessions and their line (the process shares one embedder per setting): the other tests'
+    // questions neither wait behind this load nor count in its line, which the metrics test reads.
+    config.knowledge.embedding_sessions = 2;
     let app = spawn_app_with(config).await;
     let (large, _) = app.create_site(Tier::Enterprise).await;
     let words = made_up_words(3_000);
