@@ -57,6 +57,9 @@ async fn metrics_are_parsed_and_move_as_requests_are_made() {
     config.limits.burst_multiplier = 1;
     config.webhooks.allow_http = true;
     config.webhooks.allow_private_networks = true;
+    // Its own embedding session and line (the process shares one embedder per setting), so the queue depth
+    // it reads is its own, not other tests' questions'.
+    config.knowledge.embedding_sessions = 1;
     let app = spawn_app_with(config).await;
     let receiver = Receiver::start().await;
     let (site, _) = app.create_site_with(with_webhook(new_site(Tier::Pro), &receiver.url("/hook"))).await;
