@@ -712,24 +712,49 @@ fn bakery_pages() -> Vec<(String, Vec<u8>)> {
     .collect()
 }
 
+/// The site's English terms that `ready` accepts (`search::nearest`: embedded or read in the background
+/// after a translated question), once it holds them within `patience`: meanwhile `asking` is asked every
+/// 100 ms when given, else nothing is.
+async fn terms_made(
+    app: &crate::helpers::TestApp,
+    site: sitebot::domain::SiteId,
+    asking: Option<&str>,
+    patience: std::time::Duration,
+    ready: impl Fn(&sitebot::knowledge::search::nearest::TermVectors) -> bool,
+) -> Option<std::sync::Arc<sitebot::knowledge::search::nearest::TermVectors>> {
+    let nearest = app.state.knowledge.nearest.as_ref().expect("knowledge.nearest_terms is on");
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(terms) = nearest.get(&site).filter(|t| ready(t)) {
+            return Some(terms);
+        }
+        if started.elapsed() >= patience {
+            return None;
+        }
+        if let Some(question) = asking {
+            ask_ok(app, site, question).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// Asks `question` of the site every 100 ms, for at most a minute, until it holds English terms that
-/// `ready` accepts (`search::nearest`: embedded or read in the background after such a question).
+/// `ready` accepts.
 async fn terms_once(
     app: &crate::helpers::TestApp,
     site: sitebot::domain::SiteId,
     question: &str,
     ready: impl Fn(&sitebot::knowledge::search::nearest::TermVectors) -> bool,
 ) -> std::sync::Arc<sitebot::knowledge::search::nearest::TermVectors> {
-    let nearest = app.state.knowledge.nearest.as_ref().expect("knowledge.nearest_terms is on");
-    let started = std::time::Instant::now();
-    loop {
-        if let Some(terms) = nearest.get(&site).filter(|t| ready(t)) {
-            return terms;
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "no English terms for {site} a minute after its questions");
-        ask_ok(app, site, question).await;
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let minute = std::time::Duration::from_secs(60);
+    terms_made(app, site, Some(question), minute, ready).await.unwrap_or_else(|| panic!("no English terms for {site} a minute after its questions"))
+}
+
+/// Imports `bakery_pages` into the site.
+async fn import_bakery(app: &crate::helpers::TestApp, site: sitebot::domain::SiteId) {
+    let pages = bakery_pages();
+    let files: Vec<(&str, &[u8])> = pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    import_files(app, site, &files).await;
 }
 
 #[tokio::test]
@@ -742,9 +767,7 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
     // question in a translated language.
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let pages = bakery_pages();
-    let files: Vec<(&str, &[u8])> = pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
-    import_files(&app, site.id, &files).await;
+    import_bakery(&app, site.id).await;
     app.state.knowledge.bm25.build_now(&app.state.store, &site.id).unwrap();
     let nearest = app.state.knowledge.nearest.as_ref().expect("knowledge.nearest_terms is on by default");
     assert!(nearest.get(&site.id).is_none(), "no question in a translated language yet");
@@ -752,7 +775,7 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
     // A second site with the same pages, asked at the same moment: one site's terms are embedded at a time,
     // and the other's after them.
     let (other, _) = app.create_site(Tier::Pro).await;
-    import_files(&app, other.id, &files).await;
+    import_bakery(&app, other.id).await;
     app.state.knowledge.bm25.build_now(&app.state.store, &other.id).unwrap();
     let (a, b) = tokio::join!(ask_ok(&app, site.id, questions[0].0), ask_ok(&app, other.id, questions[0].0));
     assert_eq!((a["resolved"].is_boolean(), b["resolved"].is_boolean()), (true, true));
@@ -780,7 +803,7 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
     config.knowledge.nearest_terms = false;
     let off = spawn_app_with(config).await;
     let (site, _) = off.create_site(Tier::Pro).await;
-    import_files(&off, site.id, &files).await;
+    import_bakery(&off, site.id).await;
     off.state.knowledge.bm25.build_now(&off.state.store, &site.id).unwrap();
     assert!(off.state.knowledge.nearest.is_none());
     for (question, slug) in questions {
@@ -793,9 +816,7 @@ async fn a_brand_the_dictionary_lacks_or_mistranslates_finds_its_page_by_the_mod
 async fn a_restart_reads_the_sites_saved_english_terms_instead_of_embedding_them_again() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let pages = bakery_pages();
-    let files: Vec<(&str, &[u8])> = pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
-    import_files(&app, site.id, &files).await;
+    import_bakery(&app, site.id).await;
     let knowledge = &app.state.knowledge;
     let made =
         knowledge.nearest.as_ref().unwrap().build_now(&knowledge.embedder, &site.id, &knowledge.bm25.build_now(&app.state.store, &site.id).unwrap()).unwrap();
@@ -817,19 +838,6 @@ async fn a_restart_reads_the_sites_saved_english_terms_instead_of_embedding_them
     assert_eq!(terms_once(&app, site.id, question, |_| true).await.embedded, made.len());
 }
 
-/// Waits up to `patience` for the site's English terms, without asking anything.
-async fn terms_within(app: &crate::helpers::TestApp, site: sitebot::domain::SiteId, patience: std::time::Duration) -> bool {
-    let nearest = app.state.knowledge.nearest.as_ref().expect("knowledge.nearest_terms is on");
-    let started = std::time::Instant::now();
-    while started.elapsed() < patience {
-        if nearest.get(&site).is_some() {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    false
-}
-
 #[tokio::test]
 async fn a_translated_question_asked_while_the_sites_index_builds_has_its_english_terms_made() {
     // The first question after an import is searched by FTS5 while the site's in-memory index builds in
@@ -837,12 +845,13 @@ async fn a_translated_question_asked_while_the_sites_index_builds_has_its_englis
     // is in: the site's next visitor gets them, whether or not anyone asked in between.
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
-    let pages = bakery_pages();
-    let files: Vec<(&str, &[u8])> = pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
-    import_files(&app, site.id, &files).await;
+    import_bakery(&app, site.id).await;
     let question = "Что вы публикуете в фейсбуке?";
     ask_ok(&app, site.id, question).await;
-    assert!(terms_within(&app, site.id, std::time::Duration::from_secs(60)).await, "no English terms a minute after the site's only translated question");
+    assert!(
+        terms_made(&app, site.id, None, std::time::Duration::from_secs(60), |_| true).await.is_some(),
+        "no English terms a minute after the site's only translated question"
+    );
     let a = ask_ok(&app, site.id, question).await;
     assert_eq!(a["sources"][0]["url"], "https://bakery.example/specials", "{question}: {a}");
 }
@@ -878,8 +887,7 @@ async fn sites_english_terms_are_made_one_after_another_while_questions_keep_com
         .collect();
     import_files(&app, large.id, &ledger.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect::<Vec<_>>()).await;
     let (bakery, _) = app.create_site(Tier::Enterprise).await;
-    let pages = bakery_pages();
-    import_files(&app, bakery.id, &pages.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect::<Vec<_>>()).await;
+    import_bakery(&app, bakery.id).await;
     for site in [large.id, bakery.id] {
         app.state.knowledge.bm25.build_now(&app.state.store, &site).unwrap();
     }
@@ -908,7 +916,7 @@ async fn sites_english_terms_are_made_one_after_another_while_questions_keep_com
     ask_ok(&app, large.id, "Что записано в журнале мастерской?").await;
     ask_ok(&app, bakery.id, question).await;
     let before = answered.load(std::sync::atomic::Ordering::Relaxed);
-    let made = terms_within(&app, bakery.id, std::time::Duration::from_secs(120)).await;
+    let made = terms_made(&app, bakery.id, None, std::time::Duration::from_secs(120), |_| true).await.is_some();
     let during = answered.load(std::sync::atomic::Ordering::Relaxed) - before;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for task in load {

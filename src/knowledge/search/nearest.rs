@@ -165,27 +165,30 @@ impl TermVectors {
     /// cosine is at least `THRESHOLD`, each term once. `vectors` are those of `lookup.unseen()`, in its
     /// order (as `Embedder` gives them: of norm 1).
     pub fn nearest(&self, lookup: &Lookup, vectors: &[Vec<f32>]) -> Vec<(String, f64)> {
-        let mut fresh = vectors.iter().map(|v| self.nearest_one(v));
-        let found: Vec<(&str, Option<u32>, bool)> = lookup
+        let mut vectors = vectors.iter();
+        // The unseen words and their nearest terms, for the cache.
+        let mut new: Vec<(&str, Option<u32>)> = Vec::new();
+        let found: Vec<Option<u32>> = lookup
             .words
             .iter()
-            .map(|(w, known)| match known {
-                Some(term) => (w.as_str(), *term, false),
-                None => (w.as_str(), fresh.next().flatten(), true),
+            .map(|(w, known)| {
+                known.unwrap_or_else(|| {
+                    let term = vectors.next().and_then(|v| self.nearest_one(v));
+                    new.push((w.as_str(), term));
+                    term
+                })
             })
             .collect();
         {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-            let new = found.iter().filter(|(_, _, new)| *new).count();
-            if seen.len() + new > WORD_CACHE {
+            if seen.len() + new.len() > WORD_CACHE {
                 seen.clear();
             }
-            seen.extend(found.iter().filter(|(_, _, new)| *new).map(|(w, t, _)| (Box::from(*w), *t)));
+            seen.extend(new.into_iter().map(|(w, t)| (Box::from(w), t)));
         }
         let mut out: Vec<(String, f64)> = Vec::new();
-        for (_, term, _) in &found {
-            let Some(i) = term else { continue };
-            let term = &self.terms[*i as usize];
+        for i in found.into_iter().flatten() {
+            let term = &self.terms[i as usize];
             if !out.iter().any(|(t, _)| **t == **term) {
                 out.push((term.to_string(), WEIGHT));
             }

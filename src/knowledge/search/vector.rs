@@ -42,7 +42,6 @@ use crate::store::{Store, StoreError};
 /// default topK) neighbours; 64 measured the same nDCG@10 and Recall@100 on SciFact as 128, at about
 /// half the distance computations.
 const EXPANSION_SEARCH: usize = 64;
-/// Sites of at most this many chunks are searched exactly (every vector compared), not through the graph.
 /// Sites of at most this many chunks are searched exactly, every vector compared, rather than through the
 /// graph: below about 1,500 that is the faster of the two, at 4,000 it costs about 0.08 ms more a search
 /// (`examples/vector_search`), and the answers are the true nearest, the same from one build of the index to
