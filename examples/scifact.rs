@@ -15,6 +15,7 @@
 //! cargo run --release --example scifact -- --dump FILE      # every candidate's features, for benches/scifact_features
 //! cargo run --release --example scifact -- --no-english       # without the English model (`knowledge.english_model`)
 //! cargo run --release --example scifact -- --fit --english-with-cos  # the English model with the main cosine too
+//! cargo run --release --example scifact -- --fit --english-extra FILE [--extra-weight W]  # and XQuAD-R's English samples
 //! ```
 //! `--sentences A` (an experiment for #28, in-process only): every chunk of two sentences or more also has
 //! a vector per sentence (`heading. sentence`, embedded as a passage, cached in the data directory), and a
@@ -152,7 +153,32 @@ fn evaluate(
     Ok((ndcg / n, recall / n))
 }
 
-/// Logistic regression by full-batch gradient descent (three features and a bias).
+/// `--english-extra FILE`: more samples for the English model's fit, as `examples/xquad --fit --english
+/// --english-samples FILE` writes them (XQuAD-R's English questions on English paragraphs, and off-topic
+/// visitors' questions), those of even articles and the off-topic ones of the fit (article -1) only, each weighing
+/// `--extra-weight W` (1 by default) against a SciFact sample: SciFact's claims alone fit a model that costs
+/// everyday English questions (docs/performance.md).
+fn english_extra() -> anyhow::Result<Vec<([f32; 5], f32, f64)>> {
+    let Some(file) = arg("--english-extra") else { return Ok(Vec::new()) };
+    let weight: f64 = arg("--extra-weight").map_or(Ok(1.0), |w| w.parse())?;
+    let mut out = Vec::new();
+    for line in std::fs::read_to_string(&file)?.lines() {
+        let v: Vec<&str> = line.split('\t').collect();
+        anyhow::ensure!(v.len() == 7, "{file}: want article, label and five features a line");
+        let article: i64 = v[0].parse()?;
+        if (article >= 0 && article % 2 == 1) || article == -2 {
+            continue;
+        }
+        let f: Vec<f32> = v[2..].iter().map(|x| x.parse()).collect::<Result<_, _>>()?;
+        out.push(([f[0], f[1], f[2], f[3], f[4]], v[1].parse()?, weight));
+    }
+    println!("English model: {} more samples from {file}, each weighing {weight}", out.len());
+    Ok(out)
+}
+
+/// Logistic regression by full-batch gradient descent (three features and a bias) on SciFact's train claims
+/// alone, the lift and margin weights held at `start`'s: the shipped main model is fitted with questions the
+/// knowledge cannot answer too, by `benches/scifact_features/same_language.py` over `--dump`'s candidates.
 fn fit(samples: &[([f32; 3], f32)], start: &Fusion) -> Fusion {
     let mut w = [start.w_cos as f64, start.w_bm25_rank as f64, start.w_dense_rank as f64, start.bias as f64];
     let n = samples.len() as f64;
@@ -290,10 +316,13 @@ fn main() -> anyhow::Result<()> {
             // stays): with it (`--english-with-cos`) its weight comes out negative, the English cosine
             // standing in for it, and test nDCG@10 lower (docs/performance.md).
             let w = if !std::env::args().any(|a| a == "--english-with-cos") {
-                let four: Vec<([f32; 4], f32, f64)> = english_samples.iter().map(|(f, y)| ([f[1], f[2], f[3], f[4]], *y, 1.0)).collect();
+                let mut four: Vec<([f32; 4], f32, f64)> = english_samples.iter().map(|(f, y)| ([f[1], f[2], f[3], f[4]], *y, 1.0)).collect();
+                four.extend(english_extra()?.into_iter().map(|(f, y, w)| ([f[1], f[2], f[3], f[4]], y, w)));
                 [&[0.0][..], &common::logistic(&four)[..]].concat()
             } else {
-                common::logistic(&english_samples.iter().map(|(f, y)| (*f, *y, 1.0)).collect::<Vec<_>>())
+                let mut five: Vec<([f32; 5], f32, f64)> = english_samples.iter().map(|(f, y)| (*f, *y, 1.0)).collect();
+                five.extend(english_extra()?);
+                common::logistic(&five)
             };
             fitted.english = search::English {
                 w_cos: w[0] as f32,
@@ -321,24 +350,31 @@ fn main() -> anyhow::Result<()> {
     // TSV, for trying other fusion features outside Rust.
     if let Some(path) = arg("--dump") {
         let (train, train_rels) = load("train")?;
-        let mut out = String::from("split\tquery\tdoc\tkey\tcos\tbm25\tbm25_rank\tdense_rank\tgrade\n");
+        // lift, margin and the rank features last: every candidate related (`search::relate`), as the route
+        // relates a confidently detected question's.
+        let mut out = String::from("split\tquery\tdoc\tkey\tcos\tbm25\tbm25_rank\tdense_rank\tgrade\tlift\tmargin\tb\td\n");
         for (split, queries, rels) in [("train", &train, &train_rels), ("test", &test, &rels)] {
             for q in queries {
                 let depth = arg("--depth").and_then(|d| d.parse().ok()).unwrap_or(DEPTH);
                 let query =
                     search::LexicalQuery { text: &q.text, lang: "en", detected: sitebot::knowledge::language::detect_confident(&q.text), depth, soft: &[] };
-                for c in search::rank(&store, &knowledge, &site, &query, &q.vector, q.english.as_deref(), &fusion, Mode::Hybrid)? {
+                let mut ranked = search::rank(&store, &knowledge, &site, &query, &q.vector, q.english.as_deref(), &fusion, Mode::Hybrid)?;
+                search::relate(&mut ranked);
+                for c in ranked {
                     let doc = doc_of.get(&c.key).cloned().unwrap_or_default();
+                    let [_, b, d] = c.features();
                     let grade = rels[&q.id].get(&doc).copied().unwrap_or(0.0);
                     let rank = |r: Option<usize>| r.map_or(String::from("0"), |r| r.to_string());
                     out.push_str(&format!(
-                        "{split}\t{}\t{doc}\t{}\t{}\t{}\t{}\t{}\t{grade}\n",
+                        "{split}\t{}\t{doc}\t{}\t{}\t{}\t{}\t{}\t{grade}\t{}\t{}\t{b}\t{d}\n",
                         q.id,
                         c.key,
                         c.cos,
                         c.bm25.unwrap_or(0.0),
                         rank(c.bm25_rank),
-                        rank(c.dense_rank)
+                        rank(c.dense_rank),
+                        c.lift,
+                        c.margin
                     ));
                 }
             }

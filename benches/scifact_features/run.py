@@ -58,7 +58,7 @@ def load():
     with open(f"{OUT}/candidates.tsv") as f:
         next(f)
         for line in f:
-            split, q, doc, key, cos, bm, br, dr, grade = line.rstrip("\n").split("\t")
+            split, q, doc, key, cos, bm, br, dr, grade = line.rstrip("\n").split("\t")[:9]
             by[(split, q)].append(dict(doc=doc, key=int(key), cos=float(cos), bm=float(bm), br=int(br), dr=int(dr), g=float(grade)))
     rels = collections.defaultdict(dict)
     for split in ("train", "test"):

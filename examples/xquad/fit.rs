@@ -129,6 +129,12 @@ pub fn embed(knowledge: &Engine, texts: &[String]) -> anyhow::Result<Vec<Vec<f32
     Ok(knowledge.embedder.embed_parallel_blocking(texts, Purpose::Query)?)
 }
 
+/// Questions no paragraph answers, embedded, each numbered in order as its own article.
+pub fn off_topic<'q>(knowledge: &Engine, questions: impl Iterator<Item = &'q &'q str>) -> anyhow::Result<Vec<Question>> {
+    let texts: Vec<String> = questions.map(|q| q.to_string()).collect();
+    Ok(embed(knowledge, &texts)?.into_iter().zip(texts).enumerate().map(|(i, (vector, text))| Question { paragraph: None, article: i, text, vector }).collect())
+}
+
 /// `--sentences A` (see `common::Sentences`): the sites' sentence vectors, when the experiment runs.
 pub static SENTENCES: std::sync::OnceLock<super::common::Sentences> = std::sync::OnceLock::new();
 
@@ -619,4 +625,140 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
 pub fn open(data: &Path) -> anyhow::Result<(Store, std::sync::Arc<Engine>)> {
     let config = Config::load(None, std::env::vars(), &sitebot::config::Overrides::default())?;
     Ok((sitebot::app::open_store(&config, data)?, Engine::open(&config.knowledge, data)?))
+}
+
+/// English visitors' questions that no XQuAD-R paragraph answers, for the English model (`english_report`):
+/// `OFF_TOPIC` and `HELD_OUT_OFF_TOPIC` hold none in English. Those of even index are its fit's negatives
+/// (article -1 in `--english-samples`), the others held out (-2).
+pub const ENGLISH_OFF_TOPIC: &[&str] = &[
+    "How much is shipping to Austria?", "Are you open on Sundays?", "Can I cancel my order?", "Where can I find my invoice?", "Can I pay cash on delivery?",
+    "How long does delivery take?", "Can I book an appointment online?", "How do I reset my password?", "Do you offer a student discount?",
+    "Can I return shoes I have already worn?", "What colour is a flamingo?", "How do I bake an apple pie?", "Is there parking near your shop?",
+    "Do you have this jacket in size M?", "What is your refund policy?", "Can I change my delivery address?", "How do I unsubscribe from the newsletter?",
+    "Do you ship to Canada?", "What are your opening hours on Saturday?", "Can I redeem a gift card in the store?",
+    "How much does a professional teeth cleaning cost?", "Is the gym open on public holidays?", "How many litres of water should I drink a day?",
+    "What will the weather be like tomorrow in Leeds?",
+];
+
+/// `--english`: the English model (`knowledge.english_model`, which must be on) on the English site's own
+/// questions. Each English question (and each of `off`'s that the route would give the English model) is
+/// ranked with the English model's vector as the route ranks it; prints R@1 and the answered share at the
+/// default threshold, on the odd (held-out) articles and on all, and the off-topic questions answered,
+/// without the English model, with the shipped one, and with `XQUAD_ENGLISH=[cos,]b,d,en_cos,en_rank,bias`
+/// (another `search::English`; without `cos`, its main cosine's weight 0 as shipped). With `--english-samples FILE`, writes
+/// every candidate's English features (`Candidate::english_features`) with its article (-1 off-topic) and
+/// label, a TSV line each, for `examples/scifact --fit --english-extra FILE`.
+pub fn english_report(store: &Store, knowledge: &Engine, site: &Site, questions: &[Question], off: &[Question]) -> anyhow::Result<()> {
+    let english = knowledge.english.as_ref().ok_or_else(|| anyhow::anyhow!("--english: set SITEBOT_KNOWLEDGE__ENGLISH_MODEL=true"))?;
+    let given = |q: &Question| sitebot::knowledge::is_english(sitebot::knowledge::language::detect_confident(&q.text), &q.text);
+    let asked: Vec<&Question> = questions.iter().chain(off).filter(|q| given(q)).collect();
+    let texts: Vec<String> = asked.iter().map(|q| q.text.clone()).collect();
+    let vectors = english.embed_parallel_blocking(&texts, Purpose::Query)?;
+    let fusion = Fusion::default();
+    let mut ranked = Vec::new();
+    let mut samples = String::new();
+    for (q, en) in asked.iter().zip(&vectors) {
+        let detected = sitebot::knowledge::language::detect_confident(&q.text);
+        let query = search::LexicalQuery { text: &q.text, lang: "en", detected, depth: search::depth(5), soft: &[] };
+        let cs = search::rank(store, knowledge, &site.id, &query, &q.vector, Some(en), &fusion, Mode::Hybrid)?;
+        for c in &cs {
+            if let Some(f) = c.english_features() {
+                let label = q.paragraph.is_some() && site.paragraph_of.get(&c.key).copied() == q.paragraph;
+                let article = if q.paragraph.is_some() {
+                    q.article as i64
+                } else if q.article % 2 == 0 {
+                    -1
+                } else {
+                    -2
+                };
+                samples.push_str(&format!("{article}\t{}\t{}\t{}\t{}\t{}\t{}\n", label as u8, f[0], f[1], f[2], f[3], f[4]));
+            }
+        }
+        ranked.push((*q, cs));
+    }
+    if let Some(file) = arg("--english-samples") {
+        std::fs::write(&file, samples)?;
+        println!("English samples written to {file}");
+    }
+    let parse = |s: String| -> anyhow::Result<search::English> {
+        let w: Vec<f32> = s.split(',').map(|x| x.trim().parse()).collect::<Result<_, _>>()?;
+        // Five: the main cosine's weight 0, as shipped; six: that weight first.
+        let w = match w.len() {
+            5 => [&[0.0][..], &w[..]].concat(),
+            6 => w,
+            _ => anyhow::bail!("XQUAD_ENGLISH: [cos,]b,d,en_cos,en_rank,bias"),
+        };
+        Ok(search::English { w_cos: w[0], w_bm25_rank: w[1], w_dense_rank: w[2], w_en_cos: w[3], w_en_rank: w[4], bias: w[5] })
+    };
+    let mut models: Vec<(&str, Option<search::English>)> = vec![("without the English model", None), ("shipped English model", Some(fusion.english))];
+    if let Ok(w) = std::env::var("XQUAD_ENGLISH") {
+        models.push(("XQUAD_ENGLISH", Some(parse(w)?)));
+    }
+    let n = ENGLISH_OFF_TOPIC.len();
+    println!("{:<26} {:>14} {:>14} {:>11}", "English questions on en", "held-out R@1", "all R@1", "off-topic");
+    println!("{:<26} {:>14} {:>14} {:>11}", "", "(answered)", "(answered)", format!("{} / {} of", n.div_ceil(2), n / 2));
+    for (name, model) in models {
+        let (mut held, mut all, mut off_answered) = ([0usize; 3], [0usize; 3], [0usize; 2]);
+        for (q, cs) in &ranked {
+            let score = |c: &Candidate| match model {
+                Some(m) => Fusion { english: m, ..fusion }.score(c),
+                None => fusion.score(&Candidate { english: None, ..c.clone() }),
+            };
+            let Some(best) = cs.iter().max_by(|a, b| score(a).total_cmp(&score(b)).then(b.key.cmp(&a.key))) else { continue };
+            let answered = score(best) >= THRESHOLD;
+            let Some(p) = q.paragraph else {
+                off_answered[q.article % 2] += answered as usize;
+                continue;
+            };
+            let right = site.paragraph_of.get(&best.key) == Some(&p);
+            for (t, counts) in [(true, &mut all), (q.article % 2 == 1, &mut held)] {
+                if t {
+                    counts[0] += 1;
+                    counts[1] += (right && answered) as usize;
+                    counts[2] += answered as usize;
+                }
+            }
+        }
+        let share = |c: [usize; 3]| format!("{:.3} ({:.3})", c[1] as f64 / c[0].max(1) as f64, c[2] as f64 / c[0].max(1) as f64);
+        println!("{name:<26} {:>14} {:>14} {:>4} / {:<4}", share(held), share(all), off_answered[0], off_answered[1]);
+    }
+    Ok(())
+}
+
+/// `--dump-same FILE` with `--fit`: every candidate of questions on knowledge in their own language (en on
+/// en, de on de, es on es, and the off-topic visitors' questions in the site's language), the model that
+/// scores them being `Fusion`'s main one, fitted on SciFact alone, whose every claim has an answer. A TSV
+/// line a candidate: the site's language, the kind (`q` a question; `r` the same with its article's
+/// candidates removed, as `without` ranks them; `o` off-topic), the question's number and article (-1
+/// off-topic), the label, then cos, lift, BM25 rank feature, dense rank feature and margin (every candidate
+/// related, `search::relate`, as the route relates those of a confidently detected question).
+pub fn dump_same(store: &Store, knowledge: &Engine, sites: &[(&Site, &[Question])], off: &[Question], article_of: &[usize], file: &str) -> anyhow::Result<()> {
+    let mut out = String::from("lang\tkind\tquestion\tarticle\tlabel\tcos\tlift\tb\td\tmargin\n");
+    let mut line = |lang: &str, kind: char, n: usize, article: i64, cs: &[(Candidate, Option<usize>)], paragraph: Option<usize>| {
+        let mut plain: Vec<Candidate> = cs.iter().map(|(c, _)| c.clone()).collect();
+        search::relate(&mut plain);
+        for (c, (_, p)) in plain.iter().zip(cs) {
+            if c.cross_lingual || c.faq {
+                continue;
+            }
+            let [cos, lift, b, d, margin] = c.cross_features();
+            let label = paragraph.is_some() && *p == paragraph;
+            out.push_str(&format!("{lang}\t{kind}\t{n}\t{article}\t{}\t{cos}\t{lift}\t{b}\t{d}\t{margin}\n", label as u8));
+        }
+    };
+    for (site, questions) in sites {
+        for (n, q) in questions.iter().enumerate() {
+            let cs = ask(store, knowledge, site, q)?;
+            line(site.lang, 'q', n, q.article as i64, &cs, q.paragraph);
+            line(site.lang, 'r', n, q.article as i64, &without(&cs, article_of, q.article), None);
+        }
+        for (n, q) in off.iter().enumerate() {
+            if sitebot::knowledge::language::detect_confident(&q.text) == Some(site.lang) {
+                line(site.lang, 'o', n, -1, &ask(store, knowledge, site, q)?, None);
+            }
+        }
+    }
+    std::fs::write(file, out)?;
+    println!("same-language candidates written to {file}");
+    Ok(())
 }

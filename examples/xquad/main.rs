@@ -19,6 +19,8 @@
 //! candidates' features of each off-topic question the shipped models answer, and the nearest English terms
 //! (`search::nearest`) of every question the knowledge cannot answer (`SITEBOT_KNOWLEDGE__NEAREST_TERMS=false`:
 //! the ranking without them).
+//! `--english` with `--fit` (`SITEBOT_KNOWLEDGE__ENGLISH_MODEL=true`): the English model on the English
+//! questions alone, and nothing else (`fit::english_report`; `--english-samples FILE`, `XQUAD_ENGLISH`).
 //! `--only-more`: with `--more`, only those languages' questions (the English, German and Spanish runs skipped).
 //! `--dump FILE`: one JSON line a question asked through the route (its set, text, paragraph, first source, score
 //! and `resolved`), to read which questions miss.
@@ -221,13 +223,7 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
             .collect())
     };
     let (en, de, es) = (questions(0)?, questions(1)?, questions(2)?);
-    let off_texts: Vec<String> = fit::OFF_TOPIC.iter().map(|q| q.to_string()).collect();
-    let off: Vec<fit::Question> = fit::embed(&knowledge, &off_texts)?
-        .into_iter()
-        .zip(off_texts)
-        .enumerate()
-        .map(|(i, (vector, text))| fit::Question { paragraph: None, article: i, text, vector })
-        .collect();
+    let off = fit::off_topic(&knowledge, fit::OFF_TOPIC.iter())?;
     // On the one-article site only that article's questions can be answered.
     let on_tiny = |qs: &[fit::Question]| -> Vec<fit::Question> {
         qs.iter()
@@ -235,6 +231,15 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
             .collect()
     };
     let (s, k) = (&store, &*knowledge);
+    // `--english`: the English model on the English site's questions alone (see `fit::english_report`).
+    if std::env::args().any(|a| a == "--english") {
+        return fit::english_report(s, k, &sites[0], &en, &fit::off_topic(k, fit::ENGLISH_OFF_TOPIC.iter())?);
+    }
+    // `--dump-same FILE`: the same-language candidates, for a fit of the main model (`fit::dump_same`).
+    if let Some(file) = arg("--dump-same") {
+        let all_off = fit::off_topic(k, fit::ENGLISH_OFF_TOPIC.iter().chain(fit::OFF_TOPIC).chain(fit::HELD_OUT_OFF_TOPIC))?;
+        return fit::dump_same(s, k, &[(&sites[0], &en[..]), (&sites[1], &de[..]), (&sites[2], &es[..])], &all_off, &article_of, &file);
+    }
     let mut pairs = vec![
         fit::pair(s, k, "de on en", true, true, &sites[0], &de, &article_of)?,
         fit::pair(s, k, "es on en", true, true, &sites[0], &es, &article_of)?,
@@ -260,13 +265,7 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
         pairs.push(fit::pair(s, k, name, train, true, &sites[0], &qs, &article_of)?);
     }
     // Never in the fit (`fit::HELD_OUT_OFF_TOPIC`): what the models answer of questions they never saw.
-    let held_texts: Vec<String> = fit::HELD_OUT_OFF_TOPIC.iter().map(|q| q.to_string()).collect();
-    let held: Vec<fit::Question> = fit::embed(k, &held_texts)?
-        .into_iter()
-        .zip(held_texts)
-        .enumerate()
-        .map(|(i, (vector, text))| fit::Question { paragraph: None, article: i, text, vector })
-        .collect();
+    let held = fit::off_topic(k, fit::HELD_OUT_OFF_TOPIC.iter())?;
     pairs.push(fit::pair(s, k, "held-out off-topic on en", false, true, &sites[0], &held, &article_of)?);
     let report = fit::run(&pairs, arg("--unanswerable-weight").map_or(Ok(fit::UNANSWERABLE_WEIGHT), |w| w.parse())?);
     fit::report_nearest();
