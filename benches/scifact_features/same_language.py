@@ -6,7 +6,8 @@ cosine and the two rank features; a site's best candidate then scores high whate
 fits it on SciFact's train claims together with XQuAD-R's questions on knowledge in their own language
 (en on en, de on de, es on es; even articles), the same questions with their article's candidates removed
 (unanswerable), and off-topic visitors' questions in the site's language (even-numbered), with the
-cross-lingual models' relative features (lift and margin) added, and reports, against the shipped model on
+cross-lingual models' relative features (lift and margin) added (`--features`, of cos, lift, b, d, margin
+and share, the candidate's BM25 score over the question's best candidate's), and reports, against the shipped model on
 the same candidates: SciFact test nDCG@10 (the route's order at `scoreThreshold: 0`), and per language on
 the odd articles R@1 and the answered share at the default threshold (0.25), the share of article-removed
 questions answered, and the odd-numbered off-topic questions answered.
@@ -21,8 +22,8 @@ import argparse, collections, math
 import numpy as np
 
 THRESHOLD = 0.25
-SHIPPED = dict(w=[6.31, 0.0, 4.55, 4.15, 0.0], bias=-11.82)  # cos, lift, b, d, margin
-FEATURES = ["cos", "lift", "b", "d", "margin"]
+SHIPPED = dict(w=[6.31, 0.0, 4.55, 4.15, 0.0, 0.0], bias=-11.82)  # in FEATURES' order
+FEATURES = ["cos", "lift", "b", "d", "margin", "share"]  # share: BM25 over the question's best candidate's
 
 
 def rank_feature(r):
@@ -36,8 +37,12 @@ def load_scifact(path):
         col = {n: i for i, n in enumerate(head)}
         for line in f:
             v = line.rstrip("\n").split("\t")
-            x = [float(v[col["cos"]]), float(v[col["lift"]]), float(v[col["b"]]), float(v[col["d"]]), float(v[col["margin"]])]
+            x = [float(v[col["cos"]]), float(v[col["lift"]]), float(v[col["b"]]), float(v[col["d"]]), float(v[col["margin"]]), float(v[col["bm25"]])]
             by[(v[col["split"]], v[col["query"]])].append((x, float(v[col["grade"]]), v[col["doc"]]))
+    for cands in by.values():
+        best = max((x[5] for x, _, _ in cands), default=0.0) or 1.0
+        for x, _, _ in cands:
+            x[5] = x[5] / best
     return by
 
 
@@ -58,15 +63,17 @@ def load_same(path):
         next(f)
         for line in f:
             lang, kind, n, article, label, *x = line.rstrip("\n").split("\t")
-            by[(lang, kind, int(n))].append(([float(t) for t in x], int(label), int(article)))
+            x = [float(t) for t in x]
+            by[(lang, kind, int(n))].append((x + [0.0] * (len(FEATURES) - len(x)), int(label), int(article)))
     return by
 
 
-def fit(X, y, w, l2=1e-4, iters=50):
+def fit(X, y, w, l2=1e-4, iters=50, offset=None):
     X1 = np.hstack([X, np.ones((len(X), 1))])
     beta = np.zeros(X1.shape[1])
+    offset = np.zeros(len(X)) if offset is None else offset
     for _ in range(iters):
-        p = 1 / (1 + np.exp(-(X1 @ beta)))
+        p = 1 / (1 + np.exp(-(X1 @ beta + offset)))
         g = X1.T @ (w * (p - y)) + l2 * beta
         H = (X1 * (w * p * (1 - p))[:, None]).T @ X1 + l2 * np.eye(len(beta))
         step = np.linalg.solve(H, g)
@@ -100,6 +107,8 @@ def ndcg10(model, sf, rels):
 
 
 def report(model, same):
+    """Per language: R@1, answered, article-removed answered, off-topic answered and asked. `model` is a
+    model's weights, or a function from a question's candidates to their scores."""
     out = {}
     for lang in ("en", "de", "es"):
         right = answered = asked = removed = removed_answered = off = off_answered = 0
@@ -107,8 +116,13 @@ def report(model, same):
             if l != lang or not cands:
                 continue
             article = cands[0][2]
-            top = max(cands, key=lambda c: score(model, c[0]))
-            s = score(model, top[0])
+            if callable(model):
+                scores = model(cands)
+                i = max(range(len(cands)), key=lambda j: scores[j])
+                s, top = scores[i], cands[i]
+            else:
+                top = max(cands, key=lambda c: score(model, c[0]))
+                s = score(model, top[0])
             if kind == "o":
                 if n % 2 == 1:
                     off += 1
@@ -137,7 +151,11 @@ def main():
     ap.add_argument("--w-off", type=float, default=1.0)
     ap.add_argument("--features", default="cos,lift,b,d,margin")
     ap.add_argument("--shifts", type=lambda t: [float(x) for x in t.split(",")], default=[], help="the fitted bias moved by each")
+    ap.add_argument("--hold", default="", help="f=W,...: those weights held (b=4.55,d=4.15: the shipped rank weights)")
+    ap.add_argument("--calibrate", action="store_true", help="the shipped ranking kept, calibrated per question")
     a = ap.parse_args()
+    if a.calibrate:
+        return calibrated(a)
     keep = [FEATURES.index(f) for f in a.features.split(",")]
     sf, same, rels = load_scifact(a.scifact), load_same(a.same), load_qrels(a.qrels)
     X, y, w = [], [], []
@@ -153,9 +171,15 @@ def main():
                     X.append(x), y.append(0.0), w.append(a.w_off)
             elif article % 2 == 0:
                 X.append(x), y.append(float(label) if kind == "q" else 0.0), w.append(a.w_xquad if kind == "q" else a.w_removed)
-    X = np.array(X)[:, keep]
-    fitted = fit(X, np.array(y), np.array(w))
-    full = dict(w=[0.0] * 5, bias=fitted["bias"])
+    # `--hold f=W,...`: those features' weights held, the others fitted around them.
+    held = {FEATURES.index(k): float(v) for k, v in (t.split("=") for t in a.hold.split(",") if t)}
+    keep = [k for k in keep if k not in held]
+    X = np.array(X)
+    offset = sum(X[:, k] * v for k, v in held.items()) if held else None
+    fitted = fit(X[:, keep], np.array(y), np.array(w), offset=offset)
+    full = dict(w=[0.0] * len(FEATURES), bias=fitted["bias"])
+    for k, v in held.items():
+        full["w"][k] = v
     for i, k in enumerate(keep):
         full["w"][k] = fitted["w"][i]
     print(f"samples: SciFact train {n_sf}, XQuAD-R and off-topic {len(X) - n_sf}")
@@ -166,6 +190,51 @@ def main():
         r = report(model, same)
         cells = "  ".join(f"{r[l][0]:.3f} ({r[l][1]:.3f}) {r[l][2]:.3f} {r[l][3]}/{r[l][4]}" for l in ("en", "de", "es"))
         print(f"{name:<12} {ndcg10(model, sf, rels):>8.4f}  {cells}")
+
+
+
+def calibrated(a):
+    """`--calibrate`: the shipped model's ranking kept, its scores moved per question. A candidate's logit is
+    the shipped one times a scale, plus weights on two features of the question (the same for each of its
+    candidates): how far its best cosine stands above the reference (the best lift) and above the second best
+    (the best margin). The order of a question's candidates cannot change; only how confident the best is."""
+    sf, same, rels = load_scifact(a.scifact), load_same(a.same), load_qrels(a.qrels)
+
+    def logit(x):
+        return sum(w * v for w, v in zip(SHIPPED["w"], x)) + SHIPPED["bias"]
+
+    def question_rows(cands, xs=lambda c: c[0]):
+        top_lift = max(xs(c)[1] for c in cands)
+        top_margin = max(xs(c)[4] for c in cands)
+        return [[logit(xs(c)), top_lift, top_margin] for c in cands]
+
+    X, y, w = [], [], []
+    for (split, q), cands in sf.items():
+        if split == "train":
+            for row, (_, g, _) in zip(question_rows(cands), cands):
+                X.append(row), y.append(1.0 if g > 0 else 0.0), w.append(1.0)
+    for (lang, kind, n), cands in same.items():
+        if not cands:
+            continue
+        rows = question_rows(cands)
+        for row, (_, label, article) in zip(rows, cands):
+            if kind == "o":
+                if n % 2 == 0:
+                    X.append(row), y.append(0.0), w.append(a.w_off)
+            elif article % 2 == 0:
+                X.append(row), y.append(float(label) if kind == "q" else 0.0), w.append(a.w_xquad if kind == "q" else a.w_removed)
+    m = fit(np.array(X), np.array(y), np.array(w))
+    (scale, w_lift, w_margin), bias = m["w"], m["bias"]
+    print(f"calibrated: shipped logit x {scale:.3f}, best lift {w_lift:.2f}, best margin {w_margin:.2f}, bias {bias:.2f}")
+
+    def q_score(cands, shift):
+        rows = question_rows(cands)
+        return [1 / (1 + math.exp(-(scale * r[0] + w_lift * r[1] + w_margin * r[2] + bias + shift))) for r in rows]
+
+    for shift in [0.0] + a.shifts:
+        r = report(lambda cands, shift=shift: q_score(cands, shift), same)
+        cells = "  ".join(f"{r[l][0]:.3f} ({r[l][1]:.3f}) {r[l][2]:.3f} {r[l][3]}/{r[l][4]}" for l in ("en", "de", "es"))
+        print(f"{'calib ' + format(shift, '+.1f'):<12} {'(same)':>8}  {cells}")
 
 
 if __name__ == "__main__":

@@ -730,20 +730,23 @@ pub fn english_report(store: &Store, knowledge: &Engine, site: &Site, questions:
 /// scores them being `Fusion`'s main one, fitted on SciFact alone, whose every claim has an answer. A TSV
 /// line a candidate: the site's language, the kind (`q` a question; `r` the same with its article's
 /// candidates removed, as `without` ranks them; `o` off-topic), the question's number and article (-1
-/// off-topic), the label, then cos, lift, BM25 rank feature, dense rank feature and margin (every candidate
-/// related, `search::relate`, as the route relates those of a confidently detected question).
+/// off-topic), the label, then cos, lift, BM25 rank feature, dense rank feature, margin (every candidate
+/// related, `search::relate`, as the route relates those of a confidently detected question) and the BM25
+/// score over the best candidate's (0 without one).
 pub fn dump_same(store: &Store, knowledge: &Engine, sites: &[(&Site, &[Question])], off: &[Question], article_of: &[usize], file: &str) -> anyhow::Result<()> {
-    let mut out = String::from("lang\tkind\tquestion\tarticle\tlabel\tcos\tlift\tb\td\tmargin\n");
+    let mut out = String::from("lang\tkind\tquestion\tarticle\tlabel\tcos\tlift\tb\td\tmargin\tbm25_share\n");
     let mut line = |lang: &str, kind: char, n: usize, article: i64, cs: &[(Candidate, Option<usize>)], paragraph: Option<usize>| {
         let mut plain: Vec<Candidate> = cs.iter().map(|(c, _)| c.clone()).collect();
         search::relate(&mut plain);
+        let best_bm25 = plain.iter().filter_map(|c| c.bm25).fold(f64::MIN_POSITIVE, f64::max);
         for (c, (_, p)) in plain.iter().zip(cs) {
             if c.cross_lingual || c.faq {
                 continue;
             }
             let [cos, lift, b, d, margin] = c.cross_features();
             let label = paragraph.is_some() && *p == paragraph;
-            out.push_str(&format!("{lang}\t{kind}\t{n}\t{article}\t{}\t{cos}\t{lift}\t{b}\t{d}\t{margin}\n", label as u8));
+            let share = c.bm25.map_or(0.0, |x| x / best_bm25);
+            out.push_str(&format!("{lang}\t{kind}\t{n}\t{article}\t{}\t{cos}\t{lift}\t{b}\t{d}\t{margin}\t{share}\n", label as u8));
         }
     };
     for (site, questions) in sites {
