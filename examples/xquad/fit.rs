@@ -643,12 +643,13 @@ pub const ENGLISH_OFF_TOPIC: &[&str] = &[
 /// `--english`: the English model (`knowledge.english_model`, which must be on) on the English site's own
 /// questions. Each English question (and each of `off`'s that the route would give the English model) is
 /// ranked with the English model's vector as the route ranks it; prints R@1 and the answered share at the
-/// default threshold, on the odd (held-out) articles and on all, and the off-topic questions answered,
+/// default threshold, on the odd (held-out) articles and on all, the off-topic questions answered and the
+/// share of questions answered with their article's candidates removed (all articles),
 /// without the English model, with the shipped one, and with `XQUAD_ENGLISH=[cos,]b,d,en_cos,en_rank,bias`
 /// (another `search::English`; without `cos`, its main cosine's weight 0 as shipped). With `--english-samples FILE`, writes
 /// every candidate's English features (`Candidate::english_features`) with its article (-1 off-topic) and
 /// label, a TSV line each, for `examples/scifact --fit --english-extra FILE`.
-pub fn english_report(store: &Store, knowledge: &Engine, site: &Site, questions: &[Question], off: &[Question]) -> anyhow::Result<()> {
+pub fn english_report(store: &Store, knowledge: &Engine, site: &Site, questions: &[Question], off: &[Question], article_of: &[usize]) -> anyhow::Result<()> {
     let english = knowledge.english.as_ref().ok_or_else(|| anyhow::anyhow!("--english: set SITEBOT_KNOWLEDGE__ENGLISH_MODEL=true"))?;
     let given = |q: &Question| sitebot::knowledge::is_english(sitebot::knowledge::language::detect_confident(&q.text), &q.text);
     let asked: Vec<&Question> = questions.iter().chain(off).filter(|q| given(q)).collect();
@@ -695,15 +696,33 @@ pub fn english_report(store: &Store, knowledge: &Engine, site: &Site, questions:
         models.push(("XQUAD_ENGLISH", Some(parse(w)?)));
     }
     let n = ENGLISH_OFF_TOPIC.len();
-    println!("{:<26} {:>14} {:>14} {:>11}", "English questions on en", "held-out R@1", "all R@1", "off-topic");
-    println!("{:<26} {:>14} {:>14} {:>11}", "", "(answered)", "(answered)", format!("{} / {} of", n.div_ceil(2), n / 2));
+    println!("{:<26} {:>14} {:>14} {:>11} {:>8}", "English questions on en", "held-out R@1", "all R@1", "off-topic", "removed");
+    println!("{:<26} {:>14} {:>14} {:>11} {:>8}", "", "(answered)", "(answered)", format!("{} / {} of", n.div_ceil(2), n / 2), "answered");
+    // Each answerable question again with its article's candidates removed (`without`; the English rank
+    // given again among those left): the knowledge cannot answer it.
+    let removed: Vec<Vec<Candidate>> = ranked
+        .iter()
+        .filter(|(q, _)| q.paragraph.is_some())
+        .map(|(q, cs)| {
+            let with: Vec<(Candidate, Option<usize>)> = cs.iter().map(|c| (c.clone(), site.paragraph_of.get(&c.key).copied())).collect();
+            let mut left: Vec<Candidate> = without(&with, article_of, q.article).into_iter().map(|(c, _)| c).collect();
+            let mut order: Vec<usize> = (0..left.len()).filter(|&i| left[i].english.is_some()).collect();
+            order.sort_by(|&a, &b| left[b].english.map(|e| e.0).unwrap_or(0.0).total_cmp(&left[a].english.map(|e| e.0).unwrap_or(0.0)));
+            for (rank, i) in order.into_iter().enumerate() {
+                left[i].english = left[i].english.map(|(cos, _)| (cos, rank + 1));
+            }
+            left
+        })
+        .collect();
     for (name, model) in models {
         let (mut held, mut all, mut off_answered) = ([0usize; 3], [0usize; 3], [0usize; 2]);
+        let score = |c: &Candidate| match model {
+            Some(m) => Fusion { english: m, ..fusion }.score(c),
+            None => fusion.score(&Candidate { english: None, ..c.clone() }),
+        };
+        let top = |cs: &[Candidate]| cs.iter().map(score).fold(0f32, f32::max);
+        let removed_answered = removed.iter().filter(|cs| top(cs) >= THRESHOLD).count();
         for (q, cs) in &ranked {
-            let score = |c: &Candidate| match model {
-                Some(m) => Fusion { english: m, ..fusion }.score(c),
-                None => fusion.score(&Candidate { english: None, ..c.clone() }),
-            };
             let Some(best) = cs.iter().max_by(|a, b| score(a).total_cmp(&score(b)).then(b.key.cmp(&a.key))) else { continue };
             let answered = score(best) >= THRESHOLD;
             let Some(p) = q.paragraph else {
@@ -720,7 +739,14 @@ pub fn english_report(store: &Store, knowledge: &Engine, site: &Site, questions:
             }
         }
         let share = |c: [usize; 3]| format!("{:.3} ({:.3})", c[1] as f64 / c[0].max(1) as f64, c[2] as f64 / c[0].max(1) as f64);
-        println!("{name:<26} {:>14} {:>14} {:>4} / {:<4}", share(held), share(all), off_answered[0], off_answered[1]);
+        println!(
+            "{name:<26} {:>14} {:>14} {:>4} / {:<4} {:>8.3}",
+            share(held),
+            share(all),
+            off_answered[0],
+            off_answered[1],
+            removed_answered as f64 / removed.len().max(1) as f64
+        );
     }
     Ok(())
 }

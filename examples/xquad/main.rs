@@ -233,7 +233,7 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
     let (s, k) = (&store, &*knowledge);
     // `--english`: the English model on the English site's questions alone (see `fit::english_report`).
     if std::env::args().any(|a| a == "--english") {
-        return fit::english_report(s, k, &sites[0], &en, &fit::off_topic(k, fit::ENGLISH_OFF_TOPIC.iter())?);
+        return fit::english_report(s, k, &sites[0], &en, &fit::off_topic(k, fit::ENGLISH_OFF_TOPIC.iter())?, &article_of);
     }
     // `--dump-same FILE`: the same-language candidates, for a fit of the main model (`fit::dump_same`).
     if let Some(file) = arg("--dump-same") {
