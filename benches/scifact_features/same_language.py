@@ -147,6 +147,7 @@ def main():
     ap.add_argument("same")
     ap.add_argument("--qrels", default="../shared/eval/scifact/qrels/test.tsv")
     ap.add_argument("--w-xquad", type=float, default=1.0)
+    ap.add_argument("--w-scifact", type=float, default=1.0, help="with --calibrate: SciFact's weight (0: left out)")
     ap.add_argument("--w-removed", type=float, default=1.0 / 3)
     ap.add_argument("--w-off", type=float, default=1.0)
     ap.add_argument("--features", default="cos,lift,b,d,margin")
@@ -210,9 +211,9 @@ def calibrated(a):
 
     X, y, w = [], [], []
     for (split, q), cands in sf.items():
-        if split == "train":
+        if split == "train" and a.w_scifact > 0:
             for row, (_, g, _) in zip(question_rows(cands), cands):
-                X.append(row), y.append(1.0 if g > 0 else 0.0), w.append(1.0)
+                X.append(row), y.append(1.0 if g > 0 else 0.0), w.append(a.w_scifact)
     for (lang, kind, n), cands in same.items():
         if not cands:
             continue
