@@ -176,9 +176,7 @@ fn english_extra() -> anyhow::Result<Vec<([f32; 5], f32, f64)>> {
     Ok(out)
 }
 
-/// Logistic regression by full-batch gradient descent (three features and a bias) on SciFact's train claims
-/// alone, the lift and margin weights held at `start`'s: the shipped main model is fitted with questions the
-/// knowledge cannot answer too, by `benches/scifact_features/same_language.py` over `--dump`'s candidates.
+/// Logistic regression by full-batch gradient descent (three features and a bias).
 fn fit(samples: &[([f32; 3], f32)], start: &Fusion) -> Fusion {
     let mut w = [start.w_cos as f64, start.w_bm25_rank as f64, start.w_dense_rank as f64, start.bias as f64];
     let n = samples.len() as f64;

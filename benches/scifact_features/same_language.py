@@ -26,10 +26,6 @@ SHIPPED = dict(w=[6.31, 0.0, 4.55, 4.15, 0.0, 0.0], bias=-11.82)  # in FEATURES'
 FEATURES = ["cos", "lift", "b", "d", "margin", "share"]  # share: BM25 over the question's best candidate's
 
 
-def rank_feature(r):
-    return 0.0 if r == 0 else 1.0 / (1.0 + (r - 1) / 5.0)
-
-
 def load_scifact(path):
     by = collections.defaultdict(list)
     with open(path) as f:
@@ -141,13 +137,40 @@ def report(model, same):
     return out
 
 
+def samples(sf, same, a, rows):
+    """The fit's samples: SciFact's train candidates, XQuAD-R's same-language candidates of even articles (their
+    article-removed copies as negatives) and the even-numbered off-topic questions' candidates. `rows` gives a
+    question's candidates' feature rows. Returns the rows, labels, weights and how many came from SciFact."""
+    X, y, w = [], [], []
+    for (split, q), cands in sf.items():
+        if split == "train" and a.w_scifact > 0:
+            for row, (_, g, _) in zip(rows(cands), cands):
+                X.append(row), y.append(1.0 if g > 0 else 0.0), w.append(a.w_scifact)
+    n_sf = len(X)
+    for (lang, kind, n), cands in same.items():
+        if not cands:
+            continue
+        for row, (_, label, article) in zip(rows(cands), cands):
+            if kind == "o":
+                if n % 2 == 0:
+                    X.append(row), y.append(0.0), w.append(a.w_off)
+            elif article % 2 == 0:
+                X.append(row), y.append(float(label) if kind == "q" else 0.0), w.append(a.w_xquad if kind == "q" else a.w_removed)
+    return X, y, w, n_sf
+
+
+def show(name, ndcg, r):
+    cells = "  ".join(f"{r[l][0]:.3f} ({r[l][1]:.3f}) {r[l][2]:.3f} {r[l][3]}/{r[l][4]}" for l in ("en", "de", "es"))
+    print(f"{name:<12} {ndcg:>8}  {cells}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("scifact")
     ap.add_argument("same")
     ap.add_argument("--qrels", default="../shared/eval/scifact/qrels/test.tsv")
     ap.add_argument("--w-xquad", type=float, default=1.0)
-    ap.add_argument("--w-scifact", type=float, default=1.0, help="with --calibrate: SciFact's weight (0: left out)")
+    ap.add_argument("--w-scifact", type=float, default=1.0, help="SciFact's weight (0: left out)")
     ap.add_argument("--w-removed", type=float, default=1.0 / 3)
     ap.add_argument("--w-off", type=float, default=1.0)
     ap.add_argument("--features", default="cos,lift,b,d,margin")
@@ -159,19 +182,7 @@ def main():
         return calibrated(a)
     keep = [FEATURES.index(f) for f in a.features.split(",")]
     sf, same, rels = load_scifact(a.scifact), load_same(a.same), load_qrels(a.qrels)
-    X, y, w = [], [], []
-    for (split, q), cands in sf.items():
-        if split == "train":
-            for x, g, _ in cands:
-                X.append(x), y.append(1.0 if g > 0 else 0.0), w.append(1.0)
-    n_sf = len(X)
-    for (lang, kind, n), cands in same.items():
-        for x, label, article in cands:
-            if kind == "o":
-                if n % 2 == 0:
-                    X.append(x), y.append(0.0), w.append(a.w_off)
-            elif article % 2 == 0:
-                X.append(x), y.append(float(label) if kind == "q" else 0.0), w.append(a.w_xquad if kind == "q" else a.w_removed)
+    X, y, w, n_sf = samples(sf, same, a, lambda cands: [x for x, _, _ in cands])
     # `--hold f=W,...`: those features' weights held, the others fitted around them.
     held = {FEATURES.index(k): float(v) for k, v in (t.split("=") for t in a.hold.split(",") if t)}
     keep = [k for k in keep if k not in held]
@@ -188,10 +199,7 @@ def main():
     print(f"{'model':<12} {'SciFact':>8}  " + "  ".join(f"{l}: R@1 (answered) removed off" for l in ("en", "de", "es")))
     shifted = [(f"fitted {d:+.1f}", dict(w=full["w"], bias=full["bias"] + d)) for d in a.shifts]
     for name, model in [("shipped", SHIPPED), ("fitted", full)] + shifted:
-        r = report(model, same)
-        cells = "  ".join(f"{r[l][0]:.3f} ({r[l][1]:.3f}) {r[l][2]:.3f} {r[l][3]}/{r[l][4]}" for l in ("en", "de", "es"))
-        print(f"{name:<12} {ndcg10(model, sf, rels):>8.4f}  {cells}")
-
+        show(name, f"{ndcg10(model, sf, rels):.4f}", report(model, same))
 
 
 def calibrated(a):
@@ -204,26 +212,12 @@ def calibrated(a):
     def logit(x):
         return sum(w * v for w, v in zip(SHIPPED["w"], x)) + SHIPPED["bias"]
 
-    def question_rows(cands, xs=lambda c: c[0]):
-        top_lift = max(xs(c)[1] for c in cands)
-        top_margin = max(xs(c)[4] for c in cands)
-        return [[logit(xs(c)), top_lift, top_margin] for c in cands]
+    def question_rows(cands):
+        top_lift = max(x[1] for x, _, _ in cands)
+        top_margin = max(x[4] for x, _, _ in cands)
+        return [[logit(x), top_lift, top_margin] for x, _, _ in cands]
 
-    X, y, w = [], [], []
-    for (split, q), cands in sf.items():
-        if split == "train" and a.w_scifact > 0:
-            for row, (_, g, _) in zip(question_rows(cands), cands):
-                X.append(row), y.append(1.0 if g > 0 else 0.0), w.append(a.w_scifact)
-    for (lang, kind, n), cands in same.items():
-        if not cands:
-            continue
-        rows = question_rows(cands)
-        for row, (_, label, article) in zip(rows, cands):
-            if kind == "o":
-                if n % 2 == 0:
-                    X.append(row), y.append(0.0), w.append(a.w_off)
-            elif article % 2 == 0:
-                X.append(row), y.append(float(label) if kind == "q" else 0.0), w.append(a.w_xquad if kind == "q" else a.w_removed)
+    X, y, w, _ = samples(sf, same, a, question_rows)
     m = fit(np.array(X), np.array(y), np.array(w))
     (scale, w_lift, w_margin), bias = m["w"], m["bias"]
     print(f"calibrated: shipped logit x {scale:.3f}, best lift {w_lift:.2f}, best margin {w_margin:.2f}, bias {bias:.2f}")
@@ -233,9 +227,7 @@ def calibrated(a):
         return [1 / (1 + math.exp(-(scale * r[0] + w_lift * r[1] + w_margin * r[2] + bias + shift))) for r in rows]
 
     for shift in [0.0] + a.shifts:
-        r = report(lambda cands, shift=shift: q_score(cands, shift), same)
-        cells = "  ".join(f"{r[l][0]:.3f} ({r[l][1]:.3f}) {r[l][2]:.3f} {r[l][3]}/{r[l][4]}" for l in ("en", "de", "es"))
-        print(f"{'calib ' + format(shift, '+.1f'):<12} {'(same)':>8}  {cells}")
+        show(f"calib {shift:+.1f}", "(same)", report(lambda cands, shift=shift: q_score(cands, shift), same))
 
 
 if __name__ == "__main__":
