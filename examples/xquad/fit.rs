@@ -228,7 +228,18 @@ fn ask(store: &Store, knowledge: &Engine, site: &Site, q: &Question) -> anyhow::
 
 /// The candidates without those of `article`, ranked again in each list and related again.
 fn without(candidates: &[(Candidate, Option<usize>)], article_of: &[usize], article: usize) -> Vec<(Candidate, Option<usize>)> {
-    let mut kept: Vec<(Candidate, Option<usize>)> = candidates.iter().filter(|(_, p)| p.is_none_or(|p| article_of[p] != article)).cloned().collect();
+    keep(candidates, |p| p.is_none_or(|p| article_of[p] != article))
+}
+
+/// The candidates of `article` alone (a small site of alike sections: one article's paragraphs), ranked
+/// again in each list and related again.
+fn within(candidates: &[(Candidate, Option<usize>)], article_of: &[usize], article: usize) -> Vec<(Candidate, Option<usize>)> {
+    keep(candidates, |p| p.is_some_and(|p| article_of[p] == article))
+}
+
+/// The candidates whose paragraph `kept` keeps, ranked again in each list and related again.
+fn keep(candidates: &[(Candidate, Option<usize>)], kept: impl Fn(Option<usize>) -> bool) -> Vec<(Candidate, Option<usize>)> {
+    let mut kept: Vec<(Candidate, Option<usize>)> = candidates.iter().filter(|(_, p)| kept(*p)).cloned().collect();
     fn dense(c: &mut Candidate) -> &mut Option<usize> {
         &mut c.dense_rank
     }
@@ -616,6 +627,40 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
             cells[4].show(false),
             cells[7].show(false)
         );
+    }
+    Ok(())
+}
+
+/// `--dump-translated FILE`: every cross-lingual candidate of every pair's questions, as the route ranks
+/// them ("all"), with the question's article removed ("removed") and with its article's paragraphs alone
+/// ("own", a small site of alike sections): pair, question, article, view, label, the features.
+pub fn dump_translated(pairs: &[Pair], file: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(file)?);
+    writeln!(out, "pair\tquestion\tarticle\tview\tlabel\tlang\tcos\tlift\tb\td\tmargin\tshare\tbm25")?;
+    for pair in pairs {
+        for (qi, a) in pair.asked.iter().enumerate() {
+            let mut views = vec![("all", a.candidates.clone())];
+            if pair.removable && a.paragraph.is_some() {
+                views.push(("removed", without(&a.candidates, &pair.article_of, a.article)));
+                views.push(("own", within(&a.candidates, &pair.article_of, a.article)));
+            }
+            for (view, cs) in views {
+                for (c, p) in cs.iter().filter(|(c, _)| c.cross_lingual) {
+                    let label = view != "removed" && a.paragraph.is_some() && *p == a.paragraph;
+                    let [cos, lift, b, d, margin] = c.cross_features();
+                    let (share, lang) = c.translation.map_or((-1.0, ""), |t| (t.bm25_share, t.lang));
+                    writeln!(
+                        out,
+                        "{}\t{qi}\t{}\t{view}\t{}\t{lang}\t{cos}\t{lift}\t{b}\t{d}\t{margin}\t{share}\t{}",
+                        pair.name,
+                        a.article,
+                        label as u8,
+                        c.bm25.unwrap_or(0.0)
+                    )?;
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -267,6 +267,9 @@ fn fit_cross_lingual(bin: &str, dir: &str, data: &Path, sets: &Sites, more: &[(S
     // Never in the fit (`fit::HELD_OUT_OFF_TOPIC`): what the models answer of questions they never saw.
     let held = fit::off_topic(k, fit::HELD_OUT_OFF_TOPIC.iter())?;
     pairs.push(fit::pair(s, k, "held-out off-topic on en", false, true, &sites[0], &held, &article_of)?);
+    if let Some(file) = arg("--dump-translated") {
+        return fit::dump_translated(&pairs, &file);
+    }
     let report = fit::run(&pairs, arg("--unanswerable-weight").map_or(Ok(fit::UNANSWERABLE_WEIGHT), |w| w.parse())?);
     fit::report_nearest();
     report
