@@ -43,6 +43,14 @@ def feats(g, kind):
         # BM25 share counts more when the dense side cannot tell candidates apart
         amb = np.full(n, np.exp(-spread / 0.02))
         cols += [share * amb, b * amb]
+    if "decisive" in kind:
+        # the BM25 first's lead over the BM25 second, on the BM25 first only
+        sh = np.sort(share)[::-1]
+        s2 = sh[1] if n > 1 else 0.0
+        lead = np.where(share >= 1.0, 1.0 - s2, 0.0)
+        if "decisive_abs" in kind:
+            lead = lead * np.minimum(bm25, 10.0) / 10.0
+        cols += [lead]
     if "bmz" in kind:
         cols += [share ** 2]
     if "bm25abs" in kind:
@@ -55,7 +63,7 @@ def feats(g, kind):
 
 def shipped_w(kind):
     w = [SHIPPED[k] for k in ["cos", "lift", "b", "d", "margin", "share"]]
-    extra = {"spread": 2, "bmz": 1, "bm25abs": 1}
+    extra = {"spread": 2, "decisive": 1, "bmz": 1, "bm25abs": 1}
     for k, m in extra.items():
         if k in kind:
             w += [0.0] * m
@@ -139,7 +147,11 @@ def show(models):
 
 if __name__ == "__main__":
     models = [("shipped", evaluate(shipped_w(""), ""))]
-    for kind, own in [("", 0), ("", 1 / 3), ("", 1), ("spread", 0), ("spread", 1 / 3), ("spread", 1)]:
+    import os
+    runs = [("", 0), ("", 1 / 3), ("", 1), ("spread", 0), ("spread", 1 / 3), ("spread", 1)]
+    if os.environ.get("RUNS"):
+        runs = [(k, float(o)) for k, o in (r.split(":") for r in os.environ["RUNS"].split(","))]
+    for kind, own in runs:
         w = fit(train_samples(kind, own))
         print(kind or "six", own, np.round(w, 2))
         models.append((f"{kind or 'six'} own={own:.2f}", evaluate(w, kind)))

@@ -289,6 +289,7 @@ fn as_translated(c: CrossLingual) -> Translated {
         w_dense_rank: c.w_dense_rank,
         w_margin: c.w_margin,
         w_bm25_share: 0.0,
+        w_bm25_lead: 0.0,
         bias: c.bias,
         lang_bias,
     }
@@ -376,14 +377,19 @@ fn languages() -> [&'static str; search::TRANSLATED_LANGUAGES.len()] {
     Fusion::default().translated.lang_bias.map(|(l, _)| l)
 }
 
-/// A translated question's cross-lingual candidate's features (`search::Translated`): the six, then one
-/// per language (1 for the question's).
-fn translated_features(c: &Candidate) -> [f32; 6 + search::TRANSLATED_LANGUAGES.len()] {
+/// The features of `search::Translated` before the languages' (`Translated::logit`).
+const TRANSLATED_FEATURES: usize = 7;
+
+/// A translated question's cross-lingual candidate's features (`search::Translated`): the seven, then one
+/// per language (1 for the question's). `--no-lead`: the BM25 lead held at 0 (the model before it).
+fn translated_features(c: &Candidate) -> [f32; TRANSLATED_FEATURES + search::TRANSLATED_LANGUAGES.len()] {
     let [cos, lift, b, d, margin] = c.cross_features();
-    let mut x = [0f32; 6 + search::TRANSLATED_LANGUAGES.len()];
-    x[..6].copy_from_slice(&[cos, lift, b, d, margin, c.translation.map_or(0.0, |t| t.bm25_share)]);
+    let mut x = [0f32; TRANSLATED_FEATURES + search::TRANSLATED_LANGUAGES.len()];
+    let (share, lead) = c.translation.map_or((0.0, 0.0), |t| (t.bm25_share, t.bm25_lead));
+    let lead = if std::env::args().any(|a| a == "--no-lead") { 0.0 } else { lead };
+    x[..TRANSLATED_FEATURES].copy_from_slice(&[cos, lift, b, d, margin, share, lead]);
     if let Some(i) = c.translation.and_then(|t| languages().iter().position(|l| *l == t.lang)) {
-        x[6 + i] = 1.0;
+        x[TRANSLATED_FEATURES + i] = 1.0;
     }
     x
 }
@@ -394,13 +400,13 @@ fn translated_features(c: &Candidate) -> [f32; 6 + search::TRANSLATED_LANGUAGES.
 /// shipped one was fitted, so "fitted" below keeps the shipped `CrossLingual`).
 pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     let held_out = |a: usize| a % 2 == 1;
-    let (mut five, mut six) = (Vec::new(), Vec::new());
+    let (mut five, mut translated) = (Vec::new(), Vec::new());
     let (mut positives, mut removed) = (0, 0);
     for pair in pairs.iter().filter(|p| p.train) {
         for a in pair.asked.iter().filter(|a| !held_out(a.article)) {
             let weight = if a.paragraph.is_some() { 1.0 } else { unanswerable };
             let mut sample = |c: &Candidate, label: bool, weight: f64| match c.translation {
-                Some(_) => six.push((translated_features(c), label as u8 as f32, weight)),
+                Some(_) => translated.push((translated_features(c), label as u8 as f32, weight)),
                 None => five.push((c.cross_features(), label as u8 as f32, weight)),
             };
             for (c, p) in a.candidates.iter().filter(|(c, _)| c.cross_lingual) {
@@ -418,8 +424,8 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     }
     println!(
         "fit on {} cross-lingual candidates ({positives} positive, {removed} from questions with their article removed), {} of translated questions",
-        five.len() + six.len(),
-        six.len()
+        five.len() + translated.len(),
+        translated.len()
     );
     let shipped = Fusion::default();
     let mut fitted = shipped;
@@ -440,10 +446,10 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     // near its shipped bias).
     for (i, lang) in languages().iter().enumerate() {
         let t = shipped.translated;
-        let samples: Vec<(f64, f64, f64)> = six
+        let samples: Vec<(f64, f64, f64)> = translated
             .iter()
-            .filter(|(x, _, _)| x[6 + i] == 1.0)
-            .map(|(x, y, w)| (t.logit(x[..6].try_into().expect("six features"), "") as f64, *y as f64, *w))
+            .filter(|(x, _, _)| x[TRANSLATED_FEATURES + i] == 1.0)
+            .map(|(x, y, w)| (t.logit(x[..TRANSLATED_FEATURES].try_into().expect("the features"), "") as f64, *y as f64, *w))
             .collect();
         if samples.is_empty() {
             continue;
@@ -460,8 +466,8 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
         }
         println!("{lang}: its bias alone on the shipped coefficients {b:.3} (shipped {:.3}, {} candidates)", t.lang_bias[i].1, samples.len());
     }
-    if !six.is_empty() {
-        let w = super::common::logistic(&six);
+    if !translated.is_empty() {
+        let w = super::common::logistic(&translated);
         fitted.translated = Translated {
             w_cos: w[0] as f32,
             w_lift: w[1] as f32,
@@ -469,8 +475,9 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
             w_dense_rank: w[3] as f32,
             w_margin: w[4] as f32,
             w_bm25_share: w[5] as f32,
-            bias: w[6 + search::TRANSLATED_LANGUAGES.len()] as f32,
-            lang_bias: std::array::from_fn(|i| (languages()[i], w[6 + i] as f32)),
+            w_bm25_lead: w[6] as f32,
+            bias: w[TRANSLATED_FEATURES + search::TRANSLATED_LANGUAGES.len()] as f32,
+            lang_bias: std::array::from_fn(|i| (languages()[i], w[TRANSLATED_FEATURES + i] as f32)),
         };
     }
     println!("fitted: {:?}", fitted.translated);
