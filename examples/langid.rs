@@ -6,6 +6,7 @@
 //! cargo run --release --example langid -- --more DIR   # also XQuAD-R's ar, el, hi, ru, th, tr, vi, zh (lareqa's xquad-r/)
 //! cargo run --release --example langid -- --tsv FILE    # the texts of FILE instead (`lang<TAB>text` lines), such as
 //!                                                      # Debian's translated messages: python3 benches/langid_messages.py
+//! cargo run --release --example langid -- --show-wrong  # also each text detected confidently as another language
 //! ```
 //! Questions come from `../shared/eval/xquad-r/{en,de,es}.json` (1,190 each), from the list below
 //! (six typical website questions each in fr, it, pt, nl, pl, sv, ru, uk, bg, ja, zh, ar, tr) and, with
@@ -173,6 +174,8 @@ fn main() {
             sets.entry(lang).or_default().push(text.to_owned());
         }
     }
+    // `--show-wrong`: each text detected confidently as another language, listed above its language's line.
+    let show_wrong = std::env::args().any(|a| a == "--show-wrong");
     println!("{:<4} {:>6} {:>10} {:>12} {:>14} {:>12}", "lang", "n", "accuracy", "confident", "conf. wrong", "whatlang all");
     let (mut total, mut right, mut confident_wrong) = (0, 0, 0);
     for (lang, qs) in &sets {
@@ -184,6 +187,9 @@ fn main() {
             if d.is_some_and(|d| d.confidence >= CONFIDENT) {
                 conf += 1;
                 conf_bad += (code != Some(*lang)) as usize;
+                if code != Some(*lang) && show_wrong {
+                    println!("  confidently {}: {q}", code.unwrap_or("-"));
+                }
             }
             let plain = whatlang::detect(q).map(|i| i.lang().code());
             all_ok += (plain == Some(iso639_3(lang))) as usize;
