@@ -381,12 +381,11 @@ fn languages() -> [&'static str; search::TRANSLATED_LANGUAGES.len()] {
 const TRANSLATED_FEATURES: usize = 7;
 
 /// A translated question's cross-lingual candidate's features (`search::Translated`): the seven, then one
-/// per language (1 for the question's). `--no-lead`: the BM25 lead held at 0 (the model before it).
+/// per language (1 for the question's).
 fn translated_features(c: &Candidate) -> [f32; TRANSLATED_FEATURES + search::TRANSLATED_LANGUAGES.len()] {
     let [cos, lift, b, d, margin] = c.cross_features();
     let mut x = [0f32; TRANSLATED_FEATURES + search::TRANSLATED_LANGUAGES.len()];
     let (share, lead) = c.translation.map_or((0.0, 0.0), |t| (t.bm25_share, t.bm25_lead));
-    let lead = if std::env::args().any(|a| a == "--no-lead") { 0.0 } else { lead };
     x[..TRANSLATED_FEATURES].copy_from_slice(&[cos, lift, b, d, margin, share, lead]);
     if let Some(i) = c.translation.and_then(|t| languages().iter().position(|l| *l == t.lang)) {
         x[TRANSLATED_FEATURES + i] = 1.0;

@@ -774,9 +774,10 @@ pub fn share_bm25(candidates: &mut [Candidate], lang: &'static str) {
 /// entries' lead (`faq_lead`). Public for the benchmark, which removes candidates and relates the rest
 /// again.
 pub fn relate(candidates: &mut [Candidate]) {
-    let mut dense: Vec<(usize, f32)> = candidates.iter().filter_map(|c| c.dense_rank.map(|r| (r, c.cos))).collect();
-    dense.sort_by_key(|&(r, _)| r);
-    let next: Vec<f32> = dense.iter().skip(1).take(REFERENCE_DEPTH).map(|&(_, cos)| cos).collect();
+    // The dense list in rank order: (rank, cosine, a FAQ entry's chunk).
+    let mut dense: Vec<(usize, f32, bool)> = candidates.iter().filter_map(|c| c.dense_rank.map(|r| (r, c.cos, c.faq))).collect();
+    dense.sort_by_key(|&(r, _, _)| r);
+    let next: Vec<f32> = dense.iter().skip(1).take(REFERENCE_DEPTH).map(|&(_, cos, _)| cos).collect();
     // Never below what unrelated text scores: a site whose other chunks are unlike any question (tables,
     // codes) must not make every passage stand out.
     let reference = if next.is_empty() { UNRELATED_COSINE } else { (next.iter().sum::<f32>() / next.len() as f32).max(UNRELATED_COSINE) };
@@ -789,7 +790,7 @@ pub fn relate(candidates: &mut [Candidate]) {
             second = c.cos;
         }
     }
-    let lead = faq_lead(candidates);
+    let lead = faq_lead(&dense);
     let mut first_taken = false;
     for c in candidates.iter_mut() {
         c.lift = c.cos - reference;
@@ -808,8 +809,9 @@ pub fn relate(candidates: &mut [Candidate]) {
 }
 
 /// How much nearer a question lies to the site's FAQ entries than to its pages, whatever it asks: the mean
-/// cosine of the FAQ entries' chunks among the dense list's first `REFERENCE_DEPTH` + 1 less that of the
-/// pages' chunks there, when each kind has two at least (else 0; never below 0).
+/// cosine of the FAQ entries' chunks among the dense list's first `REFERENCE_DEPTH` + 1 (`dense`: rank,
+/// cosine and whether a FAQ entry's, in rank order) less that of the pages' chunks there, when each kind
+/// has two at least (else 0; never below 0).
 ///
 /// A FAQ chunk's vector holds its entry's question (`import::chunk`), and to multilingual-e5-small a question
 /// in another language is nearer any question than any page: on the demo site, a Turkish "how do I change
@@ -820,13 +822,11 @@ pub fn relate(candidates: &mut [Candidate]) {
 /// its 7 answered off-topic questions into none, while every FAQ entry asked for in eight languages stayed
 /// right (docs/performance.md, "FAQ entries' lead across languages"). Measured per question from the site's
 /// own candidates, so it fits no site in particular.
-fn faq_lead(candidates: &[Candidate]) -> f32 {
-    let mut dense: Vec<&Candidate> = candidates.iter().filter(|c| c.dense_rank.is_some()).collect();
-    dense.sort_by_key(|c| c.dense_rank);
+fn faq_lead(dense: &[(usize, f32, bool)]) -> f32 {
     let (mut faq, mut pages) = ((0.0f32, 0usize), (0.0f32, 0usize));
-    for c in dense.into_iter().take(REFERENCE_DEPTH + 1) {
-        let kind = if c.faq { &mut faq } else { &mut pages };
-        (kind.0, kind.1) = (kind.0 + c.cos, kind.1 + 1);
+    for &(_, cos, is_faq) in dense.iter().take(REFERENCE_DEPTH + 1) {
+        let kind = if is_faq { &mut faq } else { &mut pages };
+        (kind.0, kind.1) = (kind.0 + cos, kind.1 + 1);
     }
     if faq.1 < 2 || pages.1 < 2 {
         return 0.0;
