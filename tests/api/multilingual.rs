@@ -932,3 +932,42 @@ async fn sites_english_terms_are_made_one_after_another_while_questions_keep_com
         assert_eq!(a["sources"][0]["url"], format!("https://bakery.example/{slug}"), "{question}: {a}");
     }
 }
+
+/// The demo site's knowledge (`sitebot demo`): pages of alike sections and five FAQ entries.
+fn demo_knowledge() -> Vec<(&'static str, &'static [u8])> {
+    vec![
+        ("booking.md", include_bytes!("../../assets/demo/knowledge/booking.md")),
+        ("emergencies.md", include_bytes!("../../assets/demo/knowledge/emergencies.md")),
+        ("faq.csv", include_bytes!("../../assets/demo/knowledge/faq.csv")),
+        ("insurance.md", include_bytes!("../../assets/demo/knowledge/insurance.md")),
+        ("opening-hours.md", include_bytes!("../../assets/demo/knowledge/opening-hours.md")),
+        ("prices.md", include_bytes!("../../assets/demo/knowledge/prices.md")),
+    ]
+}
+
+/// To the multilingual model a question in another language lies nearer any FAQ entry than any page; the
+/// FAQ entries' lead over the pages is taken off before they are scored (`search::relate`). Before, questions
+/// the site cannot answer were answered from FAQ entries ("how do I change my password?" in Turkish from
+/// "Do you offer treatment under sedation?", shipping to Cyprus in Greek from "Do you treat children?").
+#[tokio::test]
+async fn a_question_in_another_language_is_not_answered_from_a_faq_entry_for_being_a_question() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &demo_knowledge()).await;
+    let faq = [
+        "Do you treat children?", "Which languages do you speak?", "Do you offer treatment under sedation?", "Is the practice wheelchair accessible?",
+        "Do you offer Invisalign or clear aligners?",
+    ];
+    for question in
+        ["Şifremi nasıl değiştirebilirim?", "Κάνετε αποστολές στην Κύπρο;", "Almanya'ya kargo gönderiyor musunuz?", "Có giao hàng đến Đà Nẵng không?"]
+    {
+        let a = ask_ok(&app, site.id, question).await;
+        let cited: Vec<&str> = a["sources"].as_array().unwrap().iter().filter_map(|s| s["title"].as_str()).collect();
+        assert!(cited.iter().all(|t| !faq.contains(t)), "{question}: {a}");
+    }
+    // A FAQ entry asked for in another language is still its answer.
+    for question in ["¿Atienden a niños?", "Behandeln Sie auch Kinder?", "Çocuklara da bakıyor musunuz?"] {
+        let a = ask_ok(&app, site.id, question).await;
+        assert_eq!((&a["resolved"], &a["sources"][0]["title"]), (&true.into(), &"Do you treat children?".into()), "{question}: {a}");
+    }
+}
