@@ -971,3 +971,21 @@ async fn a_question_in_another_language_is_not_answered_from_a_faq_entry_for_bei
         assert_eq!((&a["resolved"], &a["sources"][0]["title"]), (&true.into(), &"Do you treat children?".into()), "{question}: {a}");
     }
 }
+
+/// On a site of alike sections (five price sections that each say "costs ... euros") the multilingual model
+/// cannot tell which one a question in another language asks about, and the dense side would decide by a
+/// few thousandths of cosine. A word the question's translation finds in one section alone ("美白",
+/// whiten: the whitening section) makes the BM25 first stand far above the second, and that lead is a
+/// feature of the translated questions' model (`Translation::bm25_lead`). Without it the Chinese
+/// whitening question cited the fillings and crowns (0.53, `resolved: true`).
+#[tokio::test]
+async fn a_translated_word_one_section_alone_holds_decides_between_alike_sections() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &demo_knowledge()).await;
+    let a = ask_ok(&app, site.id, "牙齿美白多少钱？").await;
+    assert_eq!((&a["resolved"], &a["sources"][0]["title"]), (&true.into(), &"Prices › Whitening".into()), "{a}");
+    // Its English wording, scored by the main model, is answered from the same section.
+    let a = ask_ok(&app, site.id, "How much does teeth whitening cost?").await;
+    assert_eq!(a["sources"][0]["title"], "Prices › Whitening", "{a}");
+}
