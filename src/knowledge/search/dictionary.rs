@@ -994,10 +994,10 @@ const DING_FORM_RANKS: usize = 64;
 /// keys, its phrases included, and reads a compound as nothing: "Zahnaufhellung"). An entry is a line,
 /// "German :: English", each side's forms apart by " | " (the headword, then its plural or other forms, as
 /// many on both sides), each form's synonyms by ";", with grammar and notes in brackets. A German form of one
-/// word, letters and digits only, is keyed as `Forward`'s headwords are; its English
-/// words rank in their order across the form's synonyms, a later form's after the headword's (a plural stems
-/// as its singular does, and its English is mostly the same words in the plural). Without the file (an
-/// install from before it), German reads FreeDict alone.
+/// word, letters and digits only, is keyed as `Forward`'s headwords are; its English words rank in their
+/// order across the form's synonyms, a later form's after the headword's (a plural stems as its singular
+/// does, and its English is mostly the same words in the plural). Without the file (an install from before
+/// it), German reads FreeDict alone.
 fn ding(dir: &Path, name: &str, lang: &str, b: &mut Builder) -> Result<(), DictionaryError> {
     let path = dir.join(name);
     if !path.is_file() {
