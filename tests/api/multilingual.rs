@@ -997,7 +997,7 @@ async fn a_translated_word_one_section_alone_holds_decides_between_alike_section
 /// dense side still reads the compound near the other prices, so at the default threshold the question is
 /// left unanswered (about 0.21) rather than answered from another section.
 #[tokio::test]
-async fn a_german_compound_freedict_lacks_is_read_by_dings_list() {
+async fn a_german_compound_freedict_lacks_is_read_by_dings_list_or_as_its_parts() {
     let app = spawn_app().await;
     let (site, _) = app.create_site(Tier::Pro).await;
     import_files(&app, site.id, &demo_knowledge()).await;
@@ -1007,6 +1007,14 @@ async fn a_german_compound_freedict_lacks_is_read_by_dings_list() {
     let a = ask_ok(&app, site.id, question).await;
     let cited = a["sources"].as_array().unwrap();
     assert!(cited.iter().all(|s| s["title"] == "Prices › Whitening"), "answered from another section: {a}");
+    // A compound neither list has is read as its parts: "Zahnzusatzversicherung" as "Zahn" (tooth) and
+    // "Zusatzversicherung" (supplemental insurance). Read as nothing, the question was answered from the
+    // Invisalign FAQ entry (0.26, resolved).
+    let question = "Wie lange dauert die Genehmigung meiner Zahnzusatzversicherung?";
+    let english = app.state.knowledge.dictionaries.translate("de", question);
+    assert!(["tooth", "supplemental", "insurance"].iter().all(|w| english.contains(&w.to_string())), "{english:?}");
+    let a = ask_ok(&app, site.id, question).await;
+    assert_eq!((&a["resolved"], &a["sources"][0]["title"]), (&true.into(), &"Insurance › Supplementary dental insurance".into()), "{a}");
 }
 
 /// Arabic writes prepositions, articles, conjunctions and pronouns onto its words, and FreeDict's Arabic meets

@@ -483,8 +483,8 @@ impl Dictionaries {
 
 /// The English words `dictionary` gives the words of `question` in `lang`: each word of a spaced script
 /// looked up as a key (an Arabic one first read as Buckwalter's prefix, stem and suffix, `arabic_stem`), else
-/// by the longest headword that begins it (`longest_prefix`); runs of Chinese
-/// characters cut into the longest known words, left to right.
+/// (a German one) as a compound of two keys (`german_compound`), else by the longest headword that begins it
+/// (`longest_prefix`); runs of Chinese characters cut into the longest known words, left to right.
 pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |english: &str| {
@@ -525,16 +525,18 @@ pub fn translate(dictionary: &Dictionary, lang: &str, question: &str) -> Vec<Str
             // Snowball stem, which often reads a preposition or a pronoun as part of it. A Vietnamese syllable
             // is a whole: its beginning is another syllable, not its stem.
             let stems = if lang == "ar" { arabic_stem(dictionary, words[i]) } else { Vec::new() };
-            let headwords: Vec<&str> = if !stems.is_empty() {
-                stems.iter().map(String::as_str).collect()
+            let headwords: Vec<String> = if !stems.is_empty() {
+                stems
             } else if dictionary.contains(k) {
-                vec![k.as_str()]
+                vec![k.clone()]
             } else if lang == "vi" {
                 Vec::new()
+            } else if let Some(parts) = (lang == "de").then(|| german_compound(dictionary, words[i])).flatten() {
+                parts
             } else {
-                longest_prefix(dictionary, k).into_iter().collect()
+                longest_prefix(dictionary, k).into_iter().map(str::to_owned).collect()
             };
-            headwords.into_iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
+            headwords.iter().flat_map(|h| dictionary.lookup(h)).for_each(&mut push);
             i += 1;
         }
     }
@@ -603,6 +605,32 @@ fn longest_prefix<'k>(dictionary: &Dictionary, key: &'k str) -> Option<&'k str> 
     let chars: Vec<usize> = key.char_indices().map(|(i, _)| i).collect();
     let least = PREFIX_MIN_CHARS.max((chars.len() as f32 * PREFIX_SHARE).ceil() as usize);
     (least..chars.len()).rev().map(|n| &key[..chars[n]]).find(|p| dictionary.contains(p))
+}
+
+/// Letters a German compound's parts may be joined by (Fugenelemente: "Versicherung-s-schutz").
+const GERMAN_LINKS: [&str; 4] = ["es", "s", "en", "n"];
+/// The fewest letters a part of a German compound has.
+const GERMAN_PART_CHARS: usize = 3;
+
+/// A German word the dictionary lacks read as a compound of two words it has: the longest head (the last
+/// part, which says what the whole is) whose modifier, with or without a linking "s", "es", "n" or "en", is
+/// a word too ("Zahnzusatzversicherung" as "Zahn" and "Zusatzversicherung"). Keys of the modifier, then the head.
+fn german_compound(dictionary: &Dictionary, word: &str) -> Option<Vec<String>> {
+    let lower = word.to_lowercase();
+    let at: Vec<usize> = lower.char_indices().map(|(i, _)| i).collect();
+    (GERMAN_PART_CHARS..at.len().saturating_sub(GERMAN_PART_CHARS - 1)).find_map(|n| {
+        let (modifier, head) = lower.split_at(at[n]);
+        let head = key("de", head);
+        if !dictionary.contains(&head) {
+            return None;
+        }
+        std::iter::once(modifier)
+            .chain(GERMAN_LINKS.iter().filter_map(|l| modifier.strip_suffix(l)))
+            .filter(|m| m.chars().count() >= GERMAN_PART_CHARS)
+            .map(|m| key("de", m))
+            .find(|m| dictionary.contains(m))
+            .map(|m| vec![m, head.clone()])
+    })
 }
 
 /// A run of Chinese characters cut into the longest known words, left to right (a character in none is
@@ -1513,6 +1541,33 @@ mod tests {
     }
 
     #[test]
+    fn a_german_compound_the_dictionary_lacks_is_read_as_its_modifier_and_its_longest_head() {
+        let dir = tempfile::tempdir().unwrap();
+        write_dictd(
+            dir.path(),
+            "freedict-deu-eng",
+            &[
+                ("zahn", "Zahn <m>\ntooth\n\n"),
+                ("zusatz", "Zusatz <m>\naddition\n\n"),
+                ("versicherung", "Versicherung <f>\ninsurance\n\n"),
+                ("zusatzversicherung", "Zusatzversicherung <f>\nsupplemental insurance\n\n"),
+                ("schutz", "Schutz <m>\nprotection\n\n"),
+                ("zahnarzt", "Zahnarzt <m>\ndentist\n\n"),
+            ],
+        );
+        let d = load(dir.path(), "de").unwrap();
+        // The longest head the dictionary has, then the modifier before it.
+        assert_eq!(translate(&d, "de", "Zahnzusatzversicherung"), ["tooth", "supplemental", "insurance"]);
+        // A linking "s" between the parts.
+        assert_eq!(translate(&d, "de", "Versicherungsschutz"), ["insurance", "protection"]);
+        // A word the dictionary has is read whole, never split.
+        assert_eq!(translate(&d, "de", "Zahnarzt"), ["dentist"]);
+        // No split when a part is not a word, or shorter than three letters.
+        assert!(translate(&d, "de", "Quxschutz").is_empty());
+        assert!(translate(&d, "de", "Zaschutz").is_empty());
+    }
+
+    #[test]
     fn dings_list_gives_the_german_words_freedict_lacks_and_only_those() {
         let dir = tempfile::tempdir().unwrap();
         write_dictd(
@@ -1521,9 +1576,10 @@ mod tests {
             &[("zahn", "Zahn <m>\ntooth\n\n"), ("aufhellung", "Aufhellung <f>\nclarification\n\n"), ("kosten", "kosten <v>\ncost\n\n")],
         );
         let question = "Wie viel kostet eine Zahnaufhellung?";
-        // Without Ding's list (an install from before it): FreeDict alone, and the compound is read as nothing.
+        // Without Ding's list (an install from before it): FreeDict alone, and the compound is read as its
+        // parts (`german_compound`); with it, as the whole word Ding has.
         let before = load(dir.path(), "de").unwrap();
-        assert_eq!(translate(&before, "de", question), ["cost"]);
+        assert_eq!(translate(&before, "de", question), ["cost", "tooth", "clarification"]);
         pack(dir.path()).unwrap();
         assert!(is_packed(dir.path(), "de"));
         std::fs::write(
