@@ -636,8 +636,8 @@ fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
     assert!(packed.contains("packed de: 293213 words, 10.6 MB") && packed.contains("packed hi: 11239 words"), "{packed}");
     assert!(packed.contains("packed th: 98636 words, 5.2 MB"), "Thai WordNet's lemmas and the Thai word lists: {packed}");
     assert!(
-        packed.contains("packed vi: 141443 words, 4.9 MB"),
-        "CC-CEDICT's words of two and three characters by their Vietnamese readings, and the localization files' words: {packed}"
+        packed.contains("packed vi: 142720 words, 4.9 MB"),
+        "CC-CEDICT's words of two and three characters by their Vietnamese readings, and the localization files' words and those their sentences pair: {packed}"
     );
     let after = doctor();
     assert!(
@@ -645,7 +645,7 @@ fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
             && after[0].contains("zh 114864 packed")
             && after[0].contains("hi 11239 packed")
             && after[0].contains("th 98636 packed")
-            && after[0].contains("vi 141443 packed"),
+            && after[0].contains("vi 142720 packed"),
         "{after:?}"
     );
     assert_eq!(after.len(), 1, "no note once all are packed: {after:?}");

@@ -87,6 +87,10 @@ enum Source {
     /// `VIETNAMESE_CATALOG_LIST` names them): short English strings and their Vietnamese (`catalogs`), so that
     /// "sông" meets river. Ranked before the Sino-Vietnamese readings of the same key.
     VietnameseCatalogs,
+    /// The gettext catalogs' sentences (`catalogs::add_aligned`): Vietnamese words and syllables paired with
+    /// the English word they go with across the messages ("bảo hành", warranty), for the keys the sources
+    /// before it lack. Its files are `VietnameseCatalogs`' `.mo` catalogs.
+    VietnameseAligned,
     /// Buckwalter's Arabic Morphological Analyzer 1.0 lexicon (`BUCKWALTER`): its stems with their categories
     /// and English glosses, keyed apart (`STEM`), its prefixes and suffixes with theirs (`PREFIX`, `SUFFIX`) and
     /// its tables of categories that go together (`PAIR`), so that a word is read as prefix, stem and suffix
@@ -175,7 +179,7 @@ const SOURCES: &[(&str, &[Source])] = &[
     ("zh", &[Source::Cedict(CEDICT)]),
     ("hi", &[Source::Backward("freedict-eng-hin")]),
     ("th", &[Source::ThaiWordNet]),
-    ("vi", &[Source::VietnameseCatalogs, Source::SinoVietnamese]),
+    ("vi", &[Source::VietnameseCatalogs, Source::SinoVietnamese, Source::VietnameseAligned]),
 ];
 
 /// How many languages have dictionaries.
@@ -208,6 +212,8 @@ fn source_files(lang: &str) -> Vec<String> {
             Source::ThaiWordNet => std::iter::once(THAI_WORDNET).chain(ENGLISH_WORDNET.map(|(f, _)| f)).chain(THAI_WORDS).map(str::to_owned).collect(),
             Source::SinoVietnamese => vec![VIETNAMESE_READINGS.to_owned(), CEDICT.to_owned()],
             Source::VietnameseCatalogs => vietnamese_catalogs().into_iter().map(str::to_owned).collect(),
+            // The gettext catalogs `VietnameseCatalogs` lists, read again.
+            Source::VietnameseAligned => Vec::new(),
         })
         .collect()
 }
@@ -838,7 +844,7 @@ fn fingerprint(dir: &Path, lang: &str) -> Result<u64, DictionaryError> {
 
 /// Raise it whenever the sources are read differently: packed files made before are then read from their
 /// sources again until `pack` runs.
-const PACK_VERSION: u32 = 4;
+const PACK_VERSION: u32 = 5;
 const PACK_MAGIC: &[u8; 8] = b"SBDICT1\n";
 
 impl Dictionary {
@@ -986,6 +992,10 @@ fn build(dir: &Path, lang: &str) -> Result<Dictionary, DictionaryError> {
             Source::ThaiWordNet => thai_wordnet(dir, &mut b)?,
             Source::SinoVietnamese => sino_vietnamese(dir, &mut b)?,
             Source::VietnameseCatalogs => catalogs::add(dir, &vietnamese_catalogs_in(dir).0, &mut b)?,
+            Source::VietnameseAligned => {
+                let names: Vec<&str> = vietnamese_catalogs_in(dir).0.into_iter().filter(|n| n.ends_with(".mo")).collect();
+                catalogs::add_aligned(dir, &names, &mut b)?
+            }
             Source::Buckwalter => {
                 let [stems, prefixes, suffixes, ab, ac, bc] = BUCKWALTER;
                 buckwalter(dir, stems, |arabic, category, glosses| {
