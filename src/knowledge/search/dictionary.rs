@@ -203,7 +203,12 @@ fn sources(lang: &str) -> &'static [Source] {
 
 /// The files `lang`'s dictionary is read from.
 fn source_files(lang: &str) -> Vec<String> {
-    sources(lang)
+    files_of(sources(lang))
+}
+
+/// The files `sources` are read from.
+fn files_of(sources: &[Source]) -> Vec<String> {
+    sources
         .iter()
         .flat_map(|s| match s {
             Source::Forward(n) | Source::Backward(n) | Source::Mueller(n) => vec![format!("{n}.index"), format!("{n}.dict.dz")],
@@ -822,15 +827,22 @@ fn holds_sources(dir: &Path, lang: &str) -> bool {
     source_files(lang).iter().all(|f| is_optional(f) || dir.join(f).is_file())
 }
 
-/// What a packed file was made from: the reading's `PACK_VERSION` and the sources' names and sizes
-/// (FNV-1a, stable across builds), so that new sources or a new way of reading them are never hidden by an
-/// old packed file.
+/// What a packed file was made from: the reading's `PACK_VERSION`, the kinds of its sources in order and
+/// their files' names and sizes (FNV-1a, stable across builds), so that new sources, a source taken away or a
+/// new way of reading them are never hidden by an old packed file.
 fn fingerprint(dir: &Path, lang: &str) -> Result<u64, DictionaryError> {
+    fingerprint_of(dir, sources(lang))
+}
+
+fn fingerprint_of(dir: &Path, sources: &[Source]) -> Result<u64, DictionaryError> {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |bytes: &[u8]| bytes.iter().for_each(|b| hash = (hash ^ *b as u64).wrapping_mul(0x0100_0000_01b3));
     eat(&PACK_VERSION.to_le_bytes());
     eat(&(SENSES as u32).to_le_bytes());
-    for name in source_files(lang) {
+    // Each source's kind by its variant's name and file, `Ding("trans-de-en.txt")`: one that reads files another
+    // already lists (`VietnameseAligned`) changes no file name.
+    eat(format!("{sources:?}").as_bytes());
+    for name in files_of(sources) {
         let path = dir.join(&name);
         if is_optional(&name) && !path.is_file() {
             continue;
@@ -1917,6 +1929,17 @@ mod tests {
         std::fs::remove_file(dir.path().join(cldr_vi.replace("-vi.xml", "-en.xml"))).unwrap();
         assert!(!vietnamese_catalogs_in(dir.path()).0.contains(&cldr_vi));
         assert!(load(dir.path(), "vi").is_ok());
+    }
+
+    #[test]
+    fn a_source_added_or_taken_away_changes_the_fingerprint_even_with_the_same_files() {
+        // Ding's list is optional: absent, it adds no file, yet a dictionary read with it is not the one read
+        // without it.
+        let dir = tempfile::tempdir().unwrap();
+        let without = fingerprint_of(dir.path(), &[]).unwrap();
+        let with = fingerprint_of(dir.path(), &[Source::Ding(DING)]).unwrap();
+        assert_ne!(with, without);
+        assert_eq!(with, fingerprint_of(dir.path(), &[Source::Ding(DING)]).unwrap(), "stable");
     }
 
     #[test]
