@@ -437,7 +437,7 @@ pub(super) fn add_aligned(dir: &Path, names: &[&str], b: &mut Builder) -> Result
 
 /// Vietnamese words paired with their English by the messages they appear in together: programs' sentences
 /// ("Could not change the password", "Không thể thay đổi mật khẩu") say in both languages what the short
-/// strings `pair` reads do not ("thay đổi", change, is one of those; "nghiêm trọng", serious, is not). Each
+/// strings `pair` reads do not ("thay đổi", change, is one of those; "bảo hành", warranty, is not). Each
 /// distinct message whose English has `SENTENCE_WORDS` content words or more and whose Vietnamese has
 /// `SENTENCE_SYLLABLES` syllables is counted once: its keyed syllables and adjacent pairs of syllables
 /// ("units") against its English words. A unit is paired with the English word it shares the most messages
