@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::{Builder, DictionaryError, MAX_PHRASE_WORDS, SENSES, english_words, key};
+use super::{Builder, DictionaryError, Interner, MAX_PHRASE_WORDS, SENSES, english_words, key};
 
 /// English phrases kept per key: those most catalogs give (then the first met).
 pub(super) const ENTRIES: usize = 2;
@@ -446,7 +446,16 @@ pub(super) fn add_aligned(dir: &Path, names: &[&str], b: &mut Builder) -> Result
 /// unit that holds its English word itself (a name or a loanword left untranslated) is not paired.
 fn aligned_pairs(messages: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut seen: HashSet<(&str, &str)> = HashSet::new();
-    let (mut units, mut words) = (Interned::default(), Interned::default());
+    // Units and words numbered in the order first met (`Interner`), with the number of messages each is in.
+    let (mut units, mut words) = ((Interner::default(), Vec::<u32>::new()), (Interner::default(), Vec::<u32>::new()));
+    let count = |(strings, counts): &mut (Interner, Vec<u32>), s: &str| {
+        let (id, new) = strings.intern(s);
+        if new {
+            counts.push(0);
+        }
+        counts[id as usize] += 1;
+        id
+    };
     let mut together: HashMap<(u32, u32), u32> = HashMap::new();
     for &(english, vietnamese) in messages {
         if is_message_id(english.trim()) || !seen.insert((english, vietnamese)) {
@@ -463,7 +472,7 @@ fn aligned_pairs(messages: &[(&str, &str)]) -> Vec<(String, String)> {
         mine.extend(syllables);
         mine.sort();
         mine.dedup();
-        let (u, w): (Vec<u32>, Vec<u32>) = (mine.into_iter().map(|s| units.count(s)).collect(), en.into_iter().map(|s| words.count(s)).collect());
+        let (u, w): (Vec<u32>, Vec<u32>) = (mine.iter().map(|s| count(&mut units, s)).collect(), en.iter().map(|s| count(&mut words, s)).collect());
         for &a in &u {
             for &e in &w {
                 *together.entry((a, e)).or_default() += 1;
@@ -474,12 +483,12 @@ fn aligned_pairs(messages: &[(&str, &str)]) -> Vec<(String, String)> {
     // syllables over the syllable alone, as a word's syllables are always met together with it, then the
     // lower id (the first met).
     let (mut best_word, mut best_unit) = (HashMap::<u32, (f64, u32)>::new(), HashMap::<u32, (f64, u32)>::new());
-    let syllables = |a: u32| units.names[a as usize].split(' ').count();
+    let syllables = |a: u32| units.0.get(a).split(' ').count();
     for (&(a, e), &n) in &together {
         if n < MIN_SHARED_MESSAGES {
             continue;
         }
-        let d = 2.0 * n as f64 / (units.counts[a as usize] + words.counts[e as usize]) as f64;
+        let d = 2.0 * n as f64 / (units.1[a as usize] + words.1[e as usize]) as f64;
         if best_word.get(&a).is_none_or(|&(h, o)| d > h || (d == h && e < o)) {
             best_word.insert(a, (d, e));
         }
@@ -490,32 +499,11 @@ fn aligned_pairs(messages: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut pairs: Vec<(String, String)> = best_word
         .into_iter()
         .filter(|&(a, (d, e))| d >= MIN_DICE && best_unit.get(&e).is_some_and(|&(_, u)| u == a))
-        .map(|(a, (_, e))| (units.names[a as usize].clone(), words.names[e as usize].clone()))
+        .map(|(a, (_, e))| (units.0.get(a).to_owned(), words.0.get(e).to_owned()))
         .filter(|(u, e)| !u.split(' ').any(|s| s == e))
         .collect();
     pairs.sort();
     pairs
-}
-
-/// Strings numbered in the order first met, with the number of messages each was counted in.
-#[derive(Default)]
-struct Interned {
-    ids: HashMap<String, u32>,
-    names: Vec<String>,
-    counts: Vec<u32>,
-}
-
-impl Interned {
-    fn count(&mut self, s: String) -> u32 {
-        let next = self.names.len() as u32;
-        let id = *self.ids.entry(s.clone()).or_insert(next);
-        if id == next {
-            self.names.push(s);
-            self.counts.push(0);
-        }
-        self.counts[id as usize] += 1;
-        id
-    }
 }
 
 #[cfg(test)]
