@@ -573,6 +573,17 @@ async fn vietnamese_questions_find_english_pages_through_the_chinese_words_their
     }
 }
 
+/// Each of `questions` asked of a site of `pages`, on a server with the installed dictionaries and on one
+/// whose Vietnamese localization files are emptied (in that order), as `asked_with_dictionaries` does
+/// without the nearest terms.
+async fn asked_with_and_without_vietnamese_catalogs<'q>(
+    pages: &[(String, Vec<u8>)],
+    questions: &[(&'q str, &str)],
+) -> Vec<Vec<(&'q str, bool, f64, serde_json::Value)>> {
+    let without_catalogs = dictionaries_without_vietnamese_catalogs();
+    asked_with_dictionaries(&[None, Some(without_catalogs.path().to_owned())], pages, questions, false).await
+}
+
 /// The installed dictionaries with Vietnamese's localization files emptied (a `.mo` catalog of no messages,
 /// an empty CLDR file, an OpenTTD file of no strings), so that Vietnamese is read from its Sino-Vietnamese
 /// readings alone; the other files linked.
@@ -635,8 +646,7 @@ async fn vietnamese_everyday_words_find_english_pages_through_programs_translati
         ("Giá phòng là bao nhiêu?", "https://inn.example/prices"),
         ("Tôi có thể thay đổi ngày ở không?", "https://inn.example/changes"),
     ];
-    let without_catalogs = dictionaries_without_vietnamese_catalogs();
-    let found = asked_with_dictionaries(&[None, Some(without_catalogs.path().to_owned())], &pages, &questions, false).await;
+    let found = asked_with_and_without_vietnamese_catalogs(&pages, &questions).await;
     let (with, without) = (&found[0], &found[1]);
     for (question, ok, _, a) in with {
         assert!(ok, "with the catalogs, {question} cites its page: {a}");
@@ -1064,8 +1074,7 @@ async fn vietnamese_words_programs_translate_only_in_sentences_find_their_englis
         page("sizes", "Choosing a frame size", "Measure your inside leg and use our size chart to choose a frame between 48 and 60 centimetres."),
     ];
     let questions = [("Tôi cần gì để được bảo hành?", "https://shop.example/warranty"), ("Bảo hành kéo dài bao lâu?", "https://shop.example/warranty")];
-    let without_catalogs = dictionaries_without_vietnamese_catalogs();
-    let found = asked_with_dictionaries(&[None, Some(without_catalogs.path().to_owned())], &pages, &questions, false).await;
+    let found = asked_with_and_without_vietnamese_catalogs(&pages, &questions).await;
     let (with, without) = (&found[0], &found[1]);
     for (question, ok, _, a) in with {
         assert!(ok, "with the catalogs' sentences, {question} cites the warranty page: {a}");
