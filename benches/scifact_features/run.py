@@ -385,6 +385,79 @@ def run_sym(ex):
         paired(base, ex.run(f"chunks: {name}", chunk_set(names, extra)), name)
 
 
+def static_features(model="all-minilm-l6-v2-int8", pooling="mean", weighting="idf"):
+    """A static view of a transformer, with no transformer at question time (as model2vec distils one): every
+    piece of the model's vocabulary run through it alone (`[CLS] piece [SEP]`), its output pooled into the
+    piece's vector once; a text's vector is then the IDF-weighted mean of its pieces' vectors (IDF over the
+    site's chunks), a table lookup. `stc`: that cosine; `str`: its rank among the question's candidates."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+    model_dir = f"{MODELS}/{model}"
+    tok = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
+    tok.no_padding()
+    tok.no_truncation()
+    path = f"{OUT}/static_{model}_{pooling}.npy"
+    if os.path.exists(path):
+        table = np.load(path)
+    else:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = int(os.environ["OMP_NUM_THREADS"])
+        sess = ort.InferenceSession(f"{model_dir}/model.onnx", so, providers=["CPUExecutionProvider"])
+        inputs = [i.name for i in sess.get_inputs()]
+        n = tok.get_vocab_size()
+        frame = tok.encode("a").ids
+        cls, sep = frame[0], frame[-1]
+        t = time.time()
+        table = np.zeros((n, 384), dtype=np.float32)
+        for start in range(0, n, 1024):
+            ids = np.arange(start, min(n, start + 1024), dtype=np.int64)
+            batch = np.stack([np.full_like(ids, cls), ids, np.full_like(ids, sep)], axis=1)
+            feed = {"input_ids": batch, "attention_mask": np.ones_like(batch)}
+            if "token_type_ids" in inputs:
+                feed["token_type_ids"] = np.zeros_like(batch)
+            out = sess.run(None, feed)[0]
+            table[ids] = out.mean(1) if pooling == "mean" else out[:, 1]
+        np.save(path, table)
+        print(f"  static table of {model}: {n} pieces in {time.time() - t:.0f}s", flush=True)
+    rows = chunks()
+    pieces = {r[0]: tok.encode(f"{r[1]}. {r[2]}", add_special_tokens=False).ids for r in rows}
+    df = collections.Counter()
+    for ids in pieces.values():
+        df.update(set(ids))
+    nchunks = len(pieces)
+    idf = np.zeros(len(table), dtype=np.float32)
+    for i in range(len(table)):
+        idf[i] = math.log(1 + (nchunks - df[i] + 0.5) / (df[i] + 0.5)) if weighting == "idf" else 1.0
+
+    def vector(ids):
+        if not ids:
+            return np.zeros(table.shape[1], dtype=np.float32)
+        ids = np.array(ids)
+        v = (table[ids] * idf[ids][:, None]).sum(0)
+        return v / (np.linalg.norm(v) + 1e-9)
+
+    cv = {k: vector(ids) for k, ids in pieces.items()}
+    qids, qtexts = queries()
+    qv = {q: vector(tok.encode(t, add_special_tokens=False).ids) for q, t in zip(qids, qtexts)}
+
+    def extra(key, cands):
+        m = np.array([cv[c["key"]] @ qv[key[1]] for c in cands])
+        rank = np.empty(len(m))
+        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
+        return {"stc": m, "str": [rank_feature(int(r)) for r in rank]}
+
+    return extra
+
+
+def run_static(ex):
+    base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
+    for model in ("all-minilm-l6-v2-int8",):
+        for pooling in ("mean", "piece"):
+            extra = static_features(model, pooling)
+            for name, names in [("+ static cosine", SHIPPED + ["stc"]), ("+ static cosine and rank", SHIPPED + ["stc", "str"])]:
+                paired(base, ex.run(f"chunks: {name} ({model}, {pooling})", chunk_set(names, extra)), name)
+
+
 # ---- experiments ---------------------------------------------------------------------------------------
 
 SHIPPED = ["cos", "rb", "rd"]
@@ -490,4 +563,4 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     ex = Experiment(*load())
     for what in sys.argv[1:] or ["chunk", "doc", "prf", "minilm", "cv"]:
-        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox, "sym": run_sym, "map": run_map}[what](ex)
+        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox, "sym": run_sym, "map": run_map, "static": run_static}[what](ex)

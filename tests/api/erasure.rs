@@ -175,3 +175,42 @@ async fn leads_erase_removes_a_visitors_leads_events_and_conversation() {
     assert!(ok);
     assert!(out.starts_with("erased 0 lead(s)"), "{out}");
 }
+
+/// A site deleted by the CLI while the server runs and imported again from its export (a tenant moved away
+/// and back, or a deletion undone) is answered from the imported knowledge at once: the server's indexes of
+/// the deleted site, held in memory, are never taken for the new one's, though the export keeps its
+/// generation and the import numbers its chunks anew. The same for an import over the site (`--replace`).
+#[tokio::test]
+async fn a_site_deleted_and_imported_again_is_answered_from_its_imported_knowledge() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    let before = ask_ok(&app, site.id, "Is there parking at the clinic?").await;
+    assert_eq!(before["resolved"], true, "{before}");
+    let cited = before["sources"][0]["url"].clone();
+    assert!(cited.is_string(), "{before}");
+
+    let file = app.data_dir.path().join("moved.site");
+    let (ok, out, err) = run(sitebot(&app).args(["site", "export", &site.id.to_string(), "--json", "--to"]).arg(&file));
+    assert!(ok, "{err}");
+    let key = serde_json::from_str::<Value>(&out).unwrap()["exportKey"].as_str().unwrap().to_owned();
+    let (ok, _, err) = run(sitebot(&app).args(["site", "delete", &site.id.to_string(), "--yes"]));
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(sitebot(&app).args(["site", "import", "--key", &key]).arg(&file));
+    assert!(ok, "{err}");
+    let back = ask_ok(&app, site.id, "Is there parking at the clinic?").await;
+    assert_eq!(back["resolved"], true, "answered again after the site came back: {back}");
+    assert_eq!(back["sources"][0]["url"], cited, "{back}");
+
+    let file = app.data_dir.path().join("again.site");
+    let (ok, out, err) = run(sitebot(&app).args(["site", "export", &site.id.to_string(), "--json", "--to"]).arg(&file));
+    assert!(ok, "{err}");
+    let key = serde_json::from_str::<Value>(&out).unwrap()["exportKey"].as_str().unwrap().to_owned();
+    let (ok, _, err) = run(sitebot(&app).args(["site", "unfreeze", &site.id.to_string()]));
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(sitebot(&app).args(["site", "import", "--replace", "--key", &key]).arg(&file));
+    assert!(ok, "{err}");
+    let replaced = ask_ok(&app, site.id, "Is there parking at the clinic?").await;
+    assert_eq!(replaced["resolved"], true, "answered after an import over the site: {replaced}");
+    assert_eq!(replaced["sources"][0]["url"], cited, "{replaced}");
+}
