@@ -80,6 +80,9 @@ pub(super) fn add(dir: &Path, names: &[&str], b: &mut Builder) -> Result<(), Dic
             }
         }
     }
+    // In the keys' order, so that the packed file is the same bytes at every packing.
+    let mut phrases: Vec<_> = phrases.into_iter().collect();
+    phrases.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     for (k, mut held) in phrases {
         held.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
         for (i, (words, _)) in held.iter().take(ENTRIES).enumerate() {
@@ -652,6 +655,34 @@ pub(super) mod tests {
         assert_eq!(pair("Preferences", "Các tùy thích của ứng dụng"), None);
         assert_eq!(pair("Page 5", "Trang 5"), None);
         assert_eq!(pair("The", "Cái"), None, "no content word");
+    }
+
+    /// Packing the same catalogs twice gives the same bytes: the phrases are added in their keys' order, not
+    /// a hash map's, so English words get the same ids every time.
+    #[test]
+    fn the_same_catalogs_give_the_same_dictionary_bytes_every_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let syllables = ["mở", "lưu", "xoá", "tìm", "chạy", "đóng", "in", "gửi", "nhận", "chép", "dán", "cắt"];
+        let words = ["open", "save", "delete", "find", "run", "close", "print", "send", "receive", "copy", "paste", "cut"];
+        let mut messages = vec![("".to_owned(), "Content-Type: text/plain; charset=UTF-8\n".to_owned())];
+        for (i, (s, w)) in syllables.iter().zip(words).enumerate() {
+            for (t, (s2, w2)) in syllables.iter().zip(words).enumerate().filter(|&(t, _)| t != i) {
+                messages.push((format!("{w} {w2}"), format!("{s} {s2}")));
+                messages.push((format!("_{w}{t}"), format!("_{s} {s2} {s}")));
+            }
+        }
+        let borrowed: Vec<(&str, &str)> = messages.iter().map(|(e, v)| (e.as_str(), v.as_str())).collect();
+        std::fs::write(dir.path().join("a.mo"), mo(&borrowed)).unwrap();
+        let packed = || {
+            let mut b = Builder::default();
+            add(dir.path(), &["a.mo"], &mut b).unwrap();
+            b.finish().to_bytes(0)
+        };
+        let first = packed();
+        assert!(first.len() > 1_000, "the catalog gave keys: {} bytes", first.len());
+        for _ in 0..4 {
+            assert!(packed() == first, "the same bytes");
+        }
     }
 
     #[test]
