@@ -36,7 +36,7 @@ use std::time::Instant;
 use crate::config::KnowledgeConfig;
 use crate::domain::{Lang, SiteId};
 use crate::metrics::Stage;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use embedding::runtime::RuntimeError;
 use embedding::{EmbedError, Embedder};
 use search::bm25::Bm25Indexes;
@@ -329,6 +329,33 @@ impl Engine {
             nearest.drop_site(site);
         }
         self.set_stale(site, false);
+    }
+
+    /// The sites of which something is held in memory: a vector or BM25 index, embedded terms.
+    pub fn held_sites(&self) -> std::collections::BTreeSet<SiteId> {
+        let mut held: std::collections::BTreeSet<SiteId> = self.vectors.held().into_iter().collect();
+        held.extend(self.bm25.held());
+        held.extend(self.nearest.iter().flat_map(|n| n.held()));
+        held
+    }
+
+    /// Forgets what memory holds of sites no longer in the store (blocking): those another process deleted
+    /// (`sitebot site delete`, which removes their files), whose requests are refused since. Their files are
+    /// left alone: they are gone, or belong to the same site imported again meanwhile. Returns the sites.
+    pub fn forget_deleted(&self, store: &Store) -> Result<Vec<SiteId>, StoreError> {
+        let mut gone = Vec::new();
+        for site in self.held_sites() {
+            if store.site(site).get()?.is_none() {
+                self.vectors.forget(&site);
+                self.bm25.drop_site(&site);
+                if let Some(nearest) = &self.nearest {
+                    nearest.drop_site(&site);
+                }
+                self.set_stale(&site, false);
+                gone.push(site);
+            }
+        }
+        Ok(gone)
     }
 
     /// Whether the site is searched by BM25 alone while its chunks are re-embedded.

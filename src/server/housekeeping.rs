@@ -4,6 +4,8 @@
 //!   sources and ratings, conversations, raw widget events) and dead webhook events; the public-stats
 //!   counters and daily widget counts are never touched.
 //! - Delivered webhook events and idempotency keys past the 24-hour idempotency window.
+//! - What memory holds of sites another process deleted (`sitebot site delete` while the server runs):
+//!   their BM25 and vector indexes and embedded terms (`knowledge::Engine::forget_deleted`).
 //!
 //! Each is one transaction in the store (`store::retention`); a failure is logged and tried again at the
 //! next round.
@@ -31,7 +33,8 @@ pub fn cutoffs(c: &RetentionConfig, now: Timestamp) -> Cutoffs {
     }
 }
 
-/// One round: the idempotency window, then the retention settings. What could not be done is logged.
+/// One round: the idempotency window, then the retention settings, then deleted sites' indexes. What could
+/// not be done is logged.
 pub async fn run_once(state: &AppState) -> (Option<Expired>, Option<Pruned>) {
     let expired = match state.store.run(|s| s.retention().expire(Timestamp::now())).await {
         Ok(e) => {
@@ -66,6 +69,16 @@ pub async fn run_once(state: &AppState) -> (Option<Expired>, Option<Pruned>) {
             None
         }
     };
+    let (knowledge, store) = (state.knowledge.clone(), state.store.clone());
+    match tokio::task::spawn_blocking(move || knowledge.forget_deleted(&store)).await {
+        Ok(Ok(gone)) => {
+            for site in gone {
+                tracing::info!(site = %site, "forgot the indexes of a site deleted by another process");
+            }
+        }
+        Ok(Err(e)) => tracing::warn!(error = %e, "cannot check which sites were deleted"),
+        Err(e) => tracing::warn!(error = %e, "the check of deleted sites failed"),
+    }
     (expired, pruned)
 }
 

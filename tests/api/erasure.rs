@@ -135,6 +135,17 @@ async fn site_delete_leaves_nothing_of_the_site_and_the_rest_intact() {
 
     let (ok, _, err) = run(sitebot(&app).args(["site", "delete", &gone.id.to_string(), "--yes"]));
     assert!(!ok && err.contains("no site"), "{err}");
+
+    // What the running server holds of the deleted site in memory goes at its next housekeeping round.
+    let held = app.state.knowledge.held_sites();
+    assert!(held.contains(&gone.id) && held.contains(&kept.id), "both sites were asked: {held:?}");
+    sitebot::server::housekeeping::run_once(&app.state).await;
+    let held = app.state.knowledge.held_sites();
+    assert!(!held.contains(&gone.id), "the deleted site's indexes are forgotten: {held:?}");
+    assert!(held.contains(&kept.id), "the other site's are kept: {held:?}");
+    let bikes = ask_ok(&app, kept.id, "How much is a flat tyre repair?").await;
+    assert_eq!(bikes["sources"][0]["url"], "https://bikes.example/repairs", "{bikes}");
+    assert!(index_files(&app, kept.id) > 0, "the other site's index files are kept");
 }
 
 #[tokio::test]

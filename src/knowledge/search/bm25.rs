@@ -311,6 +311,11 @@ impl Bm25Indexes {
         Ok(idx)
     }
 
+    /// The sites whose index is held in memory (or being built).
+    pub fn held(&self) -> Vec<SiteId> {
+        self.sites.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect()
+    }
+
     /// Forgets a deleted site's index (a build under way keeps its own until it ends).
     pub fn drop_site(&self, site: &SiteId) {
         self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);

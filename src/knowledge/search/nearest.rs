@@ -427,6 +427,11 @@ impl NearestTerms {
         });
     }
 
+    /// The sites whose terms are held in memory (or being made).
+    pub fn held(&self) -> Vec<SiteId> {
+        self.sites.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect()
+    }
+
     /// Forgets a deleted site's terms and the words its questions had.
     pub fn drop_site(&self, site: &SiteId) {
         if let Some(slot) = self.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site) {

@@ -487,12 +487,19 @@ impl VectorIndexes {
         Ok(())
     }
 
-    /// Forgets a site's index in memory and on disk (it is rebuilt on next use).
-    ///
-    /// A deleted site's index stays in a running server's memory until it restarts; the site's requests
-    /// are refused from the moment its row is gone, so nothing reads it.
-    pub fn drop_site(&self, site: &SiteId) {
+    /// The sites whose index is held in memory.
+    pub fn held(&self) -> Vec<SiteId> {
+        self.0.sites.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect()
+    }
+
+    /// Forgets a site's index in memory only: a site another process deleted, whose files it removed.
+    pub fn forget(&self, site: &SiteId) {
         self.0.sites.lock().unwrap_or_else(|p| p.into_inner()).remove(site);
+    }
+
+    /// Forgets a site's index in memory and on disk (it is rebuilt on next use).
+    pub fn drop_site(&self, site: &SiteId) {
+        self.forget(site);
         let (file, gen_file) = self.paths(site);
         let _ = std::fs::remove_file(gen_file);
         let _ = std::fs::remove_file(file);
