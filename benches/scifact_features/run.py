@@ -19,13 +19,16 @@ as in `examples/scifact`). Signals added beside the shipped features:
 - `sym`: the question embedded by e5 as a passage, against the stored chunk vectors;
 - `map`: MiniLM's view without MiniLM at question time: e5's question vector mapped linearly into MiniLM's
   space (or the chunk's MiniLM vector into e5's), the map fitted by ridge regression on the chunks' two vectors.
+- `static`: a static table of MiniLM (each vocabulary piece run through it once; a text is the IDF-weighted mean
+  of its pieces' rows), no transformer at question time;
+- `doccv`: the document-level sets of `doc` as 5-fold cross-validation over all 1,109 claims.
 
 Usage (from the repository root, after `cargo run --release --example scifact` has imported the corpus):
 
     cargo run --release --example scifact -- --dump target/scifact_features/candidates.tsv
     python3 -m venv target/scifact_features/venv
     target/scifact_features/venv/bin/pip install numpy onnxruntime tokenizers PyStemmer
-    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv|prox|sym|map]...
+    target/scifact_features/venv/bin/python benches/scifact_features/run.py [chunk|doc|prf|minilm|cv|prox|sym|map|static|doccv]...
 
 Embeddings are cached in `target/scifact_features/` (the abstracts with e5 take about 9 minutes on two cores,
 the chunks with MiniLM about 7).
@@ -470,7 +473,9 @@ def run_chunk(ex):
         paired(base, ex.run(f"chunks: {name}", chunk_set(names)), name)
 
 
-def run_doc(ex):
+def doc_sets(ex):
+    """One sample a document (its chunks' best features), with BM25 over the whole abstract over the question's
+    best (`dbm`), e5 over the whole abstract (`dcos`) and the document's count of candidate chunks (`n`)."""
     bm = doc_bm25(ex.by)
     ids, texts = [], []
     with open(f"{EVAL}/corpus.jsonl") as f:
@@ -499,9 +504,49 @@ def run_doc(ex):
             return units, np.array(rows), y
         return make
 
+    return doc_set
+
+
+DOC_SETS = [("+ z", Z), ("+ abstract BM25", SHIPPED + ["dbm"]), ("+ abstract e5", SHIPPED + ["dcos"]), ("+ abstract BM25 + e5", SHIPPED + ["dbm", "dcos"]),
+            ("+ z + abstract BM25 + e5", Z + ["dbm", "dcos"])]
+
+
+def run_doc(ex):
+    doc_set = doc_sets(ex)
     base = ex.run("documents: shipped features", doc_set(SHIPPED))
-    for name, names in [("+ z", Z), ("+ abstract BM25", SHIPPED + ["dbm"]), ("+ abstract e5", SHIPPED + ["dcos"]), ("+ z + abstract BM25 + e5", Z + ["dbm", "dcos"])]:
+    for name, names in DOC_SETS:
         paired(base, ex.run(f"documents: {name}", doc_set(names)), name)
+
+
+def cross_validate(ex, sets, factory, label):
+    """5-fold cross-validation over all 1,109 train and test claims: each set's nDCG@10, and a sign test of
+    each against the first."""
+    keys = sorted(ex.by)
+    order = np.random.default_rng(7).permutation(len(keys))
+    scores = {}
+    first = None
+    for name, names in sets:
+        made = [factory(names)(k, ex.by[k]) for k in keys]
+        per = np.zeros(len(keys))
+        for fold in range(5):
+            held = set(order[fold::5].tolist())
+            train = [i for i in range(len(keys)) if i not in held]
+            w = logistic(np.vstack([made[i][1] for i in train]), np.concatenate([made[i][2] for i in train]))
+            for i in held:
+                docs, x, _ = made[i]
+                per[i] = ranked_ndcg10(docs, x, w, ex.rels[keys[i]])
+        scores[name] = per
+        print(f"5-fold over {len(keys)} claims, {label}: {name:<28} nDCG@10 {per.mean():.4f}", flush=True)
+        if first is None:
+            first = name
+        else:
+            paired(scores[first], per, name)
+    return scores
+
+
+def run_doccv(ex):
+    """The document-level sets of `doc` again, as 5-fold cross-validation (the test split's 300 alone scatter)."""
+    cross_validate(ex, [("shipped three", SHIPPED)] + DOC_SETS, doc_sets(ex), "documents")
 
 
 def run_prf(ex):
@@ -563,4 +608,4 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     ex = Experiment(*load())
     for what in sys.argv[1:] or ["chunk", "doc", "prf", "minilm", "cv"]:
-        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox, "sym": run_sym, "map": run_map, "static": run_static}[what](ex)
+        {"chunk": run_chunk, "doc": run_doc, "prf": run_prf, "minilm": run_minilm, "cv": run_cv, "prox": run_prox, "sym": run_sym, "map": run_map, "static": run_static, "doccv": run_doccv}[what](ex)
