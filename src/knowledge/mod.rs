@@ -324,6 +324,13 @@ impl Engine {
     /// BM25 index, its embedded terms and its questions' words.
     pub fn forget_site(&self, site: &SiteId) {
         self.vectors.drop_site(site);
+        self.forget_in_memory(site);
+    }
+
+    /// Forgets what memory holds of a site: its vector and BM25 indexes, its embedded terms and its questions'
+    /// words.
+    fn forget_in_memory(&self, site: &SiteId) {
+        self.vectors.forget(site);
         self.bm25.drop_site(site);
         if let Some(nearest) = &self.nearest {
             nearest.drop_site(site);
@@ -346,12 +353,7 @@ impl Engine {
         let mut gone = Vec::new();
         for site in self.held_sites() {
             if store.site(site).get()?.is_none() {
-                self.vectors.forget(&site);
-                self.bm25.drop_site(&site);
-                if let Some(nearest) = &self.nearest {
-                    nearest.drop_site(&site);
-                }
-                self.set_stale(&site, false);
+                self.forget_in_memory(&site);
                 gone.push(site);
             }
         }
