@@ -1258,7 +1258,10 @@ main() {
   fi
 }
 
-# Run main only when executed, so the functions can be sourced for testing.
+# Run main only when executed, so the functions can be sourced for testing. Then exit at once: bash reads a
+# script as it runs it, so after main it would read on from its old place in a file edited meanwhile (a pull
+# or an editor writing in place) and run whatever is there; this block is read whole before it runs.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   main "$@"
+  exit
 fi

@@ -657,3 +657,39 @@ fn dictionaries_are_packed_beside_their_sources_and_doctor_says_which_are() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("freedict-deu-eng.index"), "{out:?}");
     assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
 }
+
+/// `install.sh` runs for minutes, and bash reads a script as it runs it: once `main` returned, it went on
+/// reading the file from its old place, so a file edited in place meanwhile (a pull, an editor) had whatever
+/// lay there run. Its dispatch block, as it is in the file, after a stand-in `main` that waits while the file
+/// is rewritten with a line more at its top: `main` runs once and nothing after it does.
+#[test]
+fn install_sh_runs_nothing_after_main_even_when_edited_while_it_runs() {
+    let installer = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/install.sh")).unwrap();
+    let dispatch = &installer[installer.rfind("\nif [ \"${BASH_SOURCE[0]}\" = \"$0\" ]; then").expect("the dispatch block")..];
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("install.sh");
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    // The stand-in `main` says it started, then waits until the file has been rewritten.
+    let body = format!(
+        "#!/usr/bin/env bash\nset -euo pipefail\nmain() {{\n  touch '{}'\n  while [ ! -e '{}' ]; do sleep 0.05; done\n  echo main-ran\n}}\n{dispatch}",
+        started.display(),
+        go.display()
+    );
+    std::fs::write(&script, &body).unwrap();
+    let child = Command::new("bash").arg(&script).stdout(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the script never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Rewritten in place (same file, not replaced): bash's open file now holds the new text.
+    let shebang = "#!/usr/bin/env bash\n";
+    let edited = format!("{shebang}# a line added while it ran, long enough to move everything below it\necho edited-text-ran\n{}", &body[shebang.len()..]);
+    std::io::Write::write_all(&mut std::fs::OpenOptions::new().write(true).truncate(true).open(&script).unwrap(), edited.as_bytes()).unwrap();
+    std::fs::write(&go, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stdout.matches("main-ran").count(), 1, "main ran once: {stdout}");
+    assert!(!stdout.contains("edited-text-ran"), "nothing of the edited file ran: {stdout}");
+}
