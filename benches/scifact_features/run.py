@@ -56,6 +56,13 @@ def rank_feature(r):
     return 0.0 if r == 0 else 1.0 / (1.0 + (r - 1) / RANK_SCALE)
 
 
+def rank_features(m):
+    """Each of a question's candidates' rank by `m` (1 the highest), as `rank_feature`."""
+    rank = np.empty(len(m))
+    rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
+    return [rank_feature(int(r)) for r in rank]
+
+
 def load():
     by = collections.defaultdict(list)
     with open(f"{OUT}/candidates.tsv") as f:
@@ -250,9 +257,7 @@ def minilm_features():
 
     def extra(key, cands):
         m = np.array([cv[c["key"]] @ qv[key[1]] for c in cands])
-        rank = np.empty(len(m))
-        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
-        return {"mcos": m, "mr": [rank_feature(int(r)) for r in rank]}
+        return {"mcos": m, "mr": rank_features(m)}
 
     return extra
 
@@ -337,9 +342,7 @@ def mapped_features(lam, fit_frac):
         rows_ = [row_of[c["key"]] for c in cands]
         out = {}
         for name, m in (("qmap", md[rows_] @ (q / np.linalg.norm(q))), ("dmap", dmap[rows_] @ e5q[key[1]]), ("mcos", md[rows_] @ mq[key[1]])):
-            rank = np.empty(len(m))
-            rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
-            out[name], out[name + "r"] = m, [rank_feature(int(r)) for r in rank]
+            out[name], out[name + "r"] = m, rank_features(m)
         return out
 
     return extra
@@ -374,9 +377,7 @@ def symmetric_features():
 
     def extra(key, cands):
         m = np.array([vec[c["key"]] @ qv[key[1]] for c in cands])
-        rank = np.empty(len(m))
-        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
-        return {"scos": m, "sr": [rank_feature(int(r)) for r in rank]}
+        return {"scos": m, "sr": rank_features(m)}
 
     return extra
 
@@ -388,7 +389,7 @@ def run_sym(ex):
         paired(base, ex.run(f"chunks: {name}", chunk_set(names, extra)), name)
 
 
-def static_features(model="all-minilm-l6-v2-int8", pooling="mean", weighting="idf"):
+def static_features(model, pooling):
     """A static view of a transformer, with no transformer at question time (as model2vec distils one): every
     piece of the model's vocabulary run through it alone (`[CLS] piece [SEP]`), its output pooled into the
     piece's vector once; a text's vector is then the IDF-weighted mean of its pieces' vectors (IDF over the
@@ -430,7 +431,7 @@ def static_features(model="all-minilm-l6-v2-int8", pooling="mean", weighting="id
     nchunks = len(pieces)
     idf = np.zeros(len(table), dtype=np.float32)
     for i in range(len(table)):
-        idf[i] = math.log(1 + (nchunks - df[i] + 0.5) / (df[i] + 0.5)) if weighting == "idf" else 1.0
+        idf[i] = math.log(1 + (nchunks - df[i] + 0.5) / (df[i] + 0.5))
 
     def vector(ids):
         if not ids:
@@ -445,20 +446,18 @@ def static_features(model="all-minilm-l6-v2-int8", pooling="mean", weighting="id
 
     def extra(key, cands):
         m = np.array([cv[c["key"]] @ qv[key[1]] for c in cands])
-        rank = np.empty(len(m))
-        rank[np.argsort(-m)] = np.arange(1, len(m) + 1)
-        return {"stc": m, "str": [rank_feature(int(r)) for r in rank]}
+        return {"stc": m, "str": rank_features(m)}
 
     return extra
 
 
 def run_static(ex):
     base = ex.run("chunks: shipped features, refitted", chunk_set(SHIPPED))
-    for model in ("all-minilm-l6-v2-int8",):
-        for pooling in ("mean", "piece"):
-            extra = static_features(model, pooling)
-            for name, names in [("+ static cosine", SHIPPED + ["stc"]), ("+ static cosine and rank", SHIPPED + ["stc", "str"])]:
-                paired(base, ex.run(f"chunks: {name} ({model}, {pooling})", chunk_set(names, extra)), name)
+    model = "all-minilm-l6-v2-int8"
+    for pooling in ("mean", "piece"):
+        extra = static_features(model, pooling)
+        for name, names in [("+ static cosine", SHIPPED + ["stc"]), ("+ static cosine and rank", SHIPPED + ["stc", "str"])]:
+            paired(base, ex.run(f"chunks: {name} ({model}, {pooling})", chunk_set(names, extra)), name)
 
 
 # ---- experiments ---------------------------------------------------------------------------------------
@@ -582,26 +581,9 @@ def run_cv(ex):
     """The MiniLM and z-score sets again, as 5-fold cross-validation over all 1,109 train and test claims (the
     test split's 300 alone scatter)."""
     extra = minilm_features()
-
-    keys = sorted(ex.by)
-    order = np.random.default_rng(7).permutation(len(keys))
-    sets = {"shipped three": SHIPPED, "+ z": Z, "+ MiniLM cosine": SHIPPED + ["mcos"], "+ MiniLM cosine and rank": SHIPPED + ["mcos", "mr"],
-            "+ z + MiniLM": Z + ["mcos", "mr"]}
-    scores = {}
-    for name, names in sets.items():
-        made = [chunk_set(names, extra)(k, ex.by[k]) for k in keys]
-        per = np.zeros(len(keys))
-        for fold in range(5):
-            held = set(order[fold::5].tolist())
-            train = [i for i in range(len(keys)) if i not in held]
-            w = logistic(np.vstack([made[i][1] for i in train]), np.concatenate([made[i][2] for i in train]))
-            for i in held:
-                docs, x, _ = made[i]
-                per[i] = ranked_ndcg10(docs, x, w, ex.rels[keys[i]])
-        scores[name] = per
-        print(f"5-fold over {len(keys)} claims: {name:<28} nDCG@10 {per.mean():.4f}", flush=True)
-        if name != "shipped three":
-            paired(scores["shipped three"], per, name)
+    sets = [("shipped three", SHIPPED), ("+ z", Z), ("+ MiniLM cosine", SHIPPED + ["mcos"]), ("+ MiniLM cosine and rank", SHIPPED + ["mcos", "mr"]),
+            ("+ z + MiniLM", Z + ["mcos", "mr"])]
+    cross_validate(ex, sets, lambda names: chunk_set(names, extra), "chunks")
 
 
 if __name__ == "__main__":

@@ -187,6 +187,15 @@ async fn leads_erase_removes_a_visitors_leads_events_and_conversation() {
     assert!(out.starts_with("erased 0 lead(s)"), "{out}");
 }
 
+/// `sitebot site export SITE --to DATA_DIR/NAME`: the file and the export key it printed.
+fn export(app: &TestApp, site: SiteId, name: &str) -> (std::path::PathBuf, String) {
+    let file = app.data_dir.path().join(name);
+    let (ok, out, err) = run(sitebot(app).args(["site", "export", &site.to_string(), "--json", "--to"]).arg(&file));
+    assert!(ok, "{err}");
+    let key = serde_json::from_str::<Value>(&out).unwrap()["exportKey"].as_str().unwrap().to_owned();
+    (file, key)
+}
+
 /// A site deleted by the CLI while the server runs and imported again from its export (a tenant moved away
 /// and back, or a deletion undone) is answered from the imported knowledge at once: the server's indexes of
 /// the deleted site, held in memory, are never taken for the new one's, though the export keeps its
@@ -201,10 +210,7 @@ async fn a_site_deleted_and_imported_again_is_answered_from_its_imported_knowled
     let cited = before["sources"][0]["url"].clone();
     assert!(cited.is_string(), "{before}");
 
-    let file = app.data_dir.path().join("moved.site");
-    let (ok, out, err) = run(sitebot(&app).args(["site", "export", &site.id.to_string(), "--json", "--to"]).arg(&file));
-    assert!(ok, "{err}");
-    let key = serde_json::from_str::<Value>(&out).unwrap()["exportKey"].as_str().unwrap().to_owned();
+    let (file, key) = export(&app, site.id, "moved.site");
     let (ok, _, err) = run(sitebot(&app).args(["site", "delete", &site.id.to_string(), "--yes"]));
     assert!(ok, "{err}");
     let (ok, _, err) = run(sitebot(&app).args(["site", "import", "--key", &key]).arg(&file));
@@ -213,10 +219,7 @@ async fn a_site_deleted_and_imported_again_is_answered_from_its_imported_knowled
     assert_eq!(back["resolved"], true, "answered again after the site came back: {back}");
     assert_eq!(back["sources"][0]["url"], cited, "{back}");
 
-    let file = app.data_dir.path().join("again.site");
-    let (ok, out, err) = run(sitebot(&app).args(["site", "export", &site.id.to_string(), "--json", "--to"]).arg(&file));
-    assert!(ok, "{err}");
-    let key = serde_json::from_str::<Value>(&out).unwrap()["exportKey"].as_str().unwrap().to_owned();
+    let (file, key) = export(&app, site.id, "again.site");
     let (ok, _, err) = run(sitebot(&app).args(["site", "unfreeze", &site.id.to_string()]));
     assert!(ok, "{err}");
     let (ok, _, err) = run(sitebot(&app).args(["site", "import", "--replace", "--key", &key]).arg(&file));
