@@ -14,6 +14,7 @@
 //! cargo run --release --example scifact -- --sentences 0.5 [--fit]  # the sentence-vector experiment
 //! cargo run --release --example scifact -- --dump FILE      # every candidate's features, for benches/scifact_features
 //! cargo run --release --example scifact -- --no-english       # without the English model (`knowledge.english_model`)
+//! cargo run --release --example scifact -- --english-below X  # in process: the English model where the best scores below X (2: always)
 //! cargo run --release --example scifact -- --fit --english-with-cos  # the English model with the main cosine too
 //! cargo run --release --example scifact -- --fit --english-extra FILE [--extra-weight W]  # and XQuAD-R's English samples
 //! ```
@@ -202,7 +203,7 @@ fn main() -> anyhow::Result<()> {
     let data_dir = PathBuf::from(arg("--data-dir").unwrap_or_else(|| "target/scifact-data".into()));
     let fitting = std::env::args().any(|a| a == "--fit");
     let mut config = Config::default();
-    // The English model (`knowledge.english_model`, off by default) unless `--no-english`.
+    // The English model (`knowledge.english_model`, on by default) unless `--no-english`.
     config.knowledge.english_model = !std::env::args().any(|a| a == "--no-english");
     let store = sitebot::app::open_store(&config, &data_dir)?;
     let knowledge = Engine::open(&config.knowledge, &data_dir)?;
@@ -292,6 +293,11 @@ fn main() -> anyhow::Result<()> {
     if let Some(w) = arg("--heading-weight") {
         fusion.heading_weight = w.parse()?;
     }
+    // `--english-below X`: the English model reranks the questions whose best candidate scores below X (2: every
+    // English question, 0: none); the fit's English samples come from those questions.
+    if let Some(below) = arg("--english-below") {
+        fusion.english.below = below.parse()?;
+    }
     if fitting {
         let (train, train_rels) = load("train")?;
         let (mut samples, mut english_samples) = (Vec::new(), Vec::new());
@@ -323,6 +329,7 @@ fn main() -> anyhow::Result<()> {
                 common::logistic(&five)
             };
             fitted.english = search::English {
+                below: fusion.english.below,
                 w_cos: w[0] as f32,
                 w_bm25_rank: w[1] as f32,
                 w_dense_rank: w[2] as f32,

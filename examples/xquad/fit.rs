@@ -764,7 +764,7 @@ pub fn english_report(store: &Store, knowledge: &Engine, site: &Site, questions:
             6 => w,
             _ => anyhow::bail!("XQUAD_ENGLISH: [cos,]b,d,en_cos,en_rank,bias"),
         };
-        Ok(search::English { w_cos: w[0], w_bm25_rank: w[1], w_dense_rank: w[2], w_en_cos: w[3], w_en_rank: w[4], bias: w[5] })
+        Ok(search::English { below: fusion.english.below, w_cos: w[0], w_bm25_rank: w[1], w_dense_rank: w[2], w_en_cos: w[3], w_en_rank: w[4], bias: w[5] })
     };
     let mut models: Vec<(&str, Option<search::English>)> = vec![("without the English model", None), ("shipped English model", Some(fusion.english))];
     if let Ok(w) = std::env::var("XQUAD_ENGLISH") {

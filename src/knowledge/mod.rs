@@ -126,6 +126,24 @@ pub struct Found {
     pub vector: Vec<f32>,
 }
 
+/// The first pass of a question's ranking (`Engine::passages`): its passages, or, for an English question
+/// the main model is unsure of, the ranking to rank again with the English model.
+enum First {
+    Found(search::Retrieved),
+    Unsure(Vec<search::Candidate>, i64),
+}
+
+/// What a question searches with once its lexical hits are found (`Engine::settle`).
+struct Ask {
+    threshold: f32,
+    text: String,
+    lang: String,
+    detected: Option<&'static str>,
+    top_k: usize,
+    soft: Vec<(String, f64)>,
+    mode: Mode,
+}
+
 /// Runs blocking index work off the caller: on the runtime's blocking pool inside a server, on a thread
 /// of its own in a CLI command or a benchmark without one (vector index syncs, BM25 builds).
 fn in_background(work: impl FnOnce() + Send + 'static) {
@@ -141,8 +159,8 @@ pub const INDEX_DIR: &str = "indexes";
 /// What one process loads once to find the passages that answer questions, for every site.
 pub struct Engine {
     pub embedder: Arc<Embedder>,
-    /// The English model (`knowledge.english_model`), when loaded: English questions on English passages
-    /// are also scored with its cosine (`search::English`).
+    /// The English model (`knowledge.english_model`), when loaded: an English question the main model is
+    /// unsure of is ranked again on English passages with its cosine (`search::English`).
     pub english: Option<Arc<Embedder>>,
     /// Each site's vector index, derived from the stored embeddings.
     pub vectors: VectorIndexes,
@@ -242,33 +260,16 @@ impl Engine {
         };
         let early = terms.is_none().then(|| lexical(Vec::new()));
         let t = Instant::now();
-        // An English question is embedded by the English model too, at the same time.
-        let english = self.english.clone().filter(|_| mode == Mode::Hybrid && is_english(q.detected, &search));
-        let (vectors, english_vector) = tokio::join!(
-            async {
-                match mode {
-                    Mode::Bm25 => Ok(Vec::new()),
-                    _ => {
-                        let texts = std::iter::once(search.clone()).chain(known.unseen().map(String::from)).collect();
-                        self.embedder.embed(texts, embedding::model::Purpose::Query, self.queues.embedding).await
-                    }
-                }
-            },
-            async {
-                let e = english?;
-                // A refinement only: a question the English model's line turns away is ranked without it.
-                match e.embed(vec![search.clone()], embedding::model::Purpose::Query, self.queues.embedding).await {
-                    Ok(mut v) => v.pop(),
-                    Err(err) => {
-                        tracing::debug!(error = %err, "English embedding skipped");
-                        None
-                    }
-                }
+        let vectors = match mode {
+            Mode::Bm25 => Vec::new(),
+            _ => {
+                let texts = std::iter::once(search.clone()).chain(known.unseen().map(String::from)).collect();
+                self.embedder.embed(texts, embedding::model::Purpose::Query, self.queues.embedding).await?
             }
-        );
-        let mut vectors = vectors?.into_iter();
+        };
+        let mut vectors = vectors.into_iter();
         let vector = vectors.next().unwrap_or_default();
-        self.stages.observe(Stage::Embedding, t.elapsed());
+        let mut embedding = t.elapsed();
         let lexical = match early {
             Some(task) => task,
             None => lexical(vectors.collect()),
@@ -279,35 +280,102 @@ impl Engine {
         if let (Some(nearest), Some(_), true) = (&self.nearest, translated, lex.on_english) {
             nearest.refresh(&self.embedder, store, &self.bm25, site, lex.generation);
         }
-        let threshold = q.threshold.unwrap_or(self.min_score);
-        let (this, store) = (self.clone(), store.clone());
+        let ask = Ask {
+            threshold: q.threshold.unwrap_or(self.min_score),
+            text: q.search_text(),
+            lang: q.lang.primary().to_owned(),
+            detected: q.detected,
+            top_k: q.top_k,
+            soft,
+            mode,
+        };
+        // An English question the main model is unsure of is ranked again with the English model
+        // (`search::English`); a question that model's line turns away keeps the first ranking.
+        let english = self.english.clone().filter(|_| mode == Mode::Hybrid && is_english(q.detected, &search));
         // A curated answer close enough to the question is preferred over the passages.
         let t = Instant::now();
-        let (search, lang, site_id, top_k, detected) = (q.search_text(), q.lang.primary().to_owned(), *site, q.top_k, q.detected);
-        let (passages, curated, vector) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
-            let min = this.curated_min_similarity.max(threshold);
-            let curated = answer::curated::best_match(&store, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
+        let (this, owned, site_id, may_rerank) = (self.clone(), store.clone(), *site, english.is_some());
+        let (first, curated, vector, ask) = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
+            let min = this.curated_min_similarity.max(ask.threshold);
+            let curated = answer::curated::best_match(&owned, &site_id, &this.embedder.fingerprint, &vector, min).map_err(IndexError::from)?;
             if curated.is_some() {
-                return Ok((Vec::new(), curated, vector));
+                return Ok((None, curated, vector, ask));
             }
-            let english = this.english.as_ref().zip(english_vector.as_deref()).map(|(e, vector)| search::EnglishQuery { model: &e.fingerprint, vector });
-            let mut found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, english, top_k, threshold, &this.fusion, mode)?;
-            // An import committed during the search: search the knowledge as it is now (twice at most, so
-            // a site being imported without pause still gets an answer).
-            for _ in 0..2 {
-                if !found.moved {
-                    break;
-                }
-                let query = search::LexicalQuery { text: &search, lang: &lang, detected, depth: search::depth(top_k), soft: &soft };
-                let lex = search::lexical(&store, &this.bm25, &this.term_stats, &this.dictionaries, &site_id, &query, &this.fusion, mode)?;
-                found = search::retrieve(&store, &this.vectors, &site_id, lex, &vector, english, top_k, threshold, &this.fusion, mode)?;
+            let generation = lex.generation;
+            let ranked = search::fuse(&owned, &this.vectors, &site_id, lex, &vector, search::depth(ask.top_k), &this.fusion, ask.mode)?;
+            if may_rerank && this.fusion.english.wanted(ranked.first().map(|c| c.score)) {
+                return Ok((Some(First::Unsure(ranked, generation)), None, vector, ask));
             }
-            Ok((found.passages, curated, vector))
+            let found = this.settle(&owned, &site_id, ranked, generation, &vector, None, &ask)?;
+            Ok((Some(First::Found(found)), None, vector, ask))
         })
         .await
         .map_err(|e| KnowledgeError::Join(e.to_string()))??;
-        self.stages.observe(Stage::Vector, t.elapsed());
-        Ok(Found { passages, curated, vector })
+        let mut vector_stage = t.elapsed();
+        let found = match first {
+            None => None,
+            Some(First::Found(found)) => Some(found),
+            Some(First::Unsure(ranked, generation)) => {
+                let e = english.expect("reranked only with the English model");
+                let t = Instant::now();
+                let english_vector = match e.embed(vec![search.clone()], embedding::model::Purpose::Query, self.queues.embedding).await {
+                    Ok(mut v) => v.pop(),
+                    Err(err) => {
+                        tracing::debug!(error = %err, "English embedding skipped");
+                        None
+                    }
+                };
+                embedding += t.elapsed();
+                let t = Instant::now();
+                let (this, owned, site_id, vector) = (self.clone(), store.clone(), *site, vector.clone());
+                let found = tokio::task::spawn_blocking(move || -> Result<_, KnowledgeError> {
+                    let english = english_vector.as_deref().map(|v| search::EnglishQuery { model: &e.fingerprint, vector: v });
+                    this.settle(&owned, &site_id, ranked, generation, &vector, english, &ask)
+                })
+                .await
+                .map_err(|e| KnowledgeError::Join(e.to_string()))??;
+                vector_stage += t.elapsed();
+                Some(found)
+            }
+        };
+        self.stages.observe(Stage::Embedding, embedding);
+        self.stages.observe(Stage::Vector, vector_stage);
+        Ok(Found { passages: found.map(|f| f.passages).unwrap_or_default(), curated, vector })
+    }
+
+    /// The passages of a ranking of the knowledge at `generation` (blocking), reranked first by the English
+    /// model when `english` is given (`search::rerank_english`). When an import committed during the search,
+    /// the knowledge is searched again as it is now (twice at most, so a site being imported without pause
+    /// still gets an answer), reranked as its own ranking wants.
+    #[allow(clippy::too_many_arguments)] // the two passes of `passages` differ in each
+    fn settle(
+        &self,
+        store: &Store,
+        site: &SiteId,
+        mut ranked: Vec<search::Candidate>,
+        generation: i64,
+        vector: &[f32],
+        english: Option<search::EnglishQuery<'_>>,
+        ask: &Ask,
+    ) -> Result<search::Retrieved, KnowledgeError> {
+        if let Some(e) = english {
+            search::rerank_english(store, &self.vectors, site, generation, &mut ranked, e, &self.fusion)?;
+        }
+        let mut found = search::settle(store, site, ranked, generation, ask.top_k, ask.threshold)?;
+        for _ in 0..2 {
+            if !found.moved {
+                break;
+            }
+            let query = search::LexicalQuery { text: &ask.text, lang: &ask.lang, detected: ask.detected, depth: search::depth(ask.top_k), soft: &ask.soft };
+            let lex = search::lexical(store, &self.bm25, &self.term_stats, &self.dictionaries, site, &query, &self.fusion, ask.mode)?;
+            let generation = lex.generation;
+            let mut ranked = search::fuse(store, &self.vectors, site, lex, vector, search::depth(ask.top_k), &self.fusion, ask.mode)?;
+            if let Some(e) = english.filter(|_| self.fusion.english.wanted(ranked.first().map(|c| c.score))) {
+                search::rerank_english(store, &self.vectors, site, generation, &mut ranked, e, &self.fusion)?;
+            }
+            found = search::settle(store, site, ranked, generation, ask.top_k, ask.threshold)?;
+        }
+        Ok(found)
     }
 
     /// The models an import embeds with (`import::Models`).

@@ -319,22 +319,23 @@ async fn spanish_and_german_questions_find_english_knowledge_on_a_site_of_many_p
     }
 }
 
-/// The English model (`knowledge.english_model`, off by default): an import gives English documents' chunks its vectors,
-/// and none to another language's or to FAQ entries; a site imported without them (before the model
-/// existed) is filled in the background after a restart; English questions are then scored with it
-/// (their scores differ from a server without it) and still find the same passages.
+/// The English model (`knowledge.english_model`, on by default): an import gives English documents' chunks its
+/// vectors, and none to another language's or to FAQ entries; a site imported without them (before the model
+/// existed, or with it off) is filled in the background after a restart. An English question the main model is
+/// unsure of is ranked again with it (its score differs from a server without it, its passage the same); one
+/// the main model is sure of is not (the same score as without it).
 #[tokio::test]
 async fn english_chunks_get_the_english_models_vectors_at_import_and_old_sites_are_filled() {
     const DE_MD: &str = "---\ntitle: Öffnungszeiten\nurl: https://clinic.example/de/zeiten\n---\n# Öffnungszeiten\n\n\
 Die Praxis ist montags bis freitags von acht bis achtzehn Uhr geöffnet. Samstags bleibt sie geschlossen. \
 Termine vereinbaren Sie bitte telefonisch oder über das Formular auf unserer Webseite; wir melden uns am selben Tag.\n";
-    let with_english = || {
+    let without_english = || {
         let mut config = test_config();
-        config.knowledge.english_model = true;
+        config.knowledge.english_model = false;
         config
     };
-    let app = spawn_app_with(with_english()).await;
-    let english = app.state.knowledge.english.clone().expect("the English model is installed (./install.sh --deps-only)");
+    let app = spawn_app().await;
+    let english = app.state.knowledge.english.clone().expect("on by default, and installed (./install.sh --deps-only)");
     let (site, _) = app.create_site(Tier::Pro).await;
     let mut files = clinic();
     files.push(("zeiten.md", DE_MD.as_bytes()));
@@ -363,32 +364,43 @@ Termine vereinbaren Sie bitte telefonisch oder über das Formular auf unserer We
         app.db().query_row("SELECT en_model FROM kb_chunks WHERE site_id = ?1 AND en_embedding IS NOT NULL LIMIT 1", [&id], |r| r.get(0)).unwrap();
     assert_eq!(stored, english.fingerprint);
 
-    let question = "How much does teeth whitening cost?";
-    let with = ask_ok(&app, site.id, question).await;
-    assert_eq!(with["sources"][0]["url"], "https://clinic.example/prices", "{with}");
+    // The main model is sure of the first (its best passage scores 0.94), unsure of the second (0.50).
+    let (sure, unsure) = ("How much does teeth whitening cost?", "How do I get to you?");
+    let first = |app: &crate::helpers::TestApp, question: &'static str| {
+        let (client, url, site) = (app.client.clone(), app.url("/v1/query"), site.id.to_string());
+        async move {
+            let resp = client.post(url).header("X-Site-Id", site).json(&serde_json::json!({"question": question, "scoreThreshold": 0})).send().await.unwrap();
+            assert_eq!(resp.status(), 200);
+            let a: serde_json::Value = resp.json().await.unwrap();
+            (a["sources"][0]["url"].as_str().unwrap().to_owned(), a["sources"][0]["score"].as_f64().unwrap())
+        }
+    };
+    let (sure_with, unsure_with) = (first(&app, sure).await, first(&app, unsure).await);
+    assert_eq!(sure_with.0, "https://clinic.example/prices");
+    assert_eq!(unsure_with.0, "https://clinic.example/directions");
 
-    // As if imported before the English model existed.
+    // As if imported before the English model existed, then asked of a server with it off.
     app.db().execute("UPDATE kb_chunks SET en_embedding = NULL, en_model = '' WHERE site_id = ?1", [&id]).unwrap();
     let dir = app.stop().await;
-    let app = spawn_app_in(test_config(), dir).await;
-    assert!(app.state.knowledge.english.is_none(), "off by default");
-    let without = ask_ok(&app, site.id, question).await;
-    assert_eq!(without["sources"][0]["url"], "https://clinic.example/prices", "{without}");
-    let score = |a: &serde_json::Value| a["sources"][0]["score"].as_f64().unwrap();
-    assert!((score(&with) - score(&without)).abs() > 1e-4, "the English model's cosine counts: {} with it, {} without", score(&with), score(&without));
+    let app = spawn_app_in(without_english(), dir).await;
+    assert!(app.state.knowledge.english.is_none(), "off when turned off");
+    let (sure_without, unsure_without) = (first(&app, sure).await, first(&app, unsure).await);
+    assert_eq!((sure_without.0.as_str(), unsure_without.0.as_str()), ("https://clinic.example/prices", "https://clinic.example/directions"));
+    assert!((sure_with.1 - sure_without.1).abs() < 1e-4, "a question the main model is sure of is not ranked again: {sure_with:?} {sure_without:?}");
+    assert!((unsure_with.1 - unsure_without.1).abs() > 1e-3, "one it is unsure of is: {unsure_with:?} {unsure_without:?}");
     let dir = app.stop().await;
 
-    let app = spawn_app_in(with_english(), dir).await;
+    let app = spawn_app_in(test_config(), dir).await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while with_vectors(&app, "%prices.md").1 < prices {
+    while with_vectors(&app, "%prices.md").1 < prices || with_vectors(&app, "%directions.html").1 == 0 {
         assert!(std::time::Instant::now() < deadline, "the English vectors were not filled within a minute");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     assert_eq!(with_vectors(&app, "%zeiten.md").1, 0, "still none for the German page");
     assert_eq!(with_vectors(&app, "%faq.csv%").1, 0, "nor for FAQ entries");
-    let again = ask_ok(&app, site.id, question).await;
-    assert_eq!(again["sources"][0]["url"], "https://clinic.example/prices", "{again}");
-    assert!((score(&again) - score(&with)).abs() < 1e-4, "filled in the background, ranked as at import: {} and {}", score(&again), score(&with));
+    let again = first(&app, unsure).await;
+    assert_eq!(again.0, "https://clinic.example/directions");
+    assert!((again.1 - unsure_with.1).abs() < 1e-4, "filled in the background, ranked as at import: {again:?} {unsure_with:?}");
 
     // A page imported without the English model (as by a CLI whose configuration has it off) while this
     // server runs: the worker, past the keys it has looked at, fills the new chunks too.
