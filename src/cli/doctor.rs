@@ -104,7 +104,7 @@ pub fn run(config: &Config, data_dir: &Path) -> anyhow::Result<()> {
             "English model",
             e.embed_blocking(&["Where is the practice?"], Purpose::Query)
                 .map_err(|err| err.to_string())
-                .map(|_| format!("{} embeds a sentence; English questions on English passages are scored with it too", e.model_dir.display())),
+                .map(|_| format!("{} embeds a sentence; English questions the main model is unsure of are ranked again with it", e.model_dir.display())),
         ),
         // Not a failure: English questions are ranked by the main model alone, as before it existed.
         Ok(None) if config.knowledge.english_model => println!(
