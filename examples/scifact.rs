@@ -15,6 +15,7 @@
 //! cargo run --release --example scifact -- --dump FILE      # every candidate's features, for benches/scifact_features
 //! cargo run --release --example scifact -- --no-english       # without the English model (`knowledge.english_model`)
 //! cargo run --release --example scifact -- --english-below X  # in process: the English model where the best scores below X (2: always)
+//! cargo run --release --example scifact -- --english-model-dir DIR  # another English model (its vectors embedded again)
 //! cargo run --release --example scifact -- --fit --english-with-cos  # the English model with the main cosine too
 //! cargo run --release --example scifact -- --fit --english-extra FILE [--extra-weight W]  # and XQuAD-R's English samples
 //! ```
@@ -205,6 +206,9 @@ fn main() -> anyhow::Result<()> {
     let mut config = Config::default();
     // The English model (`knowledge.english_model`, on by default) unless `--no-english`.
     config.knowledge.english_model = !std::env::args().any(|a| a == "--no-english");
+    // `--english-model-dir DIR`: another English model (or the same with another `sitebot-model.json`); the
+    // site's English vectors are embedded again with it when its fingerprint differs.
+    config.knowledge.english_model_dir = arg("--english-model-dir").map(PathBuf::from);
     let store = sitebot::app::open_store(&config, &data_dir)?;
     let knowledge = Engine::open(&config.knowledge, &data_dir)?;
     let site = site(&store)?;

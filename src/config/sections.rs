@@ -293,8 +293,8 @@ pub struct KnowledgeConfig {
     /// An English question the main model is unsure of (its best passage scores below 0.6) is ranked again
     /// on English passages with an English-only model's cosine (all-MiniLM-L6-v2; `knowledge::search::English`),
     /// and an import embeds English passages with it too. On by default since session 40: asked of a fifth of
-    /// SciFact's questions it lifts SciFact from 0.729 to 0.744, for about 45 MiB and 7 % of the requests a
-    /// second (docs/performance.md, "The English model where the main model is unsure").
+    /// SciFact's questions it lifts SciFact from 0.726 to 0.746, for about 45 MiB, 5 % of the requests a
+    /// second and imports 1.45 times as long (docs/performance.md, "The English model where the main model is unsure").
     pub english_model: bool,
     /// Directory of the English model (`model.onnx`, `tokenizer.json`); found next to the installed
     /// binary when unset, and off (with a warning) when not found there.

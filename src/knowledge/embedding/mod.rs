@@ -48,6 +48,12 @@ use ort::value::Tensor;
 use crate::config::KnowledgeConfig;
 use crate::knowledge::gate::{Bound, Gate, Shed};
 use model::{Manifest, Pooling, Purpose};
+
+/// The pieces of a text the English model reads (all-MiniLM-L6-v2 was trained on 128; it allows 256). Its
+/// vector of a passage's first 128 pieces ranks SciFact as well as of its first 256 (nDCG@10 through the
+/// route 0.7458 against 0.7437, XQuAD-R English R@1 0.954 against 0.955) and costs an import 0.6 of the
+/// time (docs/performance.md, session 40).
+pub const ENGLISH_MAX_TOKENS: usize = 128;
 use runtime::RuntimeError;
 
 /// Embedding dimensions; a model must produce exactly this many (the vector index is built for it).
@@ -113,8 +119,8 @@ impl Drop for Busy<'_> {
     }
 }
 
-/// Embedders by (runtime library, model directory, `knowledge.embedding_sessions`).
-type Cache = Mutex<HashMap<(PathBuf, PathBuf, usize), Arc<Embedder>>>;
+/// Embedders by (runtime library, model directory, `knowledge.embedding_sessions`, the model's name as loaded).
+type Cache = Mutex<HashMap<(PathBuf, PathBuf, usize, String), Arc<Embedder>>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -241,14 +247,20 @@ impl Shared {
 impl Embedder {
     /// The process-wide embedder for this configuration, loading the runtime and model on first use.
     pub fn load(config: &KnowledgeConfig) -> Result<Arc<Embedder>, RuntimeError> {
+        Embedder::load_as(config, |m| m)
+    }
+
+    /// `load`, the directory's manifest first passed through `adjust`.
+    fn load_as(config: &KnowledgeConfig, adjust: impl FnOnce(Manifest) -> Manifest) -> Result<Arc<Embedder>, RuntimeError> {
         let lib = runtime::ort_library(config)?;
         let dir = runtime::model_dir(config)?;
+        let manifest = adjust(Manifest::load(&dir).map_err(|e| corrupt(&dir, e))?);
+        let key = (lib.clone(), dir.clone(), config.embedding_sessions, manifest.name.clone());
         let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = cache.get(&(lib.clone(), dir.clone(), config.embedding_sessions)) {
+        if let Some(e) = cache.get(&key) {
             return Ok(e.clone());
         }
         let env = load_runtime(&lib)?;
-        let manifest = Manifest::load(&dir).map_err(|e| corrupt(&dir, e))?;
         if manifest.dimensions != DIMENSIONS {
             return Err(corrupt(&dir, format!("{} says {} dimensions; sitebot's index holds {DIMENSIONS}", model::MANIFEST_FILE, manifest.dimensions)));
         }
@@ -288,17 +300,24 @@ impl Embedder {
         if probe.first().map(Vec::len) != Some(DIMENSIONS) {
             return Err(corrupt(&dir, format!("expected {DIMENSIONS}-dimensional embeddings")));
         }
-        cache.insert((lib, dir, config.embedding_sessions), embedder.clone());
+        cache.insert(key, embedder.clone());
         Ok(embedder)
     }
 
     /// The English model (`knowledge.english_model`) when it is on and found (`runtime::english_model_dir`),
-    /// on single-threaded sessions only, at most two: a question's English embedding runs beside its main
-    /// one, and sessions each spread over every core would fight for them.
+    /// on single-threaded sessions only, at most two: an import's passages are embedded by both, and sessions
+    /// each spread over every core would fight with the main model's for them. Installed without a manifest
+    /// (all-MiniLM-L6-v2), it reads at most `ENGLISH_MAX_TOKENS` pieces of a text.
     pub fn load_english(config: &KnowledgeConfig) -> Result<Option<Arc<Embedder>>, RuntimeError> {
         let Some(dir) = runtime::english_model_dir(config)? else { return Ok(None) };
         let sessions = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
-        Embedder::load(&KnowledgeConfig { model_dir: Some(dir), embedding_sessions: sessions, ..config.clone() }).map(Some)
+        let legacy = !dir.join(model::MANIFEST_FILE).is_file();
+        let adjust = |m: Manifest| match legacy {
+            // Named apart, so that vectors of the whole passage (before session 40) are embedded again.
+            true => Manifest { name: format!("{}-{ENGLISH_MAX_TOKENS}", m.name), max_tokens: ENGLISH_MAX_TOKENS, ..m },
+            false => m,
+        };
+        Embedder::load_as(&KnowledgeConfig { model_dir: Some(dir), embedding_sessions: sessions, ..config.clone() }, adjust).map(Some)
     }
 
     /// One inference run for one text: prefix for its role, tokenize (truncated), run, pool, normalize.
