@@ -303,7 +303,7 @@ impl Engine {
             }
             let generation = lex.generation;
             let ranked = search::fuse(&owned, &this.vectors, &site_id, lex, &vector, search::depth(ask.top_k), &this.fusion, ask.mode)?;
-            if may_rerank && this.fusion.english.wanted(ranked.first().map(|c| c.score)) {
+            if may_rerank && this.fusion.english.wanted(&ranked) {
                 return Ok((Some(First::Unsure(ranked, generation)), None, vector, ask));
             }
             let found = this.settle(&owned, &site_id, ranked, generation, &vector, None, &ask)?;
@@ -370,7 +370,7 @@ impl Engine {
             let lex = search::lexical(store, &self.bm25, &self.term_stats, &self.dictionaries, site, &query, &self.fusion, ask.mode)?;
             let generation = lex.generation;
             let mut ranked = search::fuse(store, &self.vectors, site, lex, vector, search::depth(ask.top_k), &self.fusion, ask.mode)?;
-            if let Some(e) = english.filter(|_| self.fusion.english.wanted(ranked.first().map(|c| c.score))) {
+            if let Some(e) = english.filter(|_| self.fusion.english.wanted(&ranked)) {
                 search::rerank_english(store, &self.vectors, site, generation, &mut ranked, e, &self.fusion)?;
             }
             found = search::settle(store, site, ranked, generation, ask.top_k, ask.threshold)?;

@@ -48,13 +48,13 @@ use ort::value::Tensor;
 use crate::config::KnowledgeConfig;
 use crate::knowledge::gate::{Bound, Gate, Shed};
 use model::{Manifest, Pooling, Purpose};
+use runtime::RuntimeError;
 
 /// The pieces of a text the English model reads (all-MiniLM-L6-v2 was trained on 128; it allows 256). Its
 /// vector of a passage's first 128 pieces ranks SciFact as well as of its first 256 (nDCG@10 through the
-/// route 0.7458 against 0.7437, XQuAD-R English R@1 0.954 against 0.955) and costs an import 0.6 of the
-/// time (docs/performance.md, session 40).
+/// route 0.7458 against 0.7437, XQuAD-R English R@1 0.954 against 0.955) and takes about 0.7 of
+/// the time to embed SciFact's passages (a whole import 312.4 s against 351.5 s; docs/performance.md, session 40).
 pub const ENGLISH_MAX_TOKENS: usize = 128;
-use runtime::RuntimeError;
 
 /// Embedding dimensions; a model must produce exactly this many (the vector index is built for it).
 pub const DIMENSIONS: usize = 384;

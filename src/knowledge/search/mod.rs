@@ -206,10 +206,10 @@ pub struct English {
 }
 
 impl English {
-    /// Whether a question whose best candidate by the main model scored `best` (`None`: no candidate) is
-    /// reranked by the English model.
-    pub fn wanted(&self, best: Option<f32>) -> bool {
-        best.is_none_or(|s| s < self.below)
+    /// Whether a question ranked `ranked` by the main model (best first) is reranked by the English model:
+    /// its best candidate scores below `below`, or it has none.
+    pub fn wanted(&self, ranked: &[Candidate]) -> bool {
+        ranked.first().is_none_or(|c| c.score < self.below)
     }
 
     pub fn score(&self, c: &Candidate) -> Option<f32> {
@@ -655,7 +655,7 @@ pub fn rank(
     let english = english.zip(engine.english.as_ref()).map(|(vector, e)| EnglishQuery { model: &e.fingerprint, vector });
     let generation = lex.generation;
     let mut ranked = fuse(store, &engine.vectors, site, lex, query, q.depth, fusion, mode)?;
-    if let Some(e) = english.filter(|_| mode == Mode::Hybrid && fusion.english.wanted(ranked.first().map(|c| c.score))) {
+    if let Some(e) = english.filter(|_| mode == Mode::Hybrid && fusion.english.wanted(&ranked)) {
         rerank_english(store, &engine.vectors, site, generation, &mut ranked, e, fusion)?;
     }
     Ok(ranked)
@@ -737,22 +737,6 @@ fn score_and_sort(out: &mut [Candidate], fusion: &Fusion, mode: Mode) {
     out.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.key.cmp(&b.key)));
 }
 
-/// Gives the English passages that are not FAQ entries among `out` (`languages`: the candidates' document
-/// languages) the English model's features (`add_english`), reading their English vectors.
-fn english_features(
-    store: &Store,
-    site: &SiteId,
-    out: &mut [Candidate],
-    languages: &std::collections::HashMap<u64, String>,
-    e: EnglishQuery<'_>,
-) -> Result<(), IndexError> {
-    let scored_by = |c: &Candidate| !c.cross_lingual && !c.faq && languages.get(&c.key).is_some_and(|l| l == "en");
-    let keys: Vec<u64> = out.iter().filter(|c| scored_by(c)).map(|c| c.key).collect();
-    let vectors = store.site(*site).knowledge().english_embeddings(e.model, &keys)?;
-    add_english(out, e.vector, &vectors, scored_by);
-    Ok(())
-}
-
 /// Ranks a hybrid ranking of an English question (`fuse`, searched at `generation`) again with the English
 /// model (`English`), when it embedded every English candidate. The candidates' languages are read here:
 /// a question English by the detector's best guess only is not checked across languages, and its
@@ -768,7 +752,11 @@ pub fn rerank_english(
 ) -> Result<(), IndexError> {
     let keys: Vec<u64> = ranked.iter().map(|c| c.key).collect();
     let languages = indexes.with_index(store, site, generation, |idx| idx.chunk_languages(&keys))??;
-    english_features(store, site, ranked, &languages, e)?;
+    // English passages that are not FAQ entries: what the English model scores.
+    let scored_by = |c: &Candidate| !c.cross_lingual && !c.faq && languages.get(&c.key).is_some_and(|l| l == "en");
+    let keys: Vec<u64> = ranked.iter().filter(|c| scored_by(c)).map(|c| c.key).collect();
+    let vectors = store.site(*site).knowledge().english_embeddings(e.model, &keys)?;
+    add_english(ranked, e.vector, &vectors, scored_by);
     score_and_sort(ranked, fusion, Mode::Hybrid);
     Ok(())
 }
