@@ -62,7 +62,12 @@ pub fn load_identity(data_dir: &Path, hostnames: &[String], configured: Option<(
     }
     let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|_| TlsError::Pem { path: key_path.clone(), what: "private key" })?;
     let fingerprint = fingerprint(&certs[0]);
-    let mut config = ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+    // rustls deprecates its ring provider for lacking post-quantum key exchange (X25519MLKEM768, which
+    // only its aws-lc-rs provider has). ring is kept: aws-lc-rs would add a C and assembly build of
+    // several minutes to every build here for a key exchange browsers fall back from without it.
+    #[allow(deprecated)]
+    let provider = rustls::crypto::ring::default_provider();
+    let mut config = ServerConfig::builder_with_provider(Arc::new(provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))?
         .with_no_client_auth()

@@ -26,7 +26,10 @@ pub async fn tcp_from(from: &str, to: SocketAddr) -> TcpStream {
 fn connector(app: &TestApp, alpn: &[u8]) -> TlsConnector {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(CertificateDer::from_pem_slice(&app.cert_pem).unwrap()).unwrap();
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+    // The server's provider (ring, deprecated by rustls only for lacking post-quantum key exchange).
+    #[allow(deprecated)]
+    let provider = rustls::crypto::ring::default_provider();
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
         .with_safe_default_protocol_versions()
         .unwrap()
         .with_root_certificates(roots)
