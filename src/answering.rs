@@ -44,8 +44,9 @@ pub struct Request {
     pub threshold: Option<f32>,
     /// The answer's language, when the client chose one.
     pub lang: Option<Lang>,
-    /// The conversation it continues; a new one starts without.
-    pub conversation: Option<ConversationId>,
+    /// The conversation it continues, with the hash of the token the client gave for it; a new one
+    /// starts without.
+    pub conversation: Option<(ConversationId, [u8; 32])>,
 }
 
 /// Why a question got no answer.
@@ -92,16 +93,21 @@ pub async fn ask(state: &Arc<AppState>, asker: Asker, request: Request) -> Resul
     let detected = language::detect_confident(&text);
     let lang = request.lang.or_else(|| detected.and_then(|code| Lang::parse(code).ok())).unwrap_or_else(|| site.lang.clone());
     let (conversation_id, context, history, token) = match request.conversation {
-        Some(id) => {
+        Some((id, token_hash)) => {
             let (site_id, cid) = (site.id, id.clone());
-            let (turns, status) =
-                state.store.run(move |s| Ok((s.site(site_id).conversations().turns(&cid)?, s.site(site_id).handoff().status(&cid)?))).await.map_err(
-                    |e| match e {
-                        StoreError::NotFound => AskError::ConversationNotFound,
-                        other => AskError::Store(other),
-                    },
-                )?;
-            if status.is_some_and(|s| s.holding != Holding::None) {
+            // The token opens the conversation; a wrong one is the same `NotFound` as an unknown id.
+            let (status, turns) = state
+                .store
+                .run(move |s| {
+                    let status = s.site(site_id).handoff().check(&cid, &token_hash)?;
+                    Ok((status, s.site(site_id).conversations().turns(&cid)?))
+                })
+                .await
+                .map_err(|e| match e {
+                    StoreError::NotFound => AskError::ConversationNotFound,
+                    other => AskError::Store(other),
+                })?;
+            if status.holding != Holding::None {
                 return Err(AskError::WithPerson);
             }
             let history = exchanges(&turns);

@@ -479,12 +479,14 @@ textarea{min-height:90px;resize:vertical}
     if (name) body.name = name.slice(0, 200);
     if (message) body.message = message.slice(0, 5000);
     if (/^https?:/.test(location.href) && location.href.length <= 2048) body.pageUrl = location.href;
-    if (conversationId) body.conversationId = conversationId;
+    // The transcript goes with the lead only with the conversation's token (an id alone opens nothing).
+    const withConv = !!(conversationId && convToken);
+    if (withConv) body.conversationId = conversationId;
     const json = JSON.stringify(body);
     if (json !== lastLead.json) lastLead = { json, key: rid() }; // a resend of the same form keeps its key
     leadSubmit.disabled = true;
     try {
-      const res = await api('/leads', json, { 'Idempotency-Key': lastLead.key });
+      const res = await api('/leads', json, Object.assign({ 'Idempotency-Key': lastLead.key }, withConv ? convHeaders() : {}));
       if (res.ok) {
         lastLead = {};
         leadForm.reset();
@@ -656,7 +658,8 @@ textarea{min-height:90px;resize:vertical}
     toBottom();
     say(t.wait);
     const body = { question: q };
-    if (conversationId) body.conversationId = conversationId;
+    const withConv = !!(conversationId && convToken);
+    if (withConv) body.conversationId = conversationId;
     if (explicitLang) body.lang = explicitLang;
     let ended = false;
     const end = (e) => {
@@ -667,7 +670,7 @@ textarea{min-height:90px;resize:vertical}
       toBottom();
     };
     try {
-      const res = await api('/query/stream', body, { Accept: 'text/event-stream' });
+      const res = await api('/query/stream', body, Object.assign({ Accept: 'text/event-stream' }, withConv ? convHeaders() : {}));
       if (!res.ok) {
         const p = await res.json().catch(() => null);
         if (res.status === 404 && p && p.code === 'conversation_not_found' && conversationId) {

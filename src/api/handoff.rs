@@ -48,9 +48,15 @@ const MAX_TOKEN_CHARS: usize = 100;
 /// the same 404 as a wrong token.
 fn conversation(req: &Request, raw: &str) -> Result<(ConversationId, [u8; 32]), ApiError> {
     let id = ConversationId::parse(raw).map_err(|_| ApiError::ConversationNotFound)?;
+    Ok((id, token_of(req)?))
+}
+
+/// The hash of the `X-Conversation-Token` a request carries: the key to a conversation for every route
+/// that names one (hand-off, a question that continues it, a lead that attaches its transcript).
+/// Missing or malformed is the same 404 `conversation_not_found` as a wrong token.
+pub fn token_of(req: &Request) -> Result<[u8; 32], ApiError> {
     let token = req.headers().get("x-conversation-token").and_then(|v| v.to_str().ok()).map(str::trim).filter(|t| !t.is_empty() && t.len() <= MAX_TOKEN_CHARS);
-    let token = token.ok_or(ApiError::ConversationNotFound)?;
-    Ok((id, token_hash(token)))
+    token.map(token_hash).ok_or(ApiError::ConversationNotFound)
 }
 
 impl From<VisitorError> for ApiError {

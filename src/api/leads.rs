@@ -31,7 +31,8 @@ pub struct LeadRequest {
     pub message: Option<String>,
     #[serde(default)]
     pub page_url: Option<String>,
-    /// The widget conversation before the visitor asked for a person; the event then carries its turns.
+    /// The widget conversation before the visitor asked for a person, with its token in
+    /// `X-Conversation-Token`; the event then carries its turns.
     #[serde(default)]
     pub conversation_id: Option<String>,
 }
@@ -96,9 +97,11 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
         page_url: non_empty(body.page_url),
         conversation_id: body.conversation_id.as_deref().and_then(|c| ConversationId::parse(c).ok()),
     };
+    // A transcript is attached only for the holder of the conversation's token: an id alone (it is in
+    // webhooks, logs and the console) opens nothing.
     if let Some(cid) = new.conversation_id.clone() {
-        let site = tenant.site.id;
-        state.store.run(move |s| s.site(site).conversations().turns(&cid)).await.map_err(|e| match e {
+        let (site, hash) = (tenant.site.id, super::handoff::token_of(req)?);
+        state.store.run(move |s| s.site(site).handoff().check(&cid, &hash)).await.map_err(|e| match e {
             StoreError::NotFound => ApiError::ConversationNotFound,
             other => other.into(),
         })?;

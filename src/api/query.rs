@@ -30,7 +30,8 @@ pub struct QueryRequest {
     pub score_threshold: Option<f64>,
     #[serde(default)]
     pub lang: Option<String>,
-    /// Continues this conversation (`cnv_...`); a new one starts without it.
+    /// Continues this conversation (`cnv_...`), with its token in `X-Conversation-Token`; a new one
+    /// starts without it.
     #[serde(default)]
     pub conversation_id: Option<String>,
 }
@@ -64,22 +65,33 @@ impl Validate for QueryRequest {
 }
 
 impl QueryRequest {
-    /// The validated request as `answering` takes it (the fields were checked by `validate`).
-    pub fn into_request(self) -> Request {
-        Request {
+    /// The validated request as `answering` takes it (the fields were checked by `validate`). A
+    /// conversation is continued only with its token: without `X-Conversation-Token` the request is
+    /// refused as a wrong token is (404 `conversation_not_found`), never appended to.
+    pub fn into_request(self, req: &poem::Request) -> Result<Request, ApiError> {
+        let conversation = match self.conversation_id.as_deref().and_then(|c| ConversationId::parse(c).ok()) {
+            Some(id) => Some((id, super::handoff::token_of(req)?)),
+            None => None,
+        };
+        Ok(Request {
             question: self.question,
             top_k: self.top_k as usize,
             threshold: self.score_threshold.map(|t| t as f32),
             lang: self.lang.as_deref().and_then(|l| Lang::parse(l).ok()),
-            conversation: self.conversation_id.as_deref().and_then(|c| ConversationId::parse(c).ok()),
-        }
+            conversation,
+        })
     }
 }
 
 #[handler]
-pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
+pub async fn ask(
+    req: &poem::Request,
+    Data(state): Data<&Arc<AppState>>,
+    Data(tenant): Data<&Tenant>,
+    Json(body): Json<QueryRequest>,
+) -> poem::Result<Response> {
     let asker = Asker { site: tenant.site.clone(), via_token: tenant.via_token };
-    let pending = answering::ask(state, asker, body.into_request()).await.map_err(ApiError::from)?;
+    let pending = answering::ask(state, asker, body.into_request(req)?).await.map_err(ApiError::from)?;
     let token = pending.conversation_token().map(str::to_owned);
     let answer = pending.finish().await;
     let body = serde_json::to_string(&AnswerBody::whole(&answer, token.as_deref())).map_err(|e| ApiError::Internal(e.to_string()))?;

@@ -45,9 +45,14 @@ pub fn fragments(text: &str) -> Vec<String> {
 }
 
 #[handler]
-pub async fn ask(Data(state): Data<&Arc<AppState>>, Data(tenant): Data<&Tenant>, Json(body): Json<QueryRequest>) -> poem::Result<Response> {
+pub async fn ask(
+    req: &poem::Request,
+    Data(state): Data<&Arc<AppState>>,
+    Data(tenant): Data<&Tenant>,
+    Json(body): Json<QueryRequest>,
+) -> poem::Result<Response> {
     let asker = Asker { site: tenant.site.clone(), via_token: tenant.via_token };
-    let mut pending = answering::ask(state, asker, body.into_request()).await.map_err(ApiError::from)?;
+    let mut pending = answering::ask(state, asker, body.into_request(req)?).await.map_err(ApiError::from)?;
     let (tx, mut rx) = mpsc::channel::<Event>(64);
     // The answer is driven to its end and recorded even when the visitor goes away mid-stream: a
     // question once answered is always in the log and the counters.

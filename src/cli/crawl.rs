@@ -81,7 +81,8 @@ pub fn crawl(store: &Store, config: &Config, data_dir: &Path, site: SiteId, args
         for start in &starts {
             let url = start.to_string();
             let (s, u, o) = (store.clone(), url.clone(), options.clone());
-            store.run(move |_| s.site(site).crawl().register(&u, &o, every)).await?;
+            let most = config.crawl.max_sources_per_site;
+            store.run(move |_| s.site(site).crawl().register(&u, &o, every, most)).await?;
             schedule::acquire(store, site, &url, &owner, |holder, until| {
                 eprintln!("waiting: {holder} is crawling {url} (its lease runs until {until})");
             })

@@ -148,6 +148,9 @@ impl Config {
         if self.limits.json_body_bytes == 0 || self.limits.multipart_body_bytes == 0 {
             return Err(ConfigError::Invalid("limits.*_body_bytes must be at least 1".into()));
         }
+        if self.console.upload_bytes == 0 {
+            return Err(ConfigError::BadValue { key: "console.upload_bytes".into(), message: "must be at least 1".into() });
+        }
         self.webhooks.retry_delays()?;
         self.webhooks.min_backoff()?;
         self.webhooks.endpoint_durations()?;

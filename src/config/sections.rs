@@ -389,8 +389,11 @@ pub struct CrawlConfig {
     pub max_page_bytes: u64,
     /// Concurrent requests to a site (one when its robots.txt sets a Crawl-delay).
     pub connections: usize,
-    /// Pages one crawl requests at most, unless `--max-pages` says otherwise.
+    /// Pages one crawl requests at most, unless `--max-pages` says otherwise; also the most a site's
+    /// editor may give a crawl source in the console.
     pub max_pages: usize,
+    /// Crawl sources one site may have at most.
+    pub max_sources_per_site: usize,
     /// Further attempts after a 429, a 5xx or a timeout, with exponential backoff from one second.
     pub retries: u32,
 }
@@ -405,6 +408,7 @@ impl Default for CrawlConfig {
             max_page_bytes: 10 << 20,
             connections: 4,
             max_pages: 5000,
+            max_sources_per_site: 20,
             retries: 3,
         }
     }
@@ -513,6 +517,10 @@ pub struct ConsoleConfig {
     pub pages_per_minute: u32,
     /// Pages one session may load at once before the rate applies.
     pub page_burst: u32,
+    /// The most one knowledge upload may carry in all, in bytes. Its files are written to the data
+    /// directory as they arrive (each also within `knowledge.max_file_bytes`), never held together in
+    /// memory; beyond this the upload is refused with a 413 page and nothing is stored.
+    pub upload_bytes: u64,
     // #25 oidc
     /// Sign-in with a password (and setup links, which set one). `false` needs `[console.oidc]`: the
     /// sign-in page then offers single sign-on only, and password sign-in and setup links are refused.
@@ -523,6 +531,6 @@ pub struct ConsoleConfig {
 
 impl Default for ConsoleConfig {
     fn default() -> Self {
-        Self { enabled: true, setup_link_hours: 24, pages_per_minute: 300, page_burst: 30, local_passwords: true, oidc: None }
+        Self { enabled: true, setup_link_hours: 24, pages_per_minute: 300, page_burst: 30, upload_bytes: 100 * 1024 * 1024, local_passwords: true, oidc: None }
     }
 }

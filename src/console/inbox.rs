@@ -27,16 +27,19 @@ use crate::app::AppState;
 use crate::domain::{ConversationId, SiteId};
 use crate::handoff::{self, StaffAction};
 use crate::live::inbox_key;
-use crate::store::handoff::{Acted, InboxItem, MAX_MESSAGE_CHARS};
+use crate::store::handoff::{Acted, InboxItem, InboxLine, MAX_MESSAGE_CHARS};
 
-/// The inbox as the `inbox` event carries it: no transcript (the page reads it), so a busy inbox stays
-/// a small event.
-fn summary(items: &[InboxItem], online: usize) -> serde_json::Value {
+/// Live inbox streams one session holds open at once (tabs, across its sites); beyond, a 429 page.
+pub const MAX_STREAMS_PER_SESSION: usize = 4;
+
+/// The inbox as the `inbox` event carries it: no transcript (the page reads it), only each
+/// conversation's last event id, so an event costs the same whatever the histories' length.
+fn summary(items: &[InboxLine], online: usize) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = items
         .iter()
         .map(|i| {
             json!({"conversationId": i.status.id, "state": i.status.holding, "requestedAt": i.status.requested_at,
-                   "waitUntil": i.status.deadline, "holder": i.holder_name, "turns": i.transcript.len()})
+                   "waitUntil": i.status.deadline, "holder": i.holder_name, "lastEvent": i.last_event})
         })
         .collect();
     json!({"online": online, "conversations": rows})
@@ -52,6 +55,8 @@ struct Watcher {
     bell: crate::live::Bell,
     first: bool,
     present: Option<crate::live::Present>,
+    /// The session's share of [`MAX_STREAMS_PER_SESSION`], given back when the stream ends.
+    _slot: crate::live::StreamSlot,
 }
 
 impl Watcher {
@@ -86,7 +91,7 @@ impl Watcher {
                 if !role.is_some_and(|r| !editing || r.may_edit()) {
                     return Ok(None);
                 }
-                Ok(Some(s.site(site).handoff().inbox()?))
+                Ok(Some(s.site(site).handoff().inbox_lines()?))
             })
             .await;
         let items = match read {
@@ -114,11 +119,23 @@ pub async fn inbox_events(req: &Request, Path(raw): Path<String>, Data(state): D
         Ok(v) => v,
         Err(page) => return page,
     };
+    let Some(slot) = state.live.open_stream(format!("console:{}", hex::encode(me.cookie_hash())), MAX_STREAMS_PER_SESSION) else {
+        let t = texts::for_request(req);
+        return message(t, Some(&me), StatusCode::TOO_MANY_REQUESTS, t.streams_title, t.too_many_streams);
+    };
     // Present while the stream is open, and for `live::PRESENCE_GRACE` after the tab closes or the
     // connection drops (the inbox reloads itself on every change).
     let present = role.may_edit().then(|| state.live.present(site.id, me.user.id.clone()));
     state.live.ring(&inbox_key(&site.id));
-    let watcher = Watcher { state: state.clone(), site: site.id, session: *me.cookie_hash(), bell: state.live.bell(inbox_key(&site.id)), first: true, present };
+    let watcher = Watcher {
+        state: state.clone(),
+        site: site.id,
+        session: *me.cookie_hash(),
+        bell: state.live.bell(inbox_key(&site.id)),
+        first: true,
+        present,
+        _slot: slot,
+    };
     let mut resp = crate::http::sse::response(futures_util::stream::unfold(watcher, Watcher::next), Duration::from_secs(15));
     super::session::secure(&mut resp, false);
     resp

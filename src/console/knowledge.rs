@@ -8,8 +8,10 @@
 //! - `POST /console/sites/{site}/knowledge/upload`: files as `multipart/form-data` (a plain form with
 //!   several files; `upload.js` adds progress), the formats and size limit of `sitebot knowledge
 //!   import`, imported by the same code (`knowledge::import`) on a blocking thread, never on the
-//!   request's async thread. A file too large or of another format is a `422` page and nothing is
-//!   stored.
+//!   request's async thread. Each file is written to an unnamed temporary file in the data directory
+//!   as it arrives and read back one at a time for its import, so an upload holds at most one file in
+//!   memory whatever its size. A file over `knowledge.max_file_bytes` or of another format is a `422`
+//!   page, an upload over `console.upload_bytes` in all a `413` page, and nothing is stored.
 //! - `GET|POST /console/sites/{site}/knowledge/documents/{doc}/delete`: confirm, then delete.
 
 use std::sync::Arc;
@@ -18,7 +20,7 @@ use poem::http::StatusCode;
 use poem::web::{Data, Multipart, Path};
 use poem::{Body, FromRequest, Request, RequestBody, Response, handler};
 use serde_json::json;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::pages;
 use super::session::{self, Me};
@@ -45,6 +47,8 @@ pub(super) fn query_value(req: &Request, key: &str) -> Option<String> {
 struct Notice {
     done: Option<String>,
     errors: Vec<String>,
+    /// The status of a page with errors: 422 unless said otherwise.
+    status: Option<StatusCode>,
 }
 
 async fn documents_page(state: &AppState, req: &Request, t: &'static Texts, me: &Me, site: Site, role: SiteRole, notice: Notice) -> Response {
@@ -78,7 +82,7 @@ async fn documents_page(state: &AppState, req: &Request, t: &'static Texts, me: 
             id: d.id,
         })
         .collect();
-    let status = if notice.errors.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
+    let status = if notice.errors.is_empty() { StatusCode::OK } else { notice.status.unwrap_or(StatusCode::UNPROCESSABLE_ENTITY) };
     let (prev, next) = ((page > 1).then(|| link(page - 1)), (page < pages_total).then(|| link(page + 1)));
     views::render(
         status,
@@ -116,7 +120,7 @@ pub async fn index(req: &Request, Path(raw): Path<String>, Data(state): Data<&Ar
         Some("uploaded") => Some(format!("{} {}", t.kb_uploaded, query_value(req, "n").and_then(|n| n.parse::<u32>().ok()).unwrap_or(0))),
         _ => None,
     };
-    documents_page(state, req, t, &me, site, role, Notice { done, errors: vec![] }).await
+    documents_page(state, req, t, &me, site, role, Notice { done, ..Default::default() }).await
 }
 
 /// The name an uploaded file is stored under (its document's source): the file's own name without any
@@ -141,11 +145,41 @@ enum Refused {
     Forbidden,
     /// What is wrong with the files (422).
     Invalid(Vec<String>),
+    /// More than `console.upload_bytes` in all (413).
+    TooLarge(String),
+}
+
+/// A file of an upload, written to an unnamed temporary file (removed when dropped).
+struct Spooled {
+    name: String,
+    format: Format,
+    file: std::fs::File,
+}
+
+impl Spooled {
+    /// The file as `knowledge::import` reads it: its bytes in memory, one file at a time.
+    fn input(mut self) -> std::io::Result<Input> {
+        use std::io::{Read, Seek};
+        let mut bytes = Vec::new();
+        self.file.rewind()?;
+        self.file.read_to_end(&mut bytes)?;
+        Ok(Input { name: self.name, format: self.format, bytes })
+    }
+}
+
+/// Limits of one upload: each file's and the whole request's bytes, and where files are spooled.
+struct UploadLimits<'a> {
+    file_bytes: u64,
+    total_bytes: u64,
+    spool_dir: &'a std::path::Path,
 }
 
 /// Reads the upload: the CSRF field first (else [`Refused::Forbidden`] before any file is read), then
-/// the files, each checked against the formats `knowledge import` takes and `knowledge.max_file_bytes`.
-async fn read_upload(t: &Texts, me: &Me, req: &Request, body: Body, max: u64) -> Result<Vec<Input>, Refused> {
+/// the files, each checked against the formats `knowledge import` takes and `knowledge.max_file_bytes`,
+/// and written to disk as it arrives; the request as a whole stops at `console.upload_bytes`.
+async fn read_upload(t: &Texts, me: &Me, req: &Request, body: Body, limits: UploadLimits<'_>) -> Result<Vec<Spooled>, Refused> {
+    let max = limits.file_bytes;
+    let mut total: u64 = 0;
     let mut body = RequestBody::new(body);
     let Ok(mut form) = Multipart::from_request(req, &mut body).await else { return Err(Refused::Forbidden) };
     match form.next_field().await {
@@ -177,16 +211,33 @@ async fn read_upload(t: &Texts, me: &Me, req: &Request, body: Body, max: u64) ->
             errors.push(format!("{name}: {}", t.kb_unsupported));
             continue;
         };
-        let mut bytes = Vec::new();
-        if field.into_async_read().take(max + 1).read_to_end(&mut bytes).await.is_err() {
-            return Err(Refused::Invalid(vec![t.kb_upload_broken.to_owned()]));
+        let broken = || Refused::Invalid(vec![t.kb_upload_broken.to_owned()]);
+        let file = tempfile::tempfile_in(limits.spool_dir).map_err(|e| {
+            tracing::error!(error = %e, "cannot spool an upload in the data directory");
+            broken()
+        })?;
+        let mut out = tokio::fs::File::from_std(file);
+        let mut reader = field.into_async_read();
+        let (mut size, mut buf) = (0u64, vec![0u8; 64 * 1024]);
+        loop {
+            let n = reader.read(&mut buf).await.map_err(|_| broken())?;
+            if n == 0 {
+                break;
+            }
+            size += n as u64;
+            total += n as u64;
+            if size > max {
+                // The rest of the body is not read: the edge discards it.
+                errors.push(format!("{name}: {} {}", t.kb_too_large, size_text(max)));
+                return Err(Refused::Invalid(errors));
+            }
+            if total > limits.total_bytes {
+                return Err(Refused::TooLarge(format!("{} {}", t.kb_upload_too_large, size_text(limits.total_bytes))));
+            }
+            out.write_all(&buf[..n]).await.map_err(|_| broken())?;
         }
-        if bytes.len() as u64 > max {
-            // The rest of the body is not read: the edge discards it.
-            errors.push(format!("{name}: {} {}", t.kb_too_large, size_text(max)));
-            return Err(Refused::Invalid(errors));
-        }
-        inputs.push(Input { name, format, bytes });
+        out.flush().await.map_err(|_| broken())?;
+        inputs.push(Spooled { name, format, file: out.into_std().await });
     }
     if !errors.is_empty() {
         return Err(Refused::Invalid(errors));
@@ -210,16 +261,26 @@ pub async fn upload(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
     if !role.may_edit() {
         return views::role_refused(t, &me);
     }
-    let inputs = match read_upload(t, &me, req, body, state.config.knowledge.max_file_bytes).await {
+    let limits = UploadLimits { file_bytes: state.config.knowledge.max_file_bytes, total_bytes: state.config.console.upload_bytes, spool_dir: &state.data_dir };
+    let spooled = match read_upload(t, &me, req, body, limits).await {
         Ok(i) => i,
         Err(Refused::Forbidden) => return views::message(t, Some(&me), StatusCode::FORBIDDEN, t.forbidden_title, t.forbidden),
-        Err(Refused::Invalid(errors)) => return documents_page(state, req, t, &me, site, role, Notice { done: None, errors }).await,
+        Err(Refused::Invalid(errors)) => return documents_page(state, req, t, &me, site, role, Notice { errors, ..Default::default() }).await,
+        Err(Refused::TooLarge(error)) => {
+            let notice = Notice { errors: vec![error], status: Some(StatusCode::PAYLOAD_TOO_LARGE), ..Default::default() };
+            return documents_page(state, req, t, &me, site, role, notice).await;
+        }
     };
-    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let names: Vec<String> = spooled.iter().map(|i| i.name.clone()).collect();
     let (store, knowledge, id) = (state.store.clone(), state.knowledge.clone(), site.id);
-    // Parsing and embedding are CPU work: a blocking thread, the embedder's own pool bounding it.
+    // Parsing and embedding are CPU work: a blocking thread, the embedder's own pool bounding it. One
+    // file is read back and imported at a time.
     let imported = tokio::task::spawn_blocking(move || {
-        let report = import::import(&store, knowledge.models(), &id, &inputs, false, &|_, _| {})?;
+        let mut report = import::ImportReport::default();
+        for file in spooled {
+            let input = file.input()?;
+            report.add(import::import(&store, knowledge.models(), &id, std::slice::from_ref(&input), false, &|_, _| {})?);
+        }
         knowledge.sync_index_blocking(&store, &id)?;
         anyhow::Ok(report)
     })
@@ -241,7 +302,7 @@ pub async fn upload(req: &Request, body: Body, Path(raw): Path<String>, Data(sta
     .await;
     if !failed.is_empty() {
         let done = Some(format!("{} {}", t.kb_uploaded, report.documents + report.skipped));
-        return documents_page(state, req, t, &me, site, role, Notice { done, errors: failed }).await;
+        return documents_page(state, req, t, &me, site, role, Notice { done, errors: failed, ..Default::default() }).await;
     }
     see_other(&format!("/console/sites/{id}/knowledge?done=uploaded&n={}", report.documents + report.skipped))
 }

@@ -28,8 +28,8 @@ use crate::app::AppState;
 use crate::config::parse_duration;
 use crate::crawl::schedule::{self, Resync};
 use crate::domain::{EndpointNames, NetworkPolicy, SiteRole, check_endpoint};
-use crate::store::Site;
 use crate::store::crawl::{Source, SourceOptions};
+use crate::store::{Site, StoreError};
 
 /// The shortest schedule, as `knowledge crawl --every`: a re-sync is a guest on the site too.
 const MIN_EVERY: Duration = Duration::from_secs(60);
@@ -192,9 +192,11 @@ fn parse(t: &Texts, state: &AppState, f: &SourceForm) -> Result<(String, SourceO
     };
     let include = patterns(&f.include, t.kb_include)?;
     let exclude = patterns(&f.exclude, t.kb_exclude)?;
+    // The operator's `crawl.max_pages` bounds what an editor may ask for.
+    let most = state.config.crawl.max_pages;
     let max_pages = match f.max_pages.trim() {
-        "" => state.config.crawl.max_pages,
-        n => n.parse::<usize>().ok().filter(|n| (1..=100_000).contains(n)).ok_or_else(|| why(t.kb_max_pages, "1 – 100000".to_owned()))?,
+        "" => most,
+        n => n.parse::<usize>().ok().filter(|n| (1..=most).contains(n)).ok_or_else(|| why(t.kb_max_pages, format!("1 – {most}")))?,
     };
     let max_depth = match f.max_depth.trim() {
         "" => None,
@@ -226,9 +228,14 @@ pub async fn add(req: &Request, body: Body, Path(raw): Path<String>, Data(state)
         Ok(v) => v,
         Err(error) => return sources_page(state, t, &me, site, role, form, Some(error), None).await,
     };
-    let (id, u, o) = (site.id, url.clone(), options.clone());
-    if let Err(e) = state.store.run(move |s| s.site(id).crawl().register(&u, &o, every)).await {
-        return views::failed(t, Some(&me), e);
+    let (id, u, o, most) = (site.id, url.clone(), options.clone(), state.config.crawl.max_sources_per_site);
+    match state.store.run(move |s| s.site(id).crawl().register(&u, &o, every, most)).await {
+        Ok(_) => {}
+        Err(StoreError::Conflict(_)) => {
+            let error = format!("{} {most}", t.kb_too_many_sources);
+            return sources_page(state, t, &me, site, role, form, Some(error), None).await;
+        }
+        Err(e) => return views::failed(t, Some(&me), e),
     }
     views::audit(state, &me.email, Some(id), "crawl_source_added", json!({"url": url, "options": options, "everySecs": every.map(|d| d.as_secs())})).await;
     see_other(&format!("/console/sites/{id}/knowledge/sources?done=added"))

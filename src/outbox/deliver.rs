@@ -40,6 +40,9 @@ pub struct Sent {
     pub error: Option<String>,
     pub retry_after: Option<Duration>,
     pub duration: Duration,
+    /// Whether the receiver answered from an address that is not public (or unknown): what it said is
+    /// then not shown to a site's owner, since it may be any internal service.
+    pub private_peer: bool,
 }
 
 /// The webhook HTTP client: policy-checking resolver, no redirects, no proxy, the configured timeout.
@@ -77,6 +80,7 @@ impl Sender {
             error: Some(error),
             retry_after: None,
             duration: started.elapsed(),
+            private_peer: false,
         };
         let url = match self.check_url(url) {
             Ok(u) => u,
@@ -103,6 +107,7 @@ impl Sender {
             Err(e) => return failed(error_chain(&e)),
         };
         let status = resp.status();
+        let private_peer = resp.remote_addr().is_none_or(|a| !crate::domain::is_public_ip(a.ip()));
         let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
         let location = resp.headers().get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = read_start(resp).await;
@@ -110,10 +115,11 @@ impl Sender {
             200..=299 => (Verdict::Delivered, None),
             410 => (Verdict::Gone, Some("410 Gone: the endpoint was disabled".to_owned())),
             429 => (Verdict::Throttled, Some("429 Too Many Requests".to_owned())),
+            300..=399 if private_peer => (Verdict::Failed, Some(format!("{status}: redirects are not followed"))),
             300..=399 => (Verdict::Failed, Some(format!("{status}: redirects are not followed (location: {})", location.as_deref().unwrap_or("none")))),
             _ => (Verdict::Failed, Some(format!("receiver answered {status}"))),
         };
-        Sent { verdict, status: Some(status.as_u16()), body, error, retry_after, duration: started.elapsed() }
+        Sent { verdict, status: Some(status.as_u16()), body, error, retry_after, duration: started.elapsed(), private_peer }
     }
 }
 

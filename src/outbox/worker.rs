@@ -113,6 +113,7 @@ impl Worker {
                     error: Some("cannot read the site's signing secret".into()),
                     retry_after: None,
                     duration: Duration::ZERO,
+                    private_peer: false,
                 }
             }
         };

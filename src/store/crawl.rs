@@ -131,12 +131,19 @@ impl<'s> Crawl<'s> {
     }
 
     /// Creates the source or updates its options. `every` sets the schedule (the first sync falls due
-    /// at once unless one is already planned); `None` leaves an existing schedule as it is.
-    pub fn register(&self, url: &str, options: &SourceOptions, every: Option<Duration>) -> Result<Source> {
+    /// at once unless one is already planned); `None` leaves an existing schedule as it is. A site has
+    /// at most `max_sources` sources: a new one beyond is `Conflict`, checked in the same transaction.
+    pub fn register(&self, url: &str, options: &SourceOptions, every: Option<Duration>, max_sources: usize) -> Result<Source> {
         let site = self.site.id();
         let options = serde_json::to_string(options).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let now = Timestamp::now();
         self.site.write(|tx| {
+            if get_source(tx, &site, url)?.is_none() {
+                let n: i64 = tx.query_row("SELECT count(*) FROM crawl_sources WHERE site_id = ?1", [site], |r| r.get(0))?;
+                if n as usize >= max_sources {
+                    return Err(StoreError::Conflict(format!("the site already has {n} crawl sources, the most it may have: remove one first")));
+                }
+            }
             tx.execute(
                 "INSERT INTO crawl_sources (site_id, url, options, every_ms, next_sync_at, created_at) VALUES (?1, ?2, ?3, ?4, CASE WHEN ?4 IS NULL THEN NULL ELSE ?5 END, ?5)
                  ON CONFLICT (site_id, url) DO UPDATE SET options = excluded.options,
@@ -383,7 +390,7 @@ mod tests {
         let (site, _) = store.sites().create(new_site("A", Tier::Pro, &[])).unwrap();
         let crawl = store.site(site.id).crawl();
         let url = "https://a.example/";
-        crawl.register(url, &options(), None).unwrap();
+        crawl.register(url, &options(), None, 20).unwrap();
         let until = Timestamp::now() + Duration::from_secs(60);
         assert_eq!(crawl.claim(url, "h:1", until, None).unwrap(), Claim::Claimed);
         assert_eq!(crawl.claim(url, "h:2", until, None).unwrap(), Claim::Held { owner: "h:1".into(), until });
@@ -402,8 +409,8 @@ mod tests {
         let (_d, store) = store();
         let (site, _) = store.sites().create(new_site("A", Tier::Pro, &[])).unwrap();
         let crawl = store.site(site.id).crawl();
-        crawl.register("https://a.example/", &options(), Some(Duration::from_secs(60))).unwrap();
-        crawl.register("https://b.example/", &options(), None).unwrap();
+        crawl.register("https://a.example/", &options(), Some(Duration::from_secs(60)), 20).unwrap();
+        crawl.register("https://b.example/", &options(), None, 20).unwrap();
         let now = Timestamp::now();
         let lease = now + Duration::from_secs(60);
         let claimed = store.crawl_schedule().claim_due(now, lease, "h:1").unwrap();
@@ -416,7 +423,7 @@ mod tests {
         assert_eq!(store.crawl_schedule().claim_due(now + Duration::from_secs(30), lease, "h:2").unwrap(), None);
         assert!(store.crawl_schedule().claim_due(now + Duration::from_secs(61), lease, "h:2").unwrap().is_some());
         // Registering again without a schedule keeps it.
-        crawl.register("https://a.example/", &options(), None).unwrap();
+        crawl.register("https://a.example/", &options(), None, 20).unwrap();
         assert_eq!(crawl.source("https://a.example/").unwrap().unwrap().every_secs, Some(60));
     }
 }

@@ -240,6 +240,18 @@ pub struct InboxItem {
     pub transcript: Vec<Turn>,
 }
 
+/// A conversation of the inbox as its live stream tells of it: no transcript, only the id of its last
+/// event, which changes with every message and state.
+#[derive(Debug, Clone)]
+pub struct InboxLine {
+    pub status: Status,
+    pub holder_name: Option<String>,
+    pub last_event: Option<i64>,
+}
+
+/// Conversations one inbox event names at most: each costs a few index lookups, whatever its history.
+pub const INBOX_EVENT_LINES: usize = 200;
+
 /// One site's hand-offs.
 pub struct Handoffs<'s> {
     site: SiteStore<'s>,
@@ -389,6 +401,29 @@ impl<'s> Handoffs<'s> {
             let event = push(tx, &site, id, &EventKind::State { state: change, name: None }, Some(user), now)?;
             let status = status(tx, &site, id)?.ok_or(StoreError::NotFound)?;
             Ok(Acted::Done { event, status, first_reply_after: None, waited: None })
+        })
+    }
+
+    /// The inbox as its live stream carries it: the first [`INBOX_EVENT_LINES`] conversations in
+    /// [`inbox`](Self::inbox)'s order, each with the id of its last event and no transcript, so the cost
+    /// of one event is bounded whatever the conversations' histories.
+    pub fn inbox_lines(&self) -> Result<Vec<InboxLine>> {
+        let site = self.site.id();
+        self.site.store().read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, (SELECT max(e.id) FROM conversation_events e WHERE e.conversation_id = c.id) FROM conversations c
+                 WHERE site_id = ?1 AND handoff <> 'none' ORDER BY handoff = 'held', handoff_requested_at, id LIMIT ?2",
+            )?;
+            let rows = stmt
+                .query_map(params![site, INBOX_EVENT_LINES as i64], |r| Ok((r.get::<_, ConversationId>(0)?, r.get::<_, Option<i64>>(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (id, last_event) in rows {
+                let Some(status) = status(c, &site, &id)? else { continue };
+                let holder_name = status.holder.as_ref().map(|h| display_name(c, &site, h)).transpose()?;
+                out.push(InboxLine { status, holder_name, last_event });
+            }
+            Ok(out)
         })
     }
 

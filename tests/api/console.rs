@@ -672,13 +672,17 @@ async fn conversations_are_filtered_shown_with_their_sources_and_exported_safely
     let first = crate::knowledge::ask_ok(&app, site.id, "=cmd|' /C calc'!A0 do you accept credit cards?").await;
     assert_eq!(first["resolved"], false);
     let cid = first["conversationId"].as_str().unwrap().to_owned();
-    let ask = |body: serde_json::Value| app.client.post(app.url("/v1/query")).header("X-Site-Id", site.id.to_string()).json(&body).send();
+    let token = first["conversationToken"].as_str().unwrap().to_owned();
+    let ask = |body: serde_json::Value| {
+        app.client.post(app.url("/v1/query")).header("X-Site-Id", site.id.to_string()).header("X-Conversation-Token", &token).json(&body).send()
+    };
     let second = ask(serde_json::json!({"question": "How much does teeth whitening cost?", "conversationId": cid})).await.unwrap();
     assert_eq!(second.status(), StatusCode::OK);
     let lead = app
         .client
         .post(app.url("/v1/leads"))
         .header("X-Site-Id", site.id.to_string())
+        .header("X-Conversation-Token", &token)
         .json(&serde_json::json!({"email": "ada@example.com", "conversationId": cid}))
         .send()
         .await

@@ -140,6 +140,73 @@ async fn an_oversized_or_unsupported_upload_is_a_readable_422_and_nothing_is_sto
     assert_eq!(documents(&app, site), 0);
 }
 
+/// A whole upload is bounded by `console.upload_bytes` (each file by `knowledge.max_file_bytes`): over
+/// it, a readable 413 page, and nothing of it stored; the files are spooled to disk, not held in memory
+/// (the peak's size is printed by `cargo bench --bench console`).
+#[tokio::test]
+async fn an_upload_over_the_request_limit_is_a_readable_413_and_nothing_is_stored() {
+    let mut config: Config = test_config();
+    config.knowledge.max_file_bytes = 64 * 1024;
+    config.console.upload_bytes = 100 * 1024;
+    let app = spawn_app_with(config).await;
+    let site = app.create_site(Tier::Pro).await.0.id;
+    let (cookie, csrf) = user(&app, "editor@example.com", site, SiteRole::Editor).await;
+    // Three files each within the file limit, together over the request's.
+    let part = |title: &str| format!("# {title}\n\n{}", "The harbour opens at nine. ".repeat(1500)).into_bytes();
+    let (a, b, c) = (part("A"), part("B"), part("C"));
+    assert!(a.len() < 64 * 1024 && a.len() * 3 > 100 * 1024);
+    let resp = upload(&app, site, &cookie, &csrf, &[("a.md", &a), ("b.md", &b), ("c.md", &c)]).await;
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let page = resp.text().await.unwrap();
+    assert!(page.contains("Nothing was imported: the files together are larger than one upload may be, at most 100 KiB"), "{page}");
+    assert!(page.contains("id=\"upload-form\""), "the form is there to try again");
+    assert_eq!(documents(&app, site), 0);
+    // Within the limit, the same files are imported (two of them).
+    let resp = upload(&app, site, &cookie, &csrf, &[("a.md", &a), ("ferry.md", FERRY.as_bytes())]).await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(documents(&app, site), 2);
+    // Nothing spooled is left behind in the data directory.
+    let left: Vec<_> = std::fs::read_dir(&app.state.data_dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// An editor's crawl source asks for at most the operator's `crawl.max_pages`, and a site has at most
+/// `crawl.max_sources_per_site` sources.
+#[tokio::test]
+async fn crawl_sources_are_bounded_by_the_operators_limits() {
+    let mut config = test_config();
+    config.crawl.allow_http = true;
+    config.crawl.allow_private_networks = true;
+    config.crawl.max_pages = 50;
+    config.crawl.max_sources_per_site = 2;
+    let app = spawn_app_with(config).await;
+    let site = app.create_site(Tier::Pro).await.0.id;
+    let (cookie, csrf) = user(&app, "editor@example.com", site, SiteRole::Editor).await;
+    let sources = format!("/console/sites/{site}/knowledge/sources");
+    let add = |url: &'static str, pages: &'static str| {
+        let (app, sources, cookie, csrf) = (&app, sources.clone(), cookie.clone(), csrf.clone());
+        async move { post_form(app, &sources, Some(&cookie), Some(&app.base), &[("csrf", &csrf), ("url", url), ("max_pages", pages), ("every", "")]).await }
+    };
+    let over = add("http://127.0.0.1:9/a/", "100000").await;
+    assert_eq!(over.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(over.text().await.unwrap().contains("1 – 50"), "the limit is named");
+    assert_eq!(app.count("SELECT count(*) FROM crawl_sources", []), 0);
+    assert_eq!(add("http://127.0.0.1:9/a/", "50").await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(add("http://127.0.0.1:9/b/", "").await.status(), StatusCode::SEE_OTHER);
+    let third = add("http://127.0.0.1:9/c/", "").await;
+    assert_eq!(third.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(third.text().await.unwrap().contains("remove a source first"));
+    assert_eq!(app.count("SELECT count(*) FROM crawl_sources", []), 2);
+    // Changing an existing source is not a new one.
+    assert_eq!(add("http://127.0.0.1:9/b/", "10").await.status(), StatusCode::SEE_OTHER);
+}
+
 #[tokio::test]
 async fn hostile_titles_and_answers_are_escaped() {
     let app = spawn_app_with(test_config()).await;

@@ -153,7 +153,10 @@ async fn the_test_event_reaches_the_receiver_signed_and_a_new_secret_is_shown_on
     let tested = post(&app, &format!("{settings}/webhook/test"), &owner, &[]).await;
     assert_eq!(tested.status(), StatusCode::OK);
     let page = tested.text().await.unwrap();
-    assert!(page.contains("Test event sent") && page.contains("202 (") && page.contains("answered 202"), "{page}");
+    assert!(page.contains("Test event sent") && page.contains("202 ("), "{page}");
+    // The receiver is on loopback, a private network: its status and timing are shown, never its body
+    // ("answered 202"), which could be any internal service's answer.
+    assert!(!page.contains("answered 202") && page.contains("Not shown: the receiver is on a private network"), "{page}");
     let got = rx.wait_for(1, std::time::Duration::from_secs(5)).await;
     assert_eq!(got[0].json()["type"], "webhook.test");
     assert!(page.contains(&got[0].id()), "the page names the event it sent");

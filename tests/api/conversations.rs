@@ -7,17 +7,22 @@ use serde_json::{Value, json};
 use sitebot::domain::{SiteId, Tier};
 
 use crate::helpers::{TestApp, new_site, problem, spawn_app, spawn_app_with, with_webhook};
-use crate::knowledge::{ask, clinic, import_files};
+use crate::knowledge::{ask, ask_as, clinic, import_files};
 use crate::receiver::Receiver;
 
-async fn ask_in(app: &TestApp, site: SiteId, question: &str, conversation: Option<&str>) -> Value {
-    let mut body = json!({"question": question});
-    if let Some(c) = conversation {
-        body["conversationId"] = json!(c);
-    }
-    let resp = ask(app, site, body).await;
+/// Asks, continuing the conversation `(id, token)` when one is given.
+async fn ask_in(app: &TestApp, site: SiteId, question: &str, conversation: Option<(&str, &str)>) -> Value {
+    let resp = match conversation {
+        Some((id, token)) => ask_as(app, site, json!({"question": question, "conversationId": id}), token).await,
+        None => ask(app, site, json!({"question": question})).await,
+    };
     assert_eq!(resp.status(), 200);
     resp.json().await.unwrap()
+}
+
+/// The id and token of the conversation a first answer started.
+fn started(a: &Value) -> (String, String) {
+    (a["conversationId"].as_str().unwrap().to_owned(), a["conversationToken"].as_str().expect("a new conversation's token").to_owned())
 }
 
 async fn post(app: &TestApp, site: SiteId, path: &str, body: Value) -> reqwest::Response {
@@ -40,10 +45,10 @@ async fn a_follow_up_is_understood_with_the_previous_question() {
     let (mut with, mut without) = (0, 0);
     for (first, follow_up, source, phrase) in FOLLOW_UPS {
         let a = ask_in(&app, site.id, first, None).await;
-        let cid = a["conversationId"].as_str().expect("every answer names its conversation").to_owned();
+        let (cid, token) = started(&a);
         assert!(cid.starts_with("cnv_"), "{a}");
         assert_eq!(a["mode"], "extractive");
-        let b = ask_in(&app, site.id, follow_up, Some(&cid)).await;
+        let b = ask_in(&app, site.id, follow_up, Some((&cid, &token))).await;
         assert_eq!(b["conversationId"], cid.as_str(), "the follow-up stays in the conversation");
         let right = |v: &Value| v["sources"][0]["url"] == source && v["answer"].as_str().unwrap_or("").contains(phrase);
         with += right(&b) as usize;
@@ -60,9 +65,9 @@ async fn conversations_belong_to_one_site_and_are_bounded() {
     let (other, _) = app.create_site(Tier::Pro).await;
     import_files(&app, site.id, &clinic()).await;
     let a = ask_in(&app, site.id, "When is the clinic open?", None).await;
-    let cid = a["conversationId"].as_str().unwrap().to_owned();
-    // Another site cannot continue (or read) it; nor can a made-up id.
-    let foreign = ask(&app, other.id, json!({"question": "And on Saturdays?", "conversationId": cid})).await;
+    let (cid, token) = started(&a);
+    // Another site cannot continue (or read) it, even with its token; nor can a made-up id.
+    let foreign = ask_as(&app, other.id, json!({"question": "And on Saturdays?", "conversationId": cid}), &token).await;
     problem(foreign, 404, "conversation_not_found").await;
     let unknown = ask(&app, site.id, json!({"question": "Hi", "conversationId": "cnv_01JB8X3M6F9K2Q4R7T0V5W1Y2Z"})).await;
     problem(unknown, 404, "conversation_not_found").await;
@@ -71,7 +76,7 @@ async fn conversations_belong_to_one_site_and_are_bounded() {
     // 15 more questions: 32 turns asked, the last 20 kept, each at most 2,000 characters.
     let long = format!("{} parking?", "very ".repeat(300));
     for _ in 0..15 {
-        ask_in(&app, site.id, &long, Some(&cid)).await;
+        ask_in(&app, site.id, &long, Some((&cid, &token))).await;
     }
     let turns = app.count("SELECT count(*) FROM conversation_turns WHERE conversation_id = ?1", [&cid]);
     assert_eq!(turns, 20);
@@ -86,8 +91,9 @@ async fn a_lead_from_a_conversation_carries_its_transcript() {
     let (site, _) = app.create_site_with(with_webhook(new_site(Tier::Pro), &rx.url("/hook"))).await;
     import_files(&app, site.id, &clinic()).await;
     let a = ask_in(&app, site.id, "Is there parking?", None).await;
-    let cid = a["conversationId"].as_str().unwrap();
-    let resp = post(&app, site.id, "/v1/leads", json!({"email": "ada@example.com", "conversationId": cid})).await;
+    let (cid, token) = started(&a);
+    let cid = cid.as_str();
+    let resp = crate::leads::post_lead_as(&app, &site.id, &json!({"email": "ada@example.com", "conversationId": cid}), &token).await;
     assert_eq!(resp.status(), 202);
     app.deliver_until(|| rx.count() >= 1).await;
     let body = rx.wait_for(1, std::time::Duration::from_secs(5)).await[0].json();
@@ -98,8 +104,57 @@ async fn a_lead_from_a_conversation_carries_its_transcript() {
     assert_eq!(transcript[1]["role"], "assistant");
     assert_eq!(transcript[1]["text"], a["answer"]);
     let (other, _) = app.create_site(Tier::Pro).await;
-    let foreign = post(&app, other.id, "/v1/leads", json!({"email": "ada@example.com", "conversationId": cid})).await;
+    let foreign = crate::leads::post_lead_as(&app, &other.id, &json!({"email": "ada@example.com", "conversationId": cid}), &token).await;
     problem(foreign, 404, "conversation_not_found").await;
+}
+
+/// A conversation id is in webhooks, logs and the console: on its own it neither continues the
+/// conversation nor attaches its transcript to a lead. Only its token does.
+#[tokio::test]
+async fn a_conversation_id_without_its_token_opens_nothing() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    import_files(&app, site.id, &clinic()).await;
+    let a = ask_in(&app, site.id, "When is the clinic open?", None).await;
+    let (cid, token) = started(&a);
+    let turns = || app.count("SELECT count(*) FROM conversation_turns WHERE conversation_id = ?1", [&cid]);
+    assert_eq!(turns(), 2);
+    let wrong = "cvt_".to_owned() + &"A".repeat(43);
+    for resp in [
+        ask(&app, site.id, json!({"question": "And on Saturdays?", "conversationId": cid})).await,
+        ask_as(&app, site.id, json!({"question": "And on Saturdays?", "conversationId": cid}), &wrong).await,
+        ask_as(&app, site.id, json!({"question": "And on Saturdays?", "conversationId": cid}), "").await,
+    ] {
+        problem(resp, 404, "conversation_not_found").await;
+    }
+    let streamed = app
+        .client
+        .post(app.url("/v1/query/stream"))
+        .header("X-Site-Id", site.id.to_string())
+        .json(&json!({"question": "And on Saturdays?", "conversationId": cid}))
+        .send()
+        .await
+        .unwrap();
+    problem(streamed, 404, "conversation_not_found").await;
+    assert_eq!(turns(), 2, "nothing was added to the conversation");
+    // A lead naming the conversation without its token is refused, and nothing is stored.
+    for resp in [
+        crate::leads::post_lead(&app, &site.id, &json!({"email": "eve@example.com", "conversationId": cid})).await,
+        crate::leads::post_lead_as(&app, &site.id, &json!({"email": "eve@example.com", "conversationId": cid}), &wrong).await,
+    ] {
+        problem(resp, 404, "conversation_not_found").await;
+    }
+    assert_eq!(app.count("SELECT count(*) FROM leads WHERE site_id = ?1", [site.id.to_string()]), 0);
+    // With the token both work, and the transcript is the conversation's.
+    let b = ask_in(&app, site.id, "And on Saturdays?", Some((&cid, &token))).await;
+    assert_eq!(b["conversationId"], cid.as_str());
+    assert_eq!(turns(), 4);
+    let lead = crate::leads::post_lead_as(&app, &site.id, &json!({"email": "ada@example.com", "conversationId": cid}), &token).await;
+    assert_eq!(lead.status(), 202);
+    let id = lead.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let site_id = site.id;
+    let stored = app.state.store.run(move |s| s.site(site_id).leads().get(&id)).await.unwrap();
+    assert_eq!(stored.lead.transcript.map(|t| t.len()), Some(4), "the whole conversation goes with the lead");
 }
 
 #[tokio::test]

@@ -40,7 +40,7 @@ async fn server_with_source(web: &Website, max_pages: usize, every: Duration) ->
     let url = web.url("/");
     let options = SourceOptions { max_pages, max_depth: None, include: vec![], exclude: vec![] };
     let (s, u) = (app.state.store.clone(), url.clone());
-    app.state.store.run(move |_| s.site(site).crawl().register(&u, &options, Some(every))).await.unwrap();
+    app.state.store.run(move |_| s.site(site).crawl().register(&u, &options, Some(every), 20)).await.unwrap();
     (app, site, url)
 }
 
@@ -109,7 +109,7 @@ async fn a_crawl_retries_throttled_pages_paces_by_crawl_delay_and_obeys_its_robo
     config.allow_private_networks = true;
     let options = SourceOptions { max_pages: 100, max_depth: None, include: vec![], exclude: vec![] };
     let start = url::Url::parse(&web.url("/")).unwrap();
-    app.state.store.site(site.id).crawl().register(start.as_str(), &options, None).unwrap();
+    app.state.store.site(site.id).crawl().register(start.as_str(), &options, None, 20).unwrap();
     let summary = sitebot::crawl::crawl(&app.state.store, &app.state.knowledge, &config, site.id, &start, &options, &|_| {}).await.unwrap();
     assert_eq!((summary.imported, summary.failed.len()), (3, 0), "{summary:?}");
     assert_eq!(web.requests_to("/nope"), 0);

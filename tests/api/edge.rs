@@ -65,8 +65,8 @@ async fn http2_and_http1_are_both_served_over_tls() {
     assert_eq!(ready["status"], "ready");
 }
 
-/// HTTP/2 connections give their frame buffers back while idle (vendor/h2/PATCHED.md) and send every
-/// response header unindexed with a `Date` of the server's own: a connection must still carry responses
+/// HTTP/2 connections send every response header unindexed with a `Date` of the server's own: a
+/// connection must still carry responses
 /// larger than a buffer, many at once, and more after a pause, each byte for byte what HTTP/1.1 gets.
 #[tokio::test]
 async fn one_http2_connection_carries_large_concurrent_and_resumed_exchanges() {

@@ -36,6 +36,7 @@ async fn post(app: &TestApp, site: SiteId, path: &str, body: Value) -> reqwest::
 async fn fill(app: &TestApp, site: SiteId, email: &str) -> String {
     let answer = ask_ok(app, site, "When is the clinic open?").await;
     let conversation = answer["conversationId"].as_str().unwrap().to_owned();
+    let token = answer["conversationToken"].as_str().unwrap().to_owned();
     let qid = answer["id"].as_str().unwrap().to_owned();
     assert_eq!(post(app, site, "/v1/feedback", json!({"queryId": qid, "rating": "down", "comment": "too short"})).await.status(), 202);
     let ev = json!({"type": "widget_opened", "sessionId": "s-1", "url": "https://clinic.example/"});
@@ -45,6 +46,7 @@ async fn fill(app: &TestApp, site: SiteId, email: &str) -> String {
         .post(app.url("/v1/leads"))
         .header("X-Site-Id", site.to_string())
         .header("Idempotency-Key", format!("k-{site}-{email}"))
+        .header("X-Conversation-Token", token)
         .json(&json!({"email": email, "name": "Ada", "conversationId": conversation}))
         .send()
         .await

@@ -182,7 +182,10 @@ async fn the_prompt_holds_the_question_the_passages_and_the_conversation_and_not
     model.set(hours);
     let first = ask_json(&app, site, json!({"question": "When are you open?"})).await;
     let cid = first["conversationId"].as_str().unwrap();
-    let follow = ask_json(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await;
+    let token = first["conversationToken"].as_str().unwrap();
+    let follow = crate::knowledge::ask_as(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid}), token).await;
+    assert_eq!(follow.status(), 200);
+    let follow: Value = follow.json().await.unwrap();
     assert_eq!(follow["mode"], "generative");
     let body = model.calls().last().unwrap().body.clone();
     let prompt = system_prompt(&body);

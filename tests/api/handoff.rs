@@ -14,7 +14,7 @@ use sitebot::store::users::Grant;
 
 use crate::console::{PASSWORD, add_user, audit_actions, csrf_of, post_form, session_cookie};
 use crate::helpers::{TestApp, new_site, problem, spawn_app, spawn_app_with, test_config, with_webhook};
-use crate::knowledge::{ask, clinic, import_files};
+use crate::knowledge::{ask, ask_as, clinic, import_files};
 use crate::receiver::Receiver;
 
 /// An SSE event as a client reads it: (id, event, data).
@@ -179,7 +179,7 @@ async fn a_conversation_is_reached_only_with_its_token_and_never_from_another_si
     let (cid, token) = converse(&app, site).await;
     assert!(token.starts_with("cvt_") && token.len() == 47, "{token}");
     // Only the first answer carries it; the stream's `done` of a new conversation does too.
-    let follow: Value = ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.json().await.unwrap();
+    let follow: Value = ask_as(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid}), &token).await.json().await.unwrap();
     assert!(follow.get("conversationToken").is_none(), "{follow}");
     let streamed = app
         .client
@@ -216,6 +216,30 @@ async fn a_conversation_is_reached_only_with_its_token_and_never_from_another_si
     problem(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "hello?"}))).await, 409, "handoff_inactive").await;
     let bad = problem(events(&app, site, &cid, Some(&token), Some("seven")).await, 422, "validation_failed").await;
     assert_eq!(bad["errors"][0]["field"], "Last-Event-ID");
+}
+
+/// One session holds at most `MAX_STREAMS_PER_SESSION` live inbox streams at once: the next is a
+/// readable 429 page, while another person's session still opens theirs.
+#[tokio::test]
+async fn a_session_holds_a_bounded_number_of_inbox_streams() {
+    use sitebot::console::inbox::MAX_STREAMS_PER_SESSION;
+    let app = spawn_app().await;
+    let site = open_site(&app).await;
+    let ada = staff(&app, "ada@example.com", site, SiteRole::Editor, "Ada").await;
+    let mut open = Vec::new();
+    for _ in 0..MAX_STREAMS_PER_SESSION {
+        let resp = app.client.get(app.url(&format!("/console/sites/{site}/inbox/events"))).header("Cookie", &ada.cookie).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        open.push(resp);
+    }
+    let refused = app.client.get(app.url(&format!("/console/sites/{site}/inbox/events"))).header("Cookie", &ada.cookie).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(refused.text().await.unwrap().contains("Close another tab with the inbox"));
+    let bob = staff(&app, "bob@example.com", site, SiteRole::Editor, "Bob").await;
+    let theirs = app.client.get(app.url(&format!("/console/sites/{site}/inbox/events"))).header("Cookie", &bob.cookie).send().await.unwrap();
+    assert_eq!(theirs.status(), StatusCode::OK, "another session is not affected");
+    drop(open);
 }
 
 #[tokio::test]
@@ -318,7 +342,7 @@ async fn a_person_takes_over_replies_and_hands_back_and_everything_said_reaches_
     assert_eq!(waiting["state"], "waiting");
     // Asking twice changes nothing; the assistant does not answer while a person is awaited.
     assert_eq!(visitor_post(&app, site, &cid, Some(&token), "handoff", None).await.status(), StatusCode::ACCEPTED);
-    problem(ask(&app, site, json!({"question": "Anyone there?", "conversationId": cid})).await, 409, "handoff_active").await;
+    problem(ask_as(&app, site, json!({"question": "Anyone there?", "conversationId": cid}), &token).await, 409, "handoff_active").await;
     let hostile = "<img src=x onerror=alert(1)> still there?";
     assert_eq!(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": hostile}))).await.status(), StatusCode::ACCEPTED);
     let (_, mine) = visitor.expect("message").await;
@@ -359,11 +383,11 @@ async fn a_person_takes_over_replies_and_hands_back_and_everything_said_reaches_
 
     assert_eq!(ada.act(&app, site, &cid, "hand-back", &[]).await.status(), StatusCode::SEE_OTHER);
     assert_eq!(visitor.expect("state").await.1["state"], "handed_back");
-    assert_eq!(ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.status(), 200, "the assistant answers again");
+    assert_eq!(ask_as(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid}), &token).await.status(), 200, "the assistant answers again");
     problem(visitor_post(&app, site, &cid, Some(&token), "messages", Some(json!({"text": "hello?"}))).await, 409, "handoff_inactive").await;
 
     // The lead carries the whole transcript, the human turns with the person's name.
-    let lead = crate::leads::post_lead(&app, &site, &json!({"email": "visitor@example.com", "conversationId": cid})).await;
+    let lead = crate::leads::post_lead_as(&app, &site, &json!({"email": "visitor@example.com", "conversationId": cid}), &token).await;
     assert_eq!(lead.status(), 202);
     app.deliver_until(|| rx.requests().len() >= 2).await;
     let got = rx.requests();
@@ -502,9 +526,11 @@ async fn nobody_joining_within_the_wait_is_missed_and_the_lead_carries_what_was_
     assert_eq!(missed["state"], "missed");
     println!("a 1 s wait ended with `missed` after {:?}", requested.elapsed());
     // Back to the assistant; the contact form's lead carries the question, the answer and the message.
-    assert_eq!(ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.status(), 200);
+    assert_eq!(ask_as(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid}), &token).await.status(), 200);
     assert_eq!(ada.act(&app, site, &cid, "take", &[]).await.status(), StatusCode::CONFLICT, "too late to take");
-    let id = crate::leads::accepted(&app, &site, &json!({"email": "v@example.com", "conversationId": cid})).await;
+    let lead = crate::leads::post_lead_as(&app, &site, &json!({"email": "v@example.com", "conversationId": cid}), &token).await;
+    assert_eq!(lead.status(), 202);
+    let id = lead.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
     let lead = app.state.store.run(move |s| s.site(site).leads().get(&id)).await.unwrap();
     let texts: Vec<String> = lead.lead.transcript.unwrap().into_iter().map(|t| t.text).collect();
     assert_eq!(texts.first().map(String::as_str), Some("When is the clinic open?"));
@@ -547,7 +573,7 @@ async fn the_visitor_cancels_the_wait_and_the_assistant_answers_again() {
     let (id, closed) = visitor.expect("state").await;
     assert_eq!((closed["state"].as_str(), id.as_str()), (Some("closed"), body["eventId"].as_str().unwrap()));
     assert!(app.state.store.run(move |s| s.site(site).handoff().inbox()).await.unwrap().is_empty(), "no longer in the inbox");
-    assert_eq!(ask(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid})).await.status(), 200, "the assistant answers again");
+    assert_eq!(ask_as(&app, site, json!({"question": "And on Saturdays?", "conversationId": cid}), &token).await.status(), 200, "the assistant answers again");
     assert_eq!(ada.act(&app, site, &cid, "take", &[]).await.status(), StatusCode::CONFLICT, "nothing to take");
 }
 

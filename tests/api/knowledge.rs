@@ -57,6 +57,11 @@ pub async fn ask(app: &TestApp, site: SiteId, body: Value) -> reqwest::Response 
     app.client.post(app.url("/v1/query")).header("X-Site-Id", site.to_string()).json(&body).send().await.unwrap()
 }
 
+/// `ask` with a conversation's token, as a question that continues it needs.
+pub async fn ask_as(app: &TestApp, site: SiteId, body: Value, token: &str) -> reqwest::Response {
+    app.client.post(app.url("/v1/query")).header("X-Site-Id", site.to_string()).header("X-Conversation-Token", token).json(&body).send().await.unwrap()
+}
+
 pub async fn ask_ok(app: &TestApp, site: SiteId, question: &str) -> Value {
     let resp = ask(app, site, json!({"question": question})).await;
     assert_eq!(resp.status(), 200);

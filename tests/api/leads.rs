@@ -11,6 +11,11 @@ pub async fn post_lead(app: &TestApp, site: &SiteId, body: &serde_json::Value) -
     app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.to_string()).json(body).send().await.unwrap()
 }
 
+/// `post_lead` with a conversation's token, as a lead that attaches its transcript needs.
+pub async fn post_lead_as(app: &TestApp, site: &SiteId, body: &serde_json::Value, token: &str) -> reqwest::Response {
+    app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.to_string()).header("X-Conversation-Token", token).json(body).send().await.unwrap()
+}
+
 /// Posts a lead and returns its id, asserting the 202.
 pub async fn accepted(app: &TestApp, site: &SiteId, body: &serde_json::Value) -> String {
     let resp = post_lead(app, site, body).await;

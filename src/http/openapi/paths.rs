@@ -48,7 +48,8 @@ pub(super) fn paths() -> Map<String, Value> {
                 "security": tenant_security(),
                 "parameters": [
                     {"$ref": "#/components/parameters/XSiteId"},
-                    {"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}}
+                    {"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
+                    continue_token()
                 ],
                 "requestBody": json_body("LeadRequest")
             }))}),
@@ -114,10 +115,17 @@ pub(super) fn paths() -> Map<String, Value> {
     p
 }
 
+/// `X-Conversation-Token` where a body may name a conversation: needed only with `conversationId`.
+fn continue_token() -> Value {
+    json!({"name": "X-Conversation-Token", "in": "header", "required": false, "schema": {"type": "string", "maxLength": 100},
+        "description": "The conversation's secret (`cvt_...`), given once as `conversationToken` with its first answer. Required with \
+            `conversationId`: without it or with a wrong one the answer is 404 `conversation_not_found` and nothing is added to the \
+            conversation; the conversation id alone is not a credential."})
+}
+
 /// `/v1/query` and `/v1/query/stream`.
 fn query_paths(p: &mut Map<String, Value>) {
-    let extra =
-        || json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}], "requestBody": json_body("QueryRequest")});
+    let extra = || json!({"security": tenant_security(), "parameters": [{"$ref": "#/components/parameters/XSiteId"}, continue_token()], "requestBody": json_body("QueryRequest")});
     p.insert(
         "/v1/query".into(),
         json!({"post": operation("query", "query", "Ask a question",

@@ -141,7 +141,7 @@ pub(super) fn components() -> Value {
                     "message": {"type": ["string", "null"], "maxLength": 5000},
                     "pageUrl": {"type": ["string", "null"], "format": "uri", "maxLength": 2048},
                     "conversationId": {"type": ["string", "null"], "pattern": prefixed_ulid_pattern("cnv_"),
-                        "description": "The widget conversation before the visitor asked for a person: the `lead.captured` event then carries its `transcript`. Another site's conversation is 404 `conversation_not_found`."}
+                        "description": "The widget conversation before the visitor asked for a person: the `lead.captured` event then carries its `transcript`. Needs the conversation's token in `X-Conversation-Token`; without it, with a wrong one or for another site's conversation, 404 `conversation_not_found` and no lead is stored."}
                 }
             },
             "LeadAccepted": {
@@ -175,7 +175,7 @@ pub(super) fn components() -> Value {
                     "scoreThreshold": {"type": ["number", "null"], "minimum": 0, "maximum": 1, "description": "Drop sources scoring below this, exactly; when absent, the server's `knowledge.min_score` (0.25 by default) applies"},
                     "lang": {"anyOf": [lang_schema("BCP 47 tag for the answer's language; default: the question's language when detected confidently, else the site's"), {"type": "null"}]},
                     "conversationId": {"type": ["string", "null"], "pattern": prefixed_ulid_pattern("cnv_"),
-                        "description": "Continue this conversation: a short question is understood with its previous one. Another site's conversation is 404 `conversation_not_found`; without it a new conversation starts."}
+                        "description": "Continue this conversation: a short question is understood with its previous one. Needs the conversation's token in `X-Conversation-Token`; without it, with a wrong one or for another site's conversation, 404 `conversation_not_found`. Without `conversationId` a new conversation starts."}
                 }
             },
             "WidgetConfig": {

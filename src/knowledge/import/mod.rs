@@ -81,6 +81,17 @@ pub struct ImportReport {
     pub failed: Vec<Failure>,
 }
 
+impl ImportReport {
+    /// Adds the report of a later import (of other files) to this one.
+    pub fn add(&mut self, other: ImportReport) {
+        self.documents += other.documents;
+        self.chunks += other.chunks;
+        self.skipped += other.skipped;
+        self.deleted += other.deleted;
+        self.failed.extend(other.failed);
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     #[error(transparent)]
