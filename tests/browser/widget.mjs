@@ -559,8 +559,10 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
   await c.route(`${API}/events`, (r) => { const b = r.request().postDataJSON(); events.push(...b.events); return r.fulfill(json(202, { accepted: b.events.length })); });
   const script = [];
   const bodies = [];
+  const tokens = [];
   await c.route(`${API}/query/stream`, (r) => {
     bodies.push(r.request().postDataJSON());
+    tokens.push(r.request().headers()['x-conversation-token'] || null);
     const next = script.shift();
     return next === 'abort' ? r.abort('internetdisconnected') : r.fulfill(next);
   });
@@ -601,7 +603,7 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
   await check('mocked full stream: multi-line tokens, untrusted titles as text, citations with and without url', async () => {
     script.push(sse([
       ['token', 'Line one\nline two '], ['token', 'see [1] and [2'], ['token', '] or [9].'],
-      ['done', JSON.stringify({ id: 'qry_mock1', resolved: false, lang: 'en', conversationId: 'cnv_mock1', mode: 'extractive', latencyMs: 3,
+      ['done', JSON.stringify({ id: 'qry_mock1', resolved: false, lang: 'en', conversationId: 'cnv_mock1', conversationToken: 'cvt_mock1', mode: 'extractive', latencyMs: 3,
         sources: [{ title: '<img src=x onerror="window.pwned=1">Hours', url: 'https://clinic.example/hours', snippet: 's', score: 0.9 },
           { title: 'No link <b>here</b>', url: null, snippet: 's', score: 0.5 }] })],
     ]));
@@ -625,11 +627,12 @@ await check('phone 375x667: the panel fits the screen, stays usable with the on-
     eq(await m.locator('[part~="lead-open"]:visible').count(), 0, 'contact offer although leadForm is false');
   });
 
-  await check('mocked conversation: the next question sends conversationId; feedback posts and presses', async () => {
+  await check('mocked conversation: the next question sends conversationId with its token; feedback posts and presses', async () => {
     script.push(sse([['token', 'Sundays closed.'], ['done', JSON.stringify({ id: 'qry_mock2', sources: [], resolved: true, lang: 'en', conversationId: 'cnv_mock1' })]]));
     await ask(p, 'And on Sundays?');
     await last().locator('[part~="feedback-down"]').waitFor();
     eq(bodies.at(-1), { question: 'And on Sundays?', conversationId: 'cnv_mock1' }, 'follow-up body');
+    eq(tokens.at(-1), 'cvt_mock1', 'follow-up X-Conversation-Token');
     await last().locator('[part~="feedback-down"]').click();
     await until(async () => (await last().locator('[part~="feedback-down"]').getAttribute('aria-pressed')) === 'true', 'aria-pressed');
     eq(feedback.at(-1), { queryId: 'qry_mock2', rating: 'down' }, 'feedback body');
