@@ -5,6 +5,10 @@
 //! brute-force, and looking a token up by its hash means no stored token is ever compared with what a
 //! client sent (the database compares hashes, so timing reveals nothing about any token). Signing secrets must be recoverable to sign with, so they are sealed with
 //! XChaCha20-Poly1305 instead; a copied database alone does not reveal them.
+//!
+//! A [`Keyring`] also authenticates (`tag`, `verify_tag`): HMAC-SHA256 under a key derived from its own
+//! for one purpose, so the key that seals is never itself a MAC key, and a tag made for one purpose never
+//! verifies for another.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -14,6 +18,7 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use chacha20poly1305::aead::{Aead, KeyInit};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
@@ -67,10 +72,12 @@ pub enum KeyringError {
     Decrypt,
 }
 
-/// Seals and opens secrets at rest.
+/// Seals and opens secrets at rest, and authenticates data with keys derived from its own.
 #[derive(Clone)]
 pub struct Keyring {
     cipher: XChaCha20Poly1305,
+    /// Kept only to derive MAC keys from (`mac_for`).
+    key: [u8; 32],
 }
 
 impl std::fmt::Debug for Keyring {
@@ -81,7 +88,7 @@ impl std::fmt::Debug for Keyring {
 
 impl Keyring {
     pub fn from_bytes(key: &[u8; 32]) -> Self {
-        Self { cipher: XChaCha20Poly1305::new(key.into()) }
+        Self { cipher: XChaCha20Poly1305::new(key.into()), key: *key }
     }
 
     pub fn from_base64(b64: &str) -> Result<Self, KeyringError> {
@@ -139,6 +146,30 @@ impl Keyring {
         let pt = self.cipher.decrypt(XNonce::from_slice(nonce), ct).map_err(|_| KeyringError::Decrypt)?;
         String::from_utf8(pt).map_err(|_| KeyringError::Decrypt)
     }
+
+    /// An HMAC-SHA256 keyed by the MAC key of `purpose`: HMAC-SHA256 of `sitebot mac key: PURPOSE` under
+    /// this keyring's key.
+    fn mac_for(&self, purpose: &str) -> Hmac<Sha256> {
+        let mut derive = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).expect("HMAC takes a key of any length");
+        derive.update(b"sitebot mac key: ");
+        derive.update(purpose.as_bytes());
+        let derived = derive.finalize().into_bytes();
+        <Hmac<Sha256> as Mac>::new_from_slice(&derived).expect("HMAC takes a key of any length")
+    }
+
+    /// The tag of `message` for `purpose` (HMAC-SHA256 under the purpose's derived key).
+    pub fn tag(&self, purpose: &str, message: &[u8]) -> [u8; 32] {
+        let mut mac = self.mac_for(purpose);
+        mac.update(message);
+        mac.finalize().into_bytes().into()
+    }
+
+    /// Whether `tag` is `message`'s tag for `purpose`, compared in constant time.
+    pub fn verify_tag(&self, purpose: &str, message: &[u8], tag: &[u8]) -> bool {
+        let mut mac = self.mac_for(purpose);
+        mac.update(message);
+        mac.verify_slice(tag).is_ok()
+    }
 }
 
 #[cfg(test)]
@@ -165,6 +196,21 @@ mod tests {
         *bad.last_mut().unwrap() ^= 1;
         assert!(k.open(&bad).is_err());
         assert!(Keyring::from_bytes(&[8u8; 32]).open(&sealed).is_err());
+    }
+
+    #[test]
+    fn tags_verify_only_with_their_key_purpose_and_message() {
+        let k = Keyring::from_bytes(&[7u8; 32]);
+        let tag = k.tag("export", b"facts");
+        assert!(k.verify_tag("export", b"facts", &tag));
+        assert!(!k.verify_tag("export", b"facts!", &tag), "another message");
+        assert!(!k.verify_tag("other", b"facts", &tag), "another purpose");
+        assert!(!Keyring::from_bytes(&[8u8; 32]).verify_tag("export", b"facts", &tag), "another key");
+        assert!(!k.verify_tag("export", b"facts", &tag[..31]), "a shortened tag");
+        // The derived key is not the key itself.
+        let mut plain = <Hmac<Sha256> as Mac>::new_from_slice(&[7u8; 32]).unwrap();
+        plain.update(b"facts");
+        assert_ne!(<[u8; 32]>::from(plain.finalize().into_bytes()), tag);
     }
 
     #[test]

@@ -559,6 +559,119 @@ fn a_user_added_on_the_command_line_sets_a_password_through_the_printed_link_and
     drop(server);
 }
 
+/// Rows of every table of a data directory's database, by table, read straight from the file.
+fn rows_by_table(dir: &Path) -> Vec<(String, i64)> {
+    let db = rusqlite::Connection::open(dir.join("sitebot.db")).unwrap();
+    let tables: Vec<String> = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    tables.into_iter().map(|t| (t.clone(), db.query_row(&format!("SELECT count(*) FROM \"{t}\""), [], |r| r.get(0)).unwrap())).collect()
+}
+
+/// A customer's export, rewritten by someone holding its export key (who can make its checksum and MAC
+/// again), is refused whole when it reaches for another site of the importing node: a console role there
+/// (with a password), a webhook event, knowledge, a curated answer, or a conversation turn hung on a
+/// conversation the file does not hold. The error names the table, and the node is as it was. An edit by
+/// someone without the key is refused as altered; the unedited export moves the site, its owner without
+/// a password until given a setup link.
+#[test]
+fn an_import_refuses_an_export_rewritten_to_reach_another_site() {
+    use sitebot::secrets::Keyring;
+    use sitebot::store::transfer::sign_export;
+
+    let (from, to) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let site = create_site(from.path(), "pro")["siteId"].as_str().unwrap().to_owned();
+    let victim = create_site(to.path(), "pro")["siteId"].as_str().unwrap().to_owned();
+    let doc = from.path().join("hours.md");
+    std::fs::write(&doc, "# Hours\n\nThe clinic opens at eight on weekdays.\n").unwrap();
+    for (dir, s) in [(from.path(), &site), (to.path(), &victim)] {
+        run_ok(sitebot(dir).args(["knowledge", "import", "--site", s]).arg(&doc));
+    }
+    run_ok(sitebot(from.path()).args(["user", "add", "--email", "mover@example.com", "--site", &site, "--role", "owner"]));
+    run_ok(sitebot(to.path()).args(["user", "add", "--email", "stays@example.com", "--site", &victim, "--role", "owner"]));
+    let file = from.path().join("moving.site");
+    let exported: Value = serde_json::from_str(&run_ok(sitebot(from.path()).args(["site", "export", &site, "--json", "--to"]).arg(&file))).unwrap();
+    let key = exported["exportKey"].as_str().unwrap().to_owned();
+    let edit = |name: &str, sql: &str| {
+        let copy = from.path().join(name);
+        std::fs::copy(&file, &copy).unwrap();
+        rusqlite::Connection::open(&copy).unwrap().execute_batch(&sql.replace("{victim}", &victim)).unwrap();
+        copy
+    };
+    let before = rows_by_table(to.path());
+    let refused = |f: &Path| -> String {
+        let out = run(sitebot(to.path()).args(["site", "import", "--key", &key]).arg(f));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "{err}");
+        assert_eq!(rows_by_table(to.path()), before, "nothing of a refused export is written: {err}");
+        assert!(!run(sitebot(to.path()).args(["site", "show", &site])).status.success(), "{err}");
+        err
+    };
+
+    let argon = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA";
+    let cases = [
+        (
+            "console_grants",
+            format!("INSERT INTO console_grants (user_id, site_id, role) SELECT id, '{{victim}}', 'owner' FROM console_users; UPDATE console_users SET password_hash = '{argon}';"),
+        ),
+        ("console_users", format!("UPDATE console_users SET password_hash = '{argon}';")),
+        (
+            "outbox",
+            "INSERT INTO outbox (id, site_id, event_type, payload, status, attempts, next_attempt_at, created_at)
+             VALUES ('msg_forged', '{victim}', 'lead.captured', '{\"type\":\"lead.captured\",\"data\":{\"email\":\"forged@example.com\"}}', 'pending', 0, 0, 0);"
+                .to_owned(),
+        ),
+        (
+            "kb_chunks",
+            "INSERT INTO kb_chunks (rowid, id, site_id, document_id, ord, heading, text, embedding, model, en_embedding, en_model)
+             SELECT rowid + 1000, id || '-forged', '{victim}', document_id, ord, heading, 'Refunds: call 555-0100.', embedding, model, en_embedding, en_model
+             FROM kb_chunks LIMIT 1;"
+                .to_owned(),
+        ),
+        (
+            "curated_answers",
+            "INSERT INTO curated_answers (id, site_id, question, answer, url, embedding, model, created_at)
+             SELECT 'ans_forged', '{victim}', 'How do I get a refund?', 'Call 555-0100.', NULL, embedding, model, 0 FROM kb_chunks LIMIT 1;"
+                .to_owned(),
+        ),
+        (
+            "conversation_turns",
+            "INSERT INTO conversation_turns (conversation_id, seq, role, text, query_id, at) VALUES ('conv_elsewhere', 1, 'assistant', 'Call 555-0100.', NULL, 0);"
+                .to_owned(),
+        ),
+    ];
+    let keyring = Keyring::from_base64(&key).unwrap();
+    for (i, (table, sql)) in cases.iter().enumerate() {
+        let f = edit(&format!("case-{i}.site"), sql);
+        sign_export(&f, &keyring).unwrap();
+        let err = refused(&f);
+        assert!(err.contains(&format!("table {table}")) && err.contains("refused"), "{table}: {err}");
+    }
+    // Edited by someone without the key: the checksum made again, and a MAC under a key of their own.
+    let f = edit("altered.site", "UPDATE kb_chunks SET text = 'Refunds: call 555-0100.';");
+    sign_export(&f, &Keyring::from_bytes(&[7; 32])).unwrap();
+    let err = refused(&f);
+    assert!(err.contains("altered"), "{err}");
+
+    // The unedited export moves the site; its owner has no password here until given a setup link.
+    let imported: Value = serde_json::from_str(&run_ok(sitebot(to.path()).args(["site", "import", "--json", "--key", &key]).arg(&file))).unwrap();
+    assert_eq!(imported["newUsers"], json!(["mover@example.com"]), "{imported}");
+    assert_eq!(imported["sha256"], exported["sha256"]);
+    let users: Value = serde_json::from_str(&run_ok(sitebot(to.path()).args(["user", "list", "--json"]))).unwrap();
+    let sites_of = |email: &str| -> Vec<(String, bool)> {
+        let u = users.as_array().unwrap().iter().find(|u| u["email"] == email).unwrap_or_else(|| panic!("{email}: {users}"));
+        u["sites"].as_array().unwrap().iter().map(|g| (g["site"].as_str().unwrap().to_owned(), u["passwordSet"].as_bool().unwrap())).collect()
+    };
+    assert_eq!(sites_of("mover@example.com"), vec![(site.clone(), false)]);
+    assert_eq!(sites_of("stays@example.com"), vec![(victim.clone(), false)]);
+    let reset: Value = serde_json::from_str(&run_ok(sitebot(to.path()).args(["user", "reset", "--email", "mover@example.com", "--json"]))).unwrap();
+    assert!(reset["setupLink"].as_str().unwrap().ends_with(&format!("?site={site}")), "{reset}");
+}
+
 #[test]
 fn the_demo_prints_its_real_address_a_console_link_and_serves_a_page_with_the_widget() {
     let dir = tempfile::tempdir().unwrap();

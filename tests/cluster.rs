@@ -18,6 +18,8 @@
 //! (b) **A tenant moves** from B to C while its leads and questions flow through HAProxy: `site export`
 //!     on B, `site import` on C, `set map`, then `site delete` on B. Every lead that got 202 is on C, every
 //!     other got a 503 with `Retry-After`, no question failed, and every accepted lead reached the receiver.
+//!     The site's owner moves with their role but not their password (an export never carries one): the
+//!     import names them, C's operator runs `user reset`, and they set a password through HAProxy.
 //!
 //! Vertical content (landing pages) is loaded on each node by the CLI and answers through HAProxy from
 //! every node, C included (it came with A's database).
@@ -443,7 +445,7 @@ async fn console_sign_ins_reach_the_node(pki: &Pki, lb: &Balancer, node: &Node, 
     }
 }
 
-/// The password b1's owner sets on B and signs in with on C, after the move.
+/// The password b1's owner sets on B, and again on C through a setup link after the move.
 const MOVER_PASSWORD: &str = "a moving owner's long passphrase";
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
@@ -626,6 +628,7 @@ async fn cluster() {
         count(o, |x| matches!(x, Outcome::Answered)),
     );
     assert_eq!(imported["sha256"], exported["sha256"]);
+    assert_eq!(imported["newUsers"], serde_json::json!([mover]), "b1's owner has no account on C yet: {imported}");
 
     // Drained: the old node forgets the tenant; the new one serves it.
     run(cli(&b.dir, &pki).args(["site", "delete", &b1, "--yes"])).await;
@@ -642,9 +645,20 @@ async fn cluster() {
         .await
         .unwrap();
     assert!(answer["answer"].as_str().unwrap_or_default().contains("350 euros"), "{answer}");
-    // b1's owner signs in through HAProxy with the password set on B, now on C, and sees b1 there.
+    // b1's owner moved without the password set on B: it does not sign in on C. C's operator gives them
+    // a setup link; they set a password through HAProxy, then sign in with it and see b1 there.
     let mut browser = Browser::new(&pki, &lb.base);
     let login = format!("/console/login?site={b1}");
+    assert_eq!(browser.open(&login, None).await.0, 200);
+    let (_, path, page) = browser.open(&login, Some(&[("email", mover), ("password", MOVER_PASSWORD)])).await;
+    assert_ne!(path, "/console/sites", "the password set on B signs in on C: {page}");
+    let reset = run(cli(&nc.dir, &pki).args(["user", "reset", "--email", mover, "--base-url", &lb.base, "--json"])).await;
+    let link = serde_json::from_str::<serde_json::Value>(&reset).unwrap()["setupLink"].as_str().unwrap().to_owned();
+    let mut browser = Browser::new(&pki, &lb.base);
+    assert_eq!(browser.open(&link, None).await.0, 200, "C's setup link through HAProxy");
+    let (status, path, _) = browser.open(&link, Some(&[("password", MOVER_PASSWORD), ("repeat", MOVER_PASSWORD)])).await;
+    assert_eq!((status, path.as_str()), (200, "/console/sites"), "b1's owner set a password on C");
+    let mut browser = Browser::new(&pki, &lb.base);
     assert_eq!(browser.open(&login, None).await.0, 200);
     let (status, path, page) = browser.open(&login, Some(&[("email", mover), ("password", MOVER_PASSWORD)])).await;
     assert_eq!((status, path.as_str()), (200, "/console/sites"), "b1's owner signs in on C: {page}");

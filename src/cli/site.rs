@@ -67,7 +67,8 @@ pub enum SiteCommand {
     /// Retry-After here), then write it with everything it owns to a file, its secrets sealed with an
     /// export key
     Export(super::transfer::ExportArgs),
-    /// Add a site exported from another node, verified by its checksum
+    /// Add a site exported from another node, verified by its MAC and checksum and refused whole if it
+    /// holds anything of another site; lists the console users new here, who need a setup link
     Import(super::transfer::ImportArgs),
     /// Serve a site marked as moving here again (a move abandoned)
     Unfreeze {

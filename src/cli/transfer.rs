@@ -4,7 +4,12 @@
 //!
 //! The export key is 32 random bytes in base64. An export makes one and prints it once unless given
 //! one (`--key` or, kept out of the process list, `SITEBOT_EXPORT_KEY`); the import needs the same key.
-//! The export file holds the site's webhook secrets sealed with it, never in clear.
+//! The export file holds the site's webhook secrets sealed with it, never in clear, and a MAC under a key
+//! derived from it, which the import verifies before it reads anything else.
+//!
+//! Console users move without their passwords: the import names those new to this node, and the
+//! operator gives each a setup link with `sitebot user reset --email ADDR` (e-mailed when `[email]` is
+//! configured), as for any new user.
 
 use std::path::{Path, PathBuf};
 
@@ -74,6 +79,16 @@ fn print(moved: &Moved, what: &str, json: bool, key: Option<&str>) -> anyhow::Re
     println!("{what} site {}: {} row(s), sha256 {}", moved.site_id, moved.rows.iter().map(|(_, n)| n).sum::<u64>(), moved.sha256);
     for (table, n) in &moved.rows {
         println!("  {table:<24} {n}");
+    }
+    if !moved.new_users.is_empty() {
+        println!(
+            "{} console user(s) of the site had no account on this node and have no password here yet; \
+             give each a setup link with `sitebot user reset --email ADDR`:",
+            moved.new_users.len()
+        );
+        for email in &moved.new_users {
+            println!("  {}", email.escape_debug());
+        }
     }
     if let Some(k) = key {
         println!("exportKey: {k}");

@@ -12,11 +12,18 @@
 //! **Secrets.** Webhook signing secrets are sealed with the node's master key; the export re-seals them
 //! with an export key (32 random bytes, given by the operator or made by the export and printed once),
 //! and the import re-seals them with the target's master key. No secret is ever on disk in clear.
-//! Bearer tokens and console passwords are stored only as hashes and move as they are.
+//! Bearer tokens are stored only as hashes and move as they are. Console users move with their roles on
+//! the site but without their password hash (nor an administrator's role): one with an account on the
+//! new node by the same e-mail keeps it, one new there sets a password through a setup link
+//! (`Moved::new_users` names them).
 //!
-//! **Integrity.** The export carries a SHA-256 over every exported value (table by table, row by row,
-//! each value with its type), checked before the import writes anything; the export key is checked by
-//! opening the sealed secrets, also before.
+//! **Integrity and authenticity.** The export carries a SHA-256 over every exported value (table by
+//! table, row by row, each value with its type) and an HMAC-SHA256 over the manifest's facts and that
+//! digest, keyed by a key derived from the export key (`Keyring::tag`): a file edited by someone without
+//! the key is refused as altered. An export file still comes from outside the node, and whoever holds
+//! its key can rewrite it, so the import also checks what it holds (`check`): only rows of the one site
+//! its manifest names, every child's parent in the file itself, console users without passwords or
+//! other roles. Every check runs before the import writes anything, and any fault refuses the whole file.
 //!
 //! **No acknowledged write lost.** `export` first marks the site as moving (`SiteStore::freeze`): every
 //! write of the site checks that mark inside its own transaction and is refused (`StoreError::Moving`,
@@ -35,8 +42,19 @@ use super::{OptionalRow, Result, Store, StoreError};
 use crate::domain::{SiteId, Timestamp};
 use crate::secrets::Keyring;
 
+mod check;
+
 /// The `format` an export names in its manifest.
-pub const FORMAT: &str = "sitebot-site-export/1";
+pub const FORMAT: &str = "sitebot-site-export/2";
+
+/// The format of exports written before they carried a MAC: refused, with what to do instead.
+const UNAUTHENTICATED_FORMAT: &str = "sitebot-site-export/1";
+
+/// The purpose the export's MAC key is derived for (`Keyring::tag`).
+const MAC_PURPOSE: &str = "sitebot-site-export/2 manifest";
+
+/// The manifest's facts the MAC covers, in this order; the last is the digest of the contents.
+const SIGNED_FACTS: &[&str] = &["format", "schema", "site_id", "moving_since", "sha256"];
 
 /// Tables that are not per site, and why they do not move.
 pub const NOT_PER_SITE: &[(&str, &str)] = &[
@@ -45,7 +63,7 @@ pub const NOT_PER_SITE: &[(&str, &str)] = &[
     ("landing_pages", "vertical content: loaded on every node"),
     ("pricing_tiers", "vertical content: loaded on every node"),
     ("currency_rates", "exchange rates: loaded on every node"),
-    ("console_setup_links", "one-time links of this node; a moved user keeps their password"),
+    ("console_setup_links", "one-time links of this node; a moved user new to the node gets one with `sitebot user reset`"),
     ("console_sessions", "sign-ins to this node's console: users sign in again on the new node"),
 ];
 
@@ -82,6 +100,10 @@ pub struct Moved {
     pub sha256: String,
     /// When the site was marked as moving on the exporting node.
     pub moving_since: Timestamp,
+    /// Of an import: the e-mail addresses of the site's console users who had no account on this node.
+    /// They arrive without a password and sign in once given a setup link (`sitebot user reset`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub new_users: Vec<String>,
 }
 
 impl Moved {
@@ -184,10 +206,53 @@ fn row_counts(conn: &Connection, schema: &str, tables: &[String]) -> Result<Vec<
     Ok(out)
 }
 
-fn manifest(conn: &Connection, key: &str) -> Result<String> {
-    conn.query_row(&format!("SELECT value FROM x.{MANIFEST} WHERE key = ?1"), [key], |r| r.get(0))
+fn manifest_in(conn: &Connection, schema: &str, key: &str) -> Result<String> {
+    conn.query_row(&format!("SELECT value FROM {schema}.{MANIFEST} WHERE key = ?1"), [key], |r| r.get(0))
         .optional_row()?
         .ok_or_else(|| StoreError::Invalid(format!("not a sitebot site export: its manifest has no {key}")))
+}
+
+fn manifest(conn: &Connection, key: &str) -> Result<String> {
+    manifest_in(conn, "x", key)
+}
+
+/// What the MAC covers: each of `SIGNED_FACTS` as the manifest of `schema` says it, name and value, each
+/// value length-prefixed so no two manifests encode alike.
+fn signed_message(conn: &Connection, schema: &str) -> Result<Vec<u8>> {
+    let mut m = Vec::new();
+    for k in SIGNED_FACTS {
+        let v = manifest_in(conn, schema, k)?;
+        m.extend_from_slice(k.as_bytes());
+        m.extend_from_slice(&(v.len() as u64).to_le_bytes());
+        m.extend_from_slice(v.as_bytes());
+    }
+    Ok(m)
+}
+
+/// Writes the digest of the export attached as `schema` and the MAC of its manifest's facts (which must
+/// hold all of `SIGNED_FACTS` but the digest) into its manifest; returns the digest.
+fn sign(conn: &Connection, schema: &str, key: &Keyring) -> Result<String> {
+    let sha256 = digest(conn, schema)?;
+    let set = format!("INSERT OR REPLACE INTO {schema}.{MANIFEST} (key, value) VALUES (?1, ?2)");
+    conn.execute(&set, params!["sha256", sha256])?;
+    let mac = hex::encode(key.tag(MAC_PURPOSE, &signed_message(conn, schema)?));
+    conn.execute(&set, params!["mac", mac])?;
+    Ok(sha256)
+}
+
+/// Writes the digest and the MAC of the export at `file` from what it now holds, as `Transfer::export`
+/// does last. An export is signed by the export that writes it; this is for tests that alter an export
+/// as someone holding its key could, to show what the import's checks of its contents refuse.
+pub fn sign_export(file: &Path, key: &Keyring) -> Result<String> {
+    let conn = Connection::open(file)?;
+    sign(&conn, "main", key)
+}
+
+/// Whether `key` opens the sealed secret of the export's (first) site: tells a wrong key from an altered
+/// file when the MAC does not verify.
+fn key_opens(conn: &Connection, key: &Keyring) -> bool {
+    let sealed: Option<Vec<u8>> = conn.query_row("SELECT secret_sealed FROM x.sites", [], |r| r.get(0)).ok();
+    sealed.is_some_and(|s| key.open(&s).is_ok())
 }
 
 /// Opens sealed secrets with one key and seals them with another (`None` stays `None`).
@@ -256,7 +321,13 @@ impl<'s> Transfer<'s> {
         let secret = reseal(node, key, Some(secret))?;
         let prev = reseal(node, key, prev)?;
         conn.execute("UPDATE x.sites SET secret_sealed = ?1, prev_secret_sealed = ?2, moving_since = NULL", params![secret, prev])?;
-        let sha256 = digest(&conn, "x")?;
+        // Passwords and the administrator's role stay on this node; references to users the export does
+        // not hold (a holder or a staff member who no longer has a role on the site) name nobody there.
+        conn.execute_batch(
+            "UPDATE x.console_users SET password_hash = NULL, password_at = NULL, is_admin = 0;
+             UPDATE x.conversations SET holder = NULL WHERE holder NOT IN (SELECT id FROM x.console_users);
+             UPDATE x.conversation_events SET user_id = NULL WHERE user_id NOT IN (SELECT id FROM x.console_users);",
+        )?;
         let names: Vec<String> = tables.iter().map(|(t, _)| t.clone()).collect();
         let rows = row_counts(&conn, "x", &names)?;
         let schema: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -266,28 +337,44 @@ impl<'s> Transfer<'s> {
             ("schema", schema.to_string()),
             ("site_id", id.to_string()),
             ("moving_since", moving_since.as_millis().to_string()),
-            ("sha256", sha256.clone()),
         ];
         for (k, v) in facts {
             conn.execute(&format!("INSERT INTO x.{MANIFEST} (key, value) VALUES (?1, ?2)"), params![k, v])?;
         }
+        let sha256 = sign(&conn, "x", key)?;
         conn.execute_batch("COMMIT; DETACH DATABASE x")?;
         drop(conn);
         std::fs::File::open(file).and_then(|f| f.sync_all()).map_err(|e| StoreError::Invalid(format!("cannot sync {}: {e}", file.display())))?;
-        Ok(Moved { site_id: id, rows, sha256, moving_since })
+        Ok(Moved { site_id: id, rows, sha256, moving_since, new_users: Vec::new() })
     }
 
-    /// Checks the export at `src` (its format, schema, digest and key) and then adds its site to this
-    /// node in one transaction, its secrets sealed with this node's master key. A site of the same id
-    /// is a `Conflict` unless `replace`, which removes it in the same transaction. The caller rebuilds
-    /// the site's full-text table afterwards (`knowledge::search::analysis::reindex`).
+    /// Checks the export at `src` (its format, schema, MAC, digest and key, then what it holds: see
+    /// `check`) and then adds its site to this node in one transaction, its secrets sealed with this
+    /// node's master key. A site of the same id is a `Conflict` unless `replace`, which removes it in the
+    /// same transaction. Any fault refuses the whole file before a row is written. The caller rebuilds the
+    /// site's full-text table afterwards (`knowledge::search::analysis::reindex`).
     pub fn import(&self, src: &Path, key: &Keyring, replace: bool) -> Result<Moved> {
         let mut conn = super::open_connection(self.store.path(), false)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.execute("ATTACH DATABASE ?1 AS x", [path_text(src)?])?;
         let format = manifest(&conn, "format").map_err(|_| StoreError::Invalid(format!("{} is not a sitebot site export", src.display())))?;
+        if format == UNAUTHENTICATED_FORMAT {
+            return Err(StoreError::Invalid(format!(
+                "{} was written by an earlier sitebot ({format}) without a MAC, so nothing shows it was not altered: \
+                 export the site again with this version (`sitebot site export ID --to FILE` on its node) and import that file",
+                src.display()
+            )));
+        }
         if format != FORMAT {
             return Err(StoreError::Invalid(format!("{} is a {format}, this build reads {FORMAT}", src.display())));
+        }
+        let mac = hex::decode(manifest(&conn, "mac")?).unwrap_or_default();
+        if !key.verify_tag(MAC_PURPOSE, &signed_message(&conn, "x")?, &mac) {
+            return Err(StoreError::Invalid(if key_opens(&conn, key) {
+                format!("{}: its MAC does not verify with the export key: the file was altered after the export", src.display())
+            } else {
+                format!("{}: the export key does not authenticate it: give the key the export printed (or the file was altered)", src.display())
+            }));
         }
         let schema: i64 = manifest(&conn, "schema")?.parse().map_err(|_| StoreError::Invalid("bad schema in the manifest".into()))?;
         let ours: i64 = conn.pragma_query_value(Some("main"), "user_version", |r| r.get(0))?;
@@ -302,6 +389,10 @@ impl<'s> Transfer<'s> {
         }
         let id: SiteId = manifest(&conn, "site_id")?.parse().map_err(|_| StoreError::Invalid("bad site id in the manifest".into()))?;
         let moving_since = Timestamp::from_millis(manifest(&conn, "moving_since")?.parse().unwrap_or(0));
+        let mut tables = tables_of_export(&conn, "x")?;
+        let exported: Vec<String> = exported_tables(&conn)?.into_iter().map(|(t, _)| t).collect();
+        check::shapes(&conn, &exported, &tables)?;
+        check::contents(&conn, &id, &tables)?;
         let (secret, prev): (Vec<u8>, Option<Vec<u8>>) =
             conn.query_row("SELECT secret_sealed, prev_secret_sealed FROM x.sites", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let wrong_key = |_| StoreError::Invalid("the export key does not open the export's secrets: give the key the export printed".into());
@@ -314,16 +405,20 @@ impl<'s> Transfer<'s> {
         if exists && !replace {
             return Err(StoreError::Conflict(format!("site {id} is already on this node: import with --replace to overwrite it")));
         }
+        check::loose_references(&tx, &id)?;
         if exists {
             super::erase::remove_site(&tx, id)?;
         }
+        let new_users: Vec<String> = tx
+            .prepare("SELECT u.email FROM x.console_users u WHERE NOT EXISTS (SELECT 1 FROM main.console_users m WHERE m.email = u.email) ORDER BY u._rowid_")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
         // Parents and children in any order: foreign keys are checked at the commit.
         tx.pragma_update(None, "defer_foreign_keys", "ON")?;
-        let mut tables = tables_of_export(&tx, "x")?;
-        // Users first: grants and held conversations find their user here by e-mail (a subquery, not a key
-        // the deferred check could wait for), so a grant written before its user would have none.
+        // Users first: grants, held conversations and staff messages find their user here by e-mail (a
+        // subquery, not a key the deferred check could wait for), so a grant written before its user
+        // would have none.
         tables.sort_by_key(|t| t != "console_users");
-        let ours = exported_tables(&tx)?;
         // review_groups ids are shifted past this node's, and the questions that name them with them.
         let shift: i64 = tx.query_row(
             "SELECT max(coalesce((SELECT max(id) FROM main.review_groups), 0), coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = 'review_groups'), 0))",
@@ -331,13 +426,7 @@ impl<'s> Transfer<'s> {
             |r| r.get(0),
         )?;
         for t in &tables {
-            if !ours.iter().any(|(o, _)| o == t) {
-                return Err(StoreError::Invalid(format!("the export holds a table {t} this node does not move")));
-            }
             let cols = columns(&tx, "x", t)?;
-            if cols != columns(&tx, "main", t)? {
-                return Err(StoreError::Conflict(format!("table {t} differs between the export and this node")));
-            }
             let dropped = NEW_KEYS.iter().find(|(nt, _)| nt == t).map(|(_, c)| *c);
             let mut names = Vec::new();
             let mut values = Vec::new();
@@ -346,8 +435,10 @@ impl<'s> Transfer<'s> {
                 values.push(match (t.as_str(), c.as_str()) {
                     ("review_groups", "id") | ("query_log", "review_group") => format!("{} + ?1", quote(c)),
                     ("outbox", "lease_until" | "lease_token") | ("crawl_sources", "lease_until" | "lease_owner") => "NULL".to_owned(),
+                    // Checked absent by `check`, and never written whatever the file says.
+                    ("console_users", "password_hash" | "password_at") => "NULL".to_owned(),
                     ("console_users", "is_admin") => "0".to_owned(),
-                    ("conversations", "holder") | ("console_grants", "user_id") => {
+                    ("conversations", "holder") | ("conversation_events", "user_id") | ("console_grants", "user_id") => {
                         format!("(SELECT m.id FROM x.console_users u JOIN main.console_users m ON m.email = u.email WHERE u.id = s.{})", quote(c))
                     }
                     _ => format!("s.{}", quote(c)),
@@ -368,7 +459,7 @@ impl<'s> Transfer<'s> {
         let rows = row_counts(&tx, "x", &tables)?;
         tx.commit()?;
         conn.execute_batch("DETACH DATABASE x")?;
-        Ok(Moved { site_id: id, rows, sha256, moving_since })
+        Ok(Moved { site_id: id, rows, sha256, moving_since, new_users })
     }
 }
 
@@ -446,6 +537,66 @@ mod tests {
     }
 
     #[test]
+    fn an_export_altered_without_its_key_or_written_without_a_mac_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (store(dir.path(), "a.db", 1), store(dir.path(), "b.db", 2));
+        let (site, _) = a.sites().create(crate::store::sites::tests::new_site("Moved", Tier::Pro, &[])).unwrap();
+        let new = NewLead { name: None, email: Email::parse("a@example.com").unwrap(), message: None, page_url: None, conversation_id: None };
+        a.site(site.id).leads().capture(new, None, DailyCap::default(), |_| unreachable!()).unwrap();
+        let key = Keyring::from_bytes(&[9; 32]);
+        let file = dir.path().join("site.export");
+        a.transfer().export(site.id, &file, &key).unwrap();
+        let edited = |name: &str, sql: &str| {
+            let copy = dir.path().join(name);
+            std::fs::copy(&file, &copy).unwrap();
+            let conn = Connection::open(&copy).unwrap();
+            conn.execute_batch(sql).unwrap();
+            copy
+        };
+        let refused = |f: &Path, k: &Keyring| {
+            let e = b.transfer().import(f, k, false).unwrap_err().to_string();
+            assert!(b.site(site.id).get().unwrap().is_none(), "nothing imported: {e}");
+            e
+        };
+
+        // A lead's address changed and the checksum made again, but not the MAC: whoever did it had no key.
+        let f = edited("resummed.export", "UPDATE leads SET email = 'b@example.com'");
+        let conn = Connection::open(&f).unwrap();
+        let sum = digest(&conn, "main").unwrap();
+        conn.execute("UPDATE export_manifest SET value = ?1 WHERE key = 'sha256'", [sum]).unwrap();
+        drop(conn);
+        let e = refused(&f, &key);
+        assert!(e.contains("MAC does not verify") && e.contains("altered"), "{e}");
+        // The same, signed with a key of the editor's own.
+        let f = edited("other-key.export", "UPDATE leads SET email = 'b@example.com'");
+        sign_export(&f, &Keyring::from_bytes(&[7; 32])).unwrap();
+        assert!(refused(&f, &key).contains("altered"));
+        // The manifest's facts are covered too: another site id, another schema.
+        for (i, fact) in [
+            "UPDATE export_manifest SET value = 'site_01J00000000000000000000000' WHERE key = 'site_id'",
+            "UPDATE export_manifest SET value = '1' WHERE key = 'schema'",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let e = refused(&edited(&format!("fact-{i}.export"), fact), &key);
+            assert!(e.contains("altered"), "{fact}: {e}");
+        }
+        // An unedited export with a wrong key: the message says which.
+        assert!(refused(&file, &Keyring::from_bytes(&[8; 32])).contains("give the key the export printed"));
+        // An export of the previous format carries no MAC: refused, with what to do instead.
+        let f = edited(
+            "v1.export",
+            "UPDATE export_manifest SET value = 'sitebot-site-export/1' WHERE key = 'format'; DELETE FROM export_manifest WHERE key = 'mac'",
+        );
+        let e = refused(&f, &key);
+        assert!(e.contains("sitebot-site-export/1") && e.contains("export the site again"), "{e}");
+
+        b.transfer().import(&file, &key, false).unwrap();
+        assert_eq!(b.site(site.id).leads().list(None).unwrap().len(), 1);
+    }
+
+    #[test]
     fn the_sites_console_users_move_with_their_roles_and_one_with_an_account_here_keeps_it() {
         use crate::domain::SiteRole;
         use crate::store::users::Grant;
@@ -464,7 +615,8 @@ mod tests {
         let key = Keyring::from_bytes(&[9; 32]);
         let file = dir.path().join("site.export");
         assert_eq!(a.transfer().export(site.id, &file, &key).unwrap().rows_of("console_grants"), 2);
-        b.transfer().import(&file, &key, false).unwrap();
+        let imported = b.transfer().import(&file, &key, false).unwrap();
+        assert_eq!(imported.new_users, vec!["owner@example.com".to_owned()], "the editor has an account here");
         let moved: Vec<(String, Option<SiteRole>)> = b.users().of_site(&site.id).unwrap().into_iter().map(|(u, r)| (u.email.to_lowercase(), r)).collect();
         assert!(moved.contains(&("owner@example.com".into(), Some(SiteRole::Owner))), "{moved:?}");
         assert!(moved.contains(&("editor@example.com".into(), Some(SiteRole::Editor))), "{moved:?}");
