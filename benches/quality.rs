@@ -22,8 +22,8 @@
 //! The model's passage vectors are kept beside each `passages.jsonl` (`passages.KEY.vectors`, keyed by the
 //! model's fingerprint and the inputs), so only the first run embeds them.
 //!
-//! Run: `cargo bench --bench quality` (every set: the first run about 32 minutes on 2 cores busy with other
-//! builds, later runs about half of it), or with filters, each a set, a language or `set/lang`:
+//! Run: `cargo bench --bench quality` (every set: the first run took 27-32 minutes on 2 cores busy with
+//! other builds, later runs skip the model's passages), or with filters, each a set, a language or `set/lang`:
 //! `cargo bench --bench quality -- korquad mlqa-xl/de`. `HELDOUT_DIR` names the sets' directory;
 //! `QUALITY_DUMP=FILE` writes one JSON line a question (its text, the right passage, each side's first).
 
@@ -228,14 +228,20 @@ fn ask(client: &reqwest::blocking::Client, url: &str, site: &str, body: Value) -
     resp.json().expect("query JSON")
 }
 
-/// Asks every question of `member` twice (see the header), `CONCURRENCY` at a time; returns, per
-/// question, the documents ranked with threshold 0 (with their scores) and whether it was answered at the
-/// default threshold.
-fn through_route(client: &reqwest::blocking::Client, port: u16, site: &str, member: &Member) -> Vec<(Vec<(String, f64)>, bool)> {
+/// What the route gave one question.
+struct Asked {
+    /// The documents ranked with `scoreThreshold: 0` (passage id, score), best first.
+    docs: Vec<(String, f64)>,
+    /// Answered (`resolved`) at the default threshold.
+    resolved: bool,
+}
+
+/// Asks every question of `member` twice (see the header), `CONCURRENCY` at a time; returns what the
+/// route gave each, in the questions' order.
+fn through_route(client: &reqwest::blocking::Client, port: u16, site: &str, member: &Member) -> Vec<Asked> {
     let url = format!("https://127.0.0.1:{port}/v1/query");
     let next = AtomicUsize::new(0);
-    let mut out: Vec<Option<(Vec<(String, f64)>, bool)>> = (0..member.questions.len()).map(|_| None).collect();
-    let done: Vec<Vec<(usize, (Vec<(String, f64)>, bool))>> = std::thread::scope(|scope| {
+    let done: Vec<Vec<(usize, Asked)>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..CONCURRENCY)
             .map(|_| {
                 scope.spawn(|| {
@@ -251,17 +257,17 @@ fn through_route(client: &reqwest::blocking::Client, port: u16, site: &str, memb
                             .flatten()
                             .map(|s| (passage_of(s["url"].as_str().unwrap_or_default()).to_owned(), s["score"].as_f64().unwrap_or(0.0)))
                             .collect();
-                        mine.push((i, (docs, default["resolved"] == true)));
+                        mine.push((i, Asked { docs, resolved: default["resolved"] == true }));
                     }
                 })
             })
             .collect();
         workers.into_iter().map(|w| w.join().expect("asking thread")).collect()
     });
-    for (i, r) in done.into_iter().flatten() {
-        out[i] = Some(r);
-    }
-    out.into_iter().map(|r| r.expect("every question asked")).collect()
+    let mut all: Vec<(usize, Asked)> = done.into_iter().flatten().collect();
+    all.sort_by_key(|(i, _)| *i);
+    assert_eq!(all.len(), member.questions.len(), "every question asked");
+    all.into_iter().map(|(_, a)| a).collect()
 }
 
 fn main() {
@@ -321,7 +327,7 @@ fn main() {
             let t = Instant::now();
             let routed = through_route(&client, server.port, &site, m);
             let mut s = Scores::default();
-            for ((q, (docs, resolved)), model) in m.questions.iter().zip(&routed).zip(&alone) {
+            for ((q, Asked { docs, resolved }), model) in m.questions.iter().zip(&routed).zip(&alone) {
                 let right = docs.first().is_some_and(|(d, _)| *d == q.passage);
                 s.first += right as usize;
                 s.top5 += docs.iter().take(5).any(|(d, _)| *d == q.passage) as usize;
