@@ -420,11 +420,11 @@ async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, 
     // may send 20 messages a minute to a person, so at most 20 are timed.
     let mut inbox = inbox;
     let mut events = String::new();
-    let mut turns = 0;
+    let mut last = 0;
     // What the replies above rang: read until the stream is quiet, keeping the latest count.
     while let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_millis(500), inbox.chunk()).await.map(|c| c.transpose()) {
         events.push_str(&String::from_utf8_lossy(&chunk));
-        turns = turns.max(inbox_turns(&mut events, cid));
+        last = last.max(inbox_last_event(&mut events, cid));
     }
     let messages = replies.min(20);
     let mut took = Vec::with_capacity(messages);
@@ -432,11 +432,11 @@ async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, 
         let sent = Instant::now();
         let resp = visitor("messages").json(&serde_json::json!({"text": format!("visitor message {i}")})).send().await.unwrap();
         assert_eq!(resp.status(), 202, "a visitor's message");
-        let want = turns + 1;
-        while turns < want {
+        let want = last + 1;
+        while last < want {
             let chunk = tokio::time::timeout(Duration::from_secs(10), inbox.chunk()).await.expect("the inbox told of the message within 10 s");
             events.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap()));
-            turns = turns.max(inbox_turns(&mut events, cid));
+            last = last.max(inbox_last_event(&mut events, cid));
         }
         took.push(sent.elapsed());
     }
@@ -450,9 +450,9 @@ async fn latency(http: &reqwest::Client, base: &str, site: SiteId, setup: &str, 
     );
 }
 
-/// The largest transcript length of conversation `cid` in the complete `inbox` events at the start of
-/// `buf` (which are taken out of it); 0 when none names it.
-fn inbox_turns(buf: &mut String, cid: &str) -> usize {
+/// The largest last event id of conversation `cid` in the complete `inbox` events at the start of `buf`
+/// (which are taken out of it); 0 when none names it. Every message raises it.
+fn inbox_last_event(buf: &mut String, cid: &str) -> usize {
     let mut most = 0;
     while let Some(end) = buf.find("\n\n") {
         let block: String = buf.drain(..end + 2).collect();
@@ -460,7 +460,7 @@ fn inbox_turns(buf: &mut String, cid: &str) -> usize {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(data.trim()) else { continue };
         for c in v["conversations"].as_array().into_iter().flatten() {
             if c["conversationId"] == cid {
-                most = most.max(c["turns"].as_u64().unwrap_or(0) as usize);
+                most = most.max(c["lastEvent"].as_u64().unwrap_or(0) as usize);
             }
         }
     }
