@@ -69,7 +69,7 @@ await check('a wrong language is refused on the page with the reason, the typed 
   await looked_at(page, 'settings-error');
 });
 
-await check('the webhook is saved and "send a test event" shows the receiver\'s answer', async () => {
+await check('the webhook is saved and "send a test event" shows the receiver\'s status, not the body of a private-network receiver', async () => {
   await page.goto(SETTINGS);
   await page.fill('#webhook-url', RECEIVER_URL);
   await page.check('input[name=events][value="lead.captured"]');
@@ -78,7 +78,8 @@ await check('the webhook is saved and "send a test event" shows the receiver\'s 
   await page.click('form[action$="/webhook/test"] button');
   await page.waitForSelector('.notice');
   const notice = await page.textContent('.notice');
-  assert(notice.includes('Test event sent') && notice.includes('200') && notice.includes('answered 200'), notice);
+  // The receiver is on loopback: its status and timing are shown, what it answered is not.
+  assert(notice.includes('Test event sent') && notice.includes('200') && !notice.includes('answered 200') && notice.includes('private network'), notice);
   await looked_at(page, 'settings-test-event');
 });
 
