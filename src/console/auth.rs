@@ -5,11 +5,16 @@
 //! against a hash of the same parameters, so it costs the same time as a wrong password and gets the
 //! same answer.
 //!
-//! Failed sign-ins are counted per account (the address typed) and per client address: after
-//! [`FREE_FAILURES`] in a row, each further attempt waits twice as long as the one before (one second,
-//! then two, up to fifteen minutes) and is refused before any password is checked until then. A
-//! success clears the account's count. The counts live in memory, bounded: a restart forgets them, which
-//! costs an attacker a restart per five guesses.
+//! Sign-in attempts are counted per account (the address typed) and per client, an IPv4 address or an
+//! IPv6 /64 ([`Client`], as the rate limits count it: one IPv6 host picks its source addresses from a
+//! whole /64). An attempt is counted as a failure before its password is checked: one critical section
+//! checks both counts and counts the attempt ([`Throttle::reserve`]), so of any number sent at once no
+//! more are checked than the counts allow. After [`FREE_FAILURES`] in a row, each further attempt waits
+//! twice as long as the one before (one second, then two, up to fifteen minutes) and is refused before
+//! any password is checked until then. A success clears the account's count and takes back only its own
+//! attempt from the client's, whose failures at other accounts stay; an attempt that was never checked
+//! is taken back from both. The counts live in memory, bounded: a restart forgets them, which costs an
+//! attacker a restart per five guesses.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -19,6 +24,8 @@ use std::time::{Duration, Instant};
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
+
+use crate::ratelimit::Client;
 
 /// The shortest password accepted, in characters.
 pub const MIN_PASSWORD_CHARS: usize = 12;
@@ -69,7 +76,7 @@ pub fn verify_password(password: &str, stored: Option<&str>) -> bool {
     argon2().verify_password(password.as_bytes(), &parsed).is_ok() && real
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Failures {
     count: u32,
     last: Instant,
@@ -86,11 +93,38 @@ impl Failures {
     }
 }
 
-/// Failed sign-ins per account and per client address.
+/// Failed sign-ins per account and per client, under one lock so that an attempt is checked against
+/// both and counted in both at once.
 #[derive(Debug, Default)]
 pub struct Throttle {
-    accounts: Mutex<HashMap<String, Failures>>,
-    addresses: Mutex<HashMap<IpAddr, Failures>>,
+    counts: Mutex<Counts>,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    accounts: HashMap<String, Failures>,
+    clients: HashMap<Client, Failures>,
+}
+
+/// One key's count before and after an attempt was counted, to take the attempt back.
+#[derive(Debug)]
+struct Counted {
+    before: Option<Failures>,
+    after: Failures,
+}
+
+/// An attempt counted as a failure until [`Throttle::succeeded`] or [`Throttle::not_checked`] takes it
+/// back; dropped, it stays counted (a wrong password, or a request that ended before its answer).
+#[derive(Debug)]
+pub struct Attempt {
+    account: String,
+    client: Client,
+    in_account: Counted,
+    in_client: Counted,
+}
+
+fn account_key(account: &str) -> String {
+    account.trim().to_lowercase()
 }
 
 fn bounded<K: Eq + std::hash::Hash + Clone>(map: &mut HashMap<K, Failures>) {
@@ -103,37 +137,68 @@ fn bounded<K: Eq + std::hash::Hash + Clone>(map: &mut HashMap<K, Failures>) {
     }
 }
 
+fn count<K: Eq + std::hash::Hash + Clone>(map: &mut HashMap<K, Failures>, key: &K, now: Instant) -> Counted {
+    bounded(map);
+    let before = map.get(key).copied();
+    let after = Failures { count: before.map_or(0, |f| f.count) + 1, last: now };
+    map.insert(key.clone(), after);
+    Counted { before, after }
+}
+
+/// Takes one counted attempt back: the count as it was when nothing else changed it since, else one
+/// failure fewer.
+fn take_back<K: Eq + std::hash::Hash>(map: &mut HashMap<K, Failures>, key: &K, counted: &Counted) {
+    let Some(now) = map.get_mut(key) else { return };
+    if *now == counted.after {
+        match counted.before {
+            Some(before) => *now = before,
+            None => {
+                map.remove(key);
+            }
+        }
+    } else if now.count > 1 {
+        now.count -= 1;
+    } else {
+        map.remove(key);
+    }
+}
+
 impl Throttle {
-    /// How long the account or the address must still wait before an attempt is checked, if at all.
-    pub fn wait(&self, account: &str, address: IpAddr, now: Instant) -> Option<Duration> {
-        let account = account.trim().to_lowercase();
-        let a = self.accounts.lock().unwrap_or_else(|p| p.into_inner()).get(&account).map(Failures::next_allowed);
-        let b = self.addresses.lock().unwrap_or_else(|p| p.into_inner()).get(&address).map(Failures::next_allowed);
-        let until = a.into_iter().chain(b).max()?;
-        (until > now).then(|| until - now)
+    /// Checks the account and the client and, when both allow an attempt now, counts it as a failure in
+    /// both, in one critical section; else how long the one that waits longer must still wait.
+    pub fn reserve(&self, account: &str, address: IpAddr, now: Instant) -> Result<Attempt, Duration> {
+        let (account, client) = (account_key(account), Client::of(address));
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let a = counts.accounts.get(&account).map(Failures::next_allowed);
+        let b = counts.clients.get(&client).map(Failures::next_allowed);
+        if let Some(until) = a.into_iter().chain(b).max().filter(|until| *until > now) {
+            return Err(until - now);
+        }
+        let in_account = count(&mut counts.accounts, &account, now);
+        let in_client = count(&mut counts.clients, &client, now);
+        Ok(Attempt { account, client, in_account, in_client })
     }
 
-    pub fn failed(&self, account: &str, address: IpAddr, now: Instant) {
-        let account = account.trim().to_lowercase();
-        let mut accounts = self.accounts.lock().unwrap_or_else(|p| p.into_inner());
-        bounded(&mut accounts);
-        let f = accounts.entry(account).or_insert(Failures { count: 0, last: now });
-        *f = Failures { count: f.count + 1, last: now };
-        drop(accounts);
-        let mut addresses = self.addresses.lock().unwrap_or_else(|p| p.into_inner());
-        bounded(&mut addresses);
-        let f = addresses.entry(address).or_insert(Failures { count: 0, last: now });
-        *f = Failures { count: f.count + 1, last: now };
+    /// The password was right: the account's count is cleared, and the client's loses this attempt only.
+    pub fn succeeded(&self, attempt: Attempt) {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        counts.accounts.remove(&attempt.account);
+        take_back(&mut counts.clients, &attempt.client, &attempt.in_client);
     }
 
-    pub fn succeeded(&self, account: &str, address: IpAddr) {
-        self.accounts.lock().unwrap_or_else(|p| p.into_inner()).remove(&account.trim().to_lowercase());
-        self.addresses.lock().unwrap_or_else(|p| p.into_inner()).remove(&address);
+    /// The password was never checked: the attempt is taken back from both counts.
+    pub fn not_checked(&self, attempt: Attempt) {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        take_back(&mut counts.accounts, &attempt.account, &attempt.in_account);
+        take_back(&mut counts.clients, &attempt.client, &attempt.in_client);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Barrier;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
 
     #[test]
@@ -148,24 +213,104 @@ mod tests {
         assert_eq!(check_new_password("twelve chars", "twelve chars"), Ok(()));
     }
 
+    fn addr(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
     #[test]
     fn five_failures_are_free_then_attempts_are_spaced_per_account_and_per_address() {
         let t = Throttle::default();
-        let (ip, other_ip) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        let (ip, other_ip) = (addr("192.0.2.1"), addr("192.0.2.2"));
         let now = Instant::now();
         for _ in 0..FREE_FAILURES {
-            assert_eq!(t.wait("ada@example.com", ip, now), None);
-            t.failed("ada@example.com", ip, now);
+            drop(t.reserve("ada@example.com", ip, now).expect("a free attempt"));
         }
-        assert_eq!(t.wait("Ada@Example.com ", ip, now), Some(Duration::from_secs(1)));
+        assert_eq!(t.reserve("Ada@Example.com ", ip, now).err(), Some(Duration::from_secs(1)));
         // The account is spaced from any address, and the address for any account.
-        assert!(t.wait("ada@example.com", other_ip, now).is_some());
-        assert!(t.wait("bob@example.com", ip, now).is_some());
-        assert_eq!(t.wait("bob@example.com", other_ip, now), None);
-        t.failed("ada@example.com", ip, now);
-        assert_eq!(t.wait("ada@example.com", other_ip, now), Some(Duration::from_secs(2)));
-        assert_eq!(t.wait("ada@example.com", other_ip, now + Duration::from_secs(2)), None);
-        t.succeeded("ada@example.com", ip);
-        assert_eq!(t.wait("ada@example.com", ip, now), None);
+        assert!(t.reserve("ada@example.com", other_ip, now).is_err());
+        assert!(t.reserve("bob@example.com", ip, now).is_err());
+        drop(t.reserve("bob@example.com", other_ip, now).expect("neither has failed"));
+        let later = now + Duration::from_secs(1);
+        drop(t.reserve("ada@example.com", addr("192.0.2.3"), later).expect("its second has come"));
+        assert_eq!(t.reserve("ada@example.com", addr("192.0.2.4"), later).err(), Some(Duration::from_secs(2)));
+        let attempt = t.reserve("ada@example.com", addr("192.0.2.4"), later + Duration::from_secs(2)).expect("after two seconds");
+        t.succeeded(attempt);
+        drop(t.reserve("ada@example.com", addr("192.0.2.5"), later).expect("a success clears the account"));
+    }
+
+    #[test]
+    fn attempts_sent_at_once_are_reserved_atomically_so_no_more_than_the_free_ones_are_checked() {
+        let t = Throttle::default();
+        let now = Instant::now();
+        let threads = 64;
+        let start = Barrier::new(threads);
+        let reserved = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for i in 0..threads {
+                let (t, start, reserved) = (&t, &start, &reserved);
+                s.spawn(move || {
+                    start.wait();
+                    // Half for one account from many addresses, half for many accounts from one address.
+                    let got = if i % 2 == 0 {
+                        t.reserve("ada@example.com", IpAddr::from([198, 51, 100, i as u8]), now)
+                    } else {
+                        t.reserve(&format!("user{i}@example.com"), addr("203.0.113.7"), now)
+                    };
+                    if got.is_ok() {
+                        reserved.fetch_add(1, Ordering::SeqCst);
+                    }
+                });
+            }
+        });
+        // Five for the account and five for the address: each count lets through its free failures only.
+        assert_eq!(reserved.load(Ordering::SeqCst), 2 * FREE_FAILURES as usize);
+    }
+
+    #[test]
+    fn an_ipv6_client_is_counted_by_its_64_and_an_ipv4_mapped_one_as_ipv4() {
+        let t = Throttle::default();
+        let now = Instant::now();
+        for i in 0..FREE_FAILURES {
+            // Each from another address of the same /64, for another account.
+            let address = IpAddr::from([0x2001, 0xdb8, 0x1, 0x2, 0, 0, 0xbeef, i as u16]);
+            drop(t.reserve(&format!("user{i}@example.com"), address, now).expect("a free attempt"));
+        }
+        assert!(t.reserve("fresh@example.com", addr("2001:db8:1:2:ffff:ffff:ffff:ffff"), now).is_err(), "the same /64");
+        drop(t.reserve("fresh@example.com", addr("2001:db8:1:3::1"), now).expect("the next /64 is another client"));
+
+        for i in 0..FREE_FAILURES {
+            drop(t.reserve(&format!("v4user{i}@example.com"), addr("192.0.2.9"), now).expect("a free attempt"));
+        }
+        assert!(t.reserve("other@example.com", addr("::ffff:192.0.2.9"), now).is_err(), "the IPv4 address it maps");
+    }
+
+    #[test]
+    fn a_success_clears_the_accounts_count_but_not_the_failures_the_address_made_at_other_accounts() {
+        let t = Throttle::default();
+        let (ip, now) = (addr("192.0.2.1"), Instant::now());
+        for i in 0..FREE_FAILURES - 1 {
+            drop(t.reserve(&format!("guess{i}@example.com"), ip, now).expect("a free attempt"));
+        }
+        drop(t.reserve("ada@example.com", addr("192.0.2.200"), now).expect("ada's own failure elsewhere"));
+        let attempt = t.reserve("ada@example.com", ip, now).expect("the address's fifth");
+        t.succeeded(attempt);
+        // The address keeps its four failures: one more is free, the next is spaced.
+        drop(t.reserve("guess@example.com", ip, now).expect("the address's fifth failure"));
+        assert_eq!(t.reserve("guess2@example.com", ip, now).err(), Some(Duration::from_secs(1)));
+        // Ada's count is cleared, wherever it came from: five free again, from an address of her own.
+        for _ in 0..FREE_FAILURES {
+            drop(t.reserve("ada@example.com", addr("192.0.2.100"), now).expect("cleared"));
+        }
+        assert!(t.reserve("ada@example.com", addr("192.0.2.101"), now).is_err());
+    }
+
+    #[test]
+    fn an_attempt_never_checked_is_taken_back_from_both_counts() {
+        let t = Throttle::default();
+        let (ip, now) = (addr("192.0.2.1"), Instant::now());
+        for _ in 0..3 * FREE_FAILURES {
+            let attempt = t.reserve("ada@example.com", ip, now).expect("never counted");
+            t.not_checked(attempt);
+        }
     }
 }

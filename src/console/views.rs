@@ -3,7 +3,7 @@
 //! of its own (HTML, with the console's headers), never problem+json.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use askama::Template;
 use poem::http::{StatusCode, header};
@@ -23,7 +23,6 @@ use crate::http::edge::client_ip;
 use crate::metrics::SignIn;
 use crate::secrets::token_hash;
 use crate::store::conversations::{ConversationRow, Turn};
-use crate::store::users::User;
 
 /// A console form's body is read no further than this.
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -159,6 +158,13 @@ pub async fn login_form(req: &Request, Data(state): Data<&Arc<AppState>>) -> Res
     )
 }
 
+/// `resp` with `Retry-After`: `wait` in whole seconds, rounded up, at least one.
+fn retry_after(mut resp: Response, wait: Duration) -> Response {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    resp.headers_mut().insert(header::RETRY_AFTER, secs.max(1).into());
+    resp
+}
+
 #[handler]
 pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>, Data(throttle): Data<&Arc<Throttle>>) -> Response {
     let t = texts::for_request(req);
@@ -185,11 +191,16 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
             },
         )
     };
-    if throttle.wait(&email, address, Instant::now()).is_some() {
-        state.metrics.sign_in(SignIn::Throttled);
-        tracing::warn!(%address, "console sign-in throttled");
-        return page(t.throttled, StatusCode::TOO_MANY_REQUESTS);
-    }
+    // Counted as a failure before the password is checked, in the same step that looks at the counts:
+    // of any number of attempts sent at once, only those the counts allow are checked.
+    let attempt = match throttle.reserve(&email, address, Instant::now()) {
+        Ok(attempt) => attempt,
+        Err(wait) => {
+            state.metrics.sign_in(SignIn::Throttled);
+            tracing::warn!(%address, "console sign-in throttled");
+            return retry_after(page(t.throttled, StatusCode::TOO_MANY_REQUESTS), wait);
+        }
+    };
     let (lookup, pw) = (email.clone(), password.clone());
     let checked = state
         .store
@@ -204,18 +215,18 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
             Ok(user.filter(|_| ok))
         })
         .await;
-    let user: User = match checked {
-        Ok(Some(u)) => u,
-        Ok(None) => {
-            throttle.failed(&email, address, Instant::now());
-            state.metrics.sign_in(SignIn::Failed);
-            tracing::warn!(%address, "console sign-in failed");
-            audit(state, &email.chars().take(254).collect::<String>(), None, "login_failed", json!({"address": address.to_string()})).await;
-            return page(t.wrong_credentials, StatusCode::UNAUTHORIZED);
-        }
+    let user = match checked {
+        Ok(user) => user,
         Err(e) => return failed(t, None, e),
     };
-    throttle.succeeded(&email, address);
+    let Some(user) = user else {
+        // The attempt stays counted.
+        state.metrics.sign_in(SignIn::Failed);
+        tracing::warn!(%address, "console sign-in failed");
+        audit(state, &email.chars().take(254).collect::<String>(), None, "login_failed", json!({"address": address.to_string()})).await;
+        return page(t.wrong_credentials, StatusCode::UNAUTHORIZED);
+    };
+    throttle.succeeded(attempt);
     // A new session at every sign-in; an old cookie the browser still holds is replaced.
     let cookie = match session::start(state, &user).await {
         Ok(c) => c,
