@@ -1,9 +1,15 @@
 //! Passwords and sign-in throttling.
 //!
-//! Passwords are hashed with Argon2id at OWASP's parameters (19 MiB, two passes, one lane), on the
-//! blocking pool; at least [`MIN_PASSWORD_CHARS`] characters. An unknown e-mail address is verified
-//! against a hash of the same parameters, so it costs the same time as a wrong password and gets the
-//! same answer.
+//! Passwords are hashed with Argon2id at OWASP's parameters (19 MiB, two passes, one lane); at least
+//! [`MIN_PASSWORD_CHARS`] characters. An unknown e-mail address is verified against a hash of the same
+//! parameters, so it costs the same time as a wrong password and gets the same answer.
+//!
+//! Every hash and every check the server computes goes through [`Hashing`]: at most
+//! `console.password_checks` run at once on the blocking pool (by default half the cores, at least one),
+//! each holding 19 MiB and a core for about 30 ms, and at most `console.password_checks_waiting` more wait
+//! their turn. One beyond is refused at once ([`Busy`]), before any work, with a page asking to try again:
+//! a burst of sign-ins never holds more memory than those few hashes, nor more threads of the blocking
+//! pool that every database call shares, nor the cores the public API answers on.
 //!
 //! Sign-in attempts are counted per account (the address typed) and per client, an IPv4 address or an
 //! IPv6 /64 ([`Client`], as the rate limits count it: one IPv6 host picks its source addresses from a
@@ -13,18 +19,21 @@
 //! twice as long as the one before (one second, then two, up to fifteen minutes) and is refused before
 //! any password is checked until then. A success clears the account's count and takes back only its own
 //! attempt from the client's, whose failures at other accounts stay; an attempt that was never checked
-//! is taken back from both. The counts live in memory, bounded: a restart forgets them, which costs an
-//! attacker a restart per five guesses.
+//! (refused as busy) is taken back from both. The counts live in memory, bounded: a restart forgets
+//! them, which costs an attacker a restart per five guesses.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinError;
 
+use crate::config::ConsoleConfig;
 use crate::ratelimit::Client;
 
 /// The shortest password accepted, in characters.
@@ -57,14 +66,16 @@ pub fn check_new_password(password: &str, repeat: &str) -> Result<(), &'static s
     Ok(())
 }
 
-/// The PHC string of `password` (blocking: about 30 ms of one core).
+/// The PHC string of `password` (blocking: about 30 ms of one core; the server calls it through
+/// [`Hashing`]).
 pub fn hash_password(password: &str) -> String {
     let salt = SaltString::generate(&mut OsRng);
     argon2().hash_password(password.as_bytes(), &salt).expect("Argon2 hashes any password").to_string()
 }
 
 /// Whether `password` matches the stored hash; with no stored hash, a dummy of the same cost is checked
-/// so that an unknown account takes as long as a known one (blocking).
+/// so that an unknown account takes as long as a known one (blocking; the server calls it through
+/// [`Hashing`]).
 pub fn verify_password(password: &str, stored: Option<&str>) -> bool {
     static DUMMY: OnceLock<String> = OnceLock::new();
     let dummy = DUMMY.get_or_init(|| hash_password("a password nobody has, to spend the same time"));
@@ -74,6 +85,93 @@ pub fn verify_password(password: &str, stored: Option<&str>) -> bool {
     };
     let Ok(parsed) = PasswordHash::new(hash) else { return false };
     argon2().verify_password(password.as_bytes(), &parsed).is_ok() && real
+}
+
+/// Too many password checks running and waiting: refused before any work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy;
+
+/// A hash or check that did not give its answer.
+#[derive(Debug)]
+pub enum HashError {
+    /// Refused before any work: try again in a moment.
+    Busy,
+    /// The blocking task ended without an answer (a panic, or the runtime shutting down).
+    Failed(JoinError),
+}
+
+impl std::fmt::Display for HashError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HashError::Busy => f.write_str("too many password checks at once"),
+            HashError::Failed(e) => write!(f, "password hashing failed: {e}"),
+        }
+    }
+}
+
+/// The line in front of Argon2: how many hashes run at once, and how many may wait for a turn.
+#[derive(Debug)]
+pub struct Hashing {
+    /// One permit a hash running on the blocking pool.
+    running: Arc<Semaphore>,
+    /// One permit a hash running or waiting; none left means [`Busy`].
+    line: Arc<Semaphore>,
+}
+
+/// A place in the line, taken without waiting; its hash runs when a permit to run is free.
+#[derive(Debug)]
+pub struct Turn {
+    line: OwnedSemaphorePermit,
+    running: Arc<Semaphore>,
+}
+
+impl Hashing {
+    /// `at_once` hashes running (at least one), `waiting` more in line.
+    pub fn new(at_once: usize, waiting: usize) -> Self {
+        let at_once = at_once.max(1);
+        Self { running: Arc::new(Semaphore::new(at_once)), line: Arc::new(Semaphore::new(at_once + waiting)) }
+    }
+
+    /// `console.password_checks` (0: half the cores, at least one) and `console.password_checks_waiting`.
+    pub fn from_config(console: &ConsoleConfig) -> Self {
+        let at_once = match console.password_checks {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()) / 2,
+            n => n as usize,
+        };
+        Self::new(at_once, console.password_checks_waiting as usize)
+    }
+
+    /// A place in the line, or [`Busy`] at once when the line is full.
+    pub fn admit(&self) -> Result<Turn, Busy> {
+        let line = self.line.clone().try_acquire_owned().map_err(|_| Busy)?;
+        Ok(Turn { line, running: self.running.clone() })
+    }
+
+    /// [`verify_password`] in its turn.
+    pub async fn verify(&self, password: String, stored: Option<String>) -> Result<bool, HashError> {
+        let turn = self.admit().map_err(|Busy| HashError::Busy)?;
+        turn.run(move || verify_password(&password, stored.as_deref())).await.map_err(HashError::Failed)
+    }
+
+    /// [`hash_password`] in its turn.
+    pub async fn hash(&self, password: String) -> Result<String, HashError> {
+        let turn = self.admit().map_err(|Busy| HashError::Busy)?;
+        turn.run(move || hash_password(&password)).await.map_err(HashError::Failed)
+    }
+}
+
+impl Turn {
+    /// Waits for a permit to run, then runs `work` on the blocking pool. Both permits go with the work, so
+    /// a request dropped meanwhile (the client left) still counts until its hash has ended.
+    pub async fn run<T: Send + 'static>(self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, JoinError> {
+        let running = self.running.acquire_owned().await.expect("the semaphore is never closed");
+        let line = self.line;
+        tokio::task::spawn_blocking(move || {
+            let _held = (line, running);
+            work()
+        })
+        .await
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,7 +284,7 @@ impl Throttle {
         take_back(&mut counts.clients, &attempt.client, &attempt.in_client);
     }
 
-    /// The password was never checked: the attempt is taken back from both counts.
+    /// The password was never checked (the line was full): the attempt is taken back from both counts.
     pub fn not_checked(&self, attempt: Attempt) {
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         take_back(&mut counts.accounts, &attempt.account, &attempt.in_account);
@@ -312,5 +410,34 @@ mod tests {
             let attempt = t.reserve("ada@example.com", ip, now).expect("never counted");
             t.not_checked(attempt);
         }
+    }
+
+    #[test]
+    fn the_line_admits_those_running_and_waiting_and_refuses_the_next_at_once() {
+        let h = Hashing::new(1, 2);
+        let turns: Vec<Turn> = (0..3).map(|_| h.admit().expect("a place in the line")).collect();
+        assert_eq!(h.admit().err(), Some(Busy));
+        drop(turns);
+        assert!(h.admit().is_ok(), "places are given back");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn no_more_hashes_than_allowed_run_at_once() {
+        let h = Arc::new(Hashing::new(2, 10));
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let turns: Vec<Turn> = (0..8).map(|_| h.admit().expect("a place in the line")).collect();
+        let jobs = turns.into_iter().map(|turn| {
+            let (running, most) = (running.clone(), most.clone());
+            turn.run(move || {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(20));
+                running.fetch_sub(1, Ordering::SeqCst);
+            })
+        });
+        let done = futures_util::future::join_all(jobs).await;
+        assert!(done.iter().all(Result::is_ok));
+        assert!(most.load(Ordering::SeqCst) <= 2, "at most two at once: {}", most.load(Ordering::SeqCst));
+        assert_eq!(h.line.available_permits(), 12, "every place given back");
     }
 }
