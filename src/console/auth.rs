@@ -1,8 +1,8 @@
 //! Passwords and sign-in throttling.
 //!
 //! Passwords are hashed with Argon2id at OWASP's parameters (19 MiB, two passes, one lane); at least
-//! [`MIN_PASSWORD_CHARS`] characters. An unknown e-mail address is verified against a hash of the same
-//! parameters, so it costs the same time as a wrong password and gets the same answer.
+//! [`MIN_PASSWORD_CHARS`] characters. An unknown e-mail address is verified against a hash of the
+//! same parameters, so it costs the same time as a wrong password and gets the same answer.
 //!
 //! Every hash and every check the server computes goes through [`Hashing`]: at most
 //! `console.password_checks` run at once on the blocking pool (by default half the cores, at least one),
@@ -19,13 +19,13 @@
 //! twice as long as the one before (one second, then two, up to fifteen minutes) and is refused before
 //! any password is checked until then. A success clears the account's count and takes back only its own
 //! attempt from the client's, whose failures at other accounts stay; an attempt that was never checked
-//! (refused as busy) is taken back from both. The counts live in memory, bounded: a restart forgets
-//! them, which costs an attacker a restart per five guesses.
+//! (refused as busy) is taken back from both. Time is the rate limiter's [`Clock`]. The counts live in
+//! memory, bounded: a restart forgets them, which costs an attacker a restart per five guesses.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -34,7 +34,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinError;
 
 use crate::config::ConsoleConfig;
-use crate::ratelimit::Client;
+use crate::ratelimit::{Client, Clock};
 
 /// The shortest password accepted, in characters.
 pub const MIN_PASSWORD_CHARS: usize = 12;
@@ -174,15 +174,16 @@ impl Turn {
     }
 }
 
+/// Failures in a row of one key, and when the last was counted (on the throttle's clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Failures {
     count: u32,
-    last: Instant,
+    last: Duration,
 }
 
 impl Failures {
     /// When the next attempt may be made.
-    fn next_allowed(&self) -> Instant {
+    fn next_allowed(&self) -> Duration {
         if self.count < FREE_FAILURES {
             return self.last;
         }
@@ -192,10 +193,16 @@ impl Failures {
 }
 
 /// Failed sign-ins per account and per client, under one lock so that an attempt is checked against
-/// both and counted in both at once.
-#[derive(Debug, Default)]
+/// both and counted in both at once. Time comes from the rate limiter's [`Clock`], which tests advance.
 pub struct Throttle {
+    clock: Arc<dyn Clock>,
     counts: Mutex<Counts>,
+}
+
+impl std::fmt::Debug for Throttle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Throttle").finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -227,7 +234,7 @@ fn account_key(account: &str) -> String {
 
 fn bounded<K: Eq + std::hash::Hash + Clone>(map: &mut HashMap<K, Failures>) {
     if map.len() >= MAX_TRACKED {
-        let mut ages: Vec<(K, Instant)> = map.iter().map(|(k, f)| (k.clone(), f.last)).collect();
+        let mut ages: Vec<(K, Duration)> = map.iter().map(|(k, f)| (k.clone(), f.last)).collect();
         ages.sort_by_key(|(_, t)| *t);
         for (k, _) in ages.into_iter().take(MAX_TRACKED / 2) {
             map.remove(&k);
@@ -235,7 +242,7 @@ fn bounded<K: Eq + std::hash::Hash + Clone>(map: &mut HashMap<K, Failures>) {
     }
 }
 
-fn count<K: Eq + std::hash::Hash + Clone>(map: &mut HashMap<K, Failures>, key: &K, now: Instant) -> Counted {
+fn count<K: Eq + std::hash::Hash + Clone>(map: &mut HashMap<K, Failures>, key: &K, now: Duration) -> Counted {
     bounded(map);
     let before = map.get(key).copied();
     let after = Failures { count: before.map_or(0, |f| f.count) + 1, last: now };
@@ -262,10 +269,15 @@ fn take_back<K: Eq + std::hash::Hash>(map: &mut HashMap<K, Failures>, key: &K, c
 }
 
 impl Throttle {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self { clock, counts: Mutex::default() }
+    }
+
     /// Checks the account and the client and, when both allow an attempt now, counts it as a failure in
     /// both, in one critical section; else how long the one that waits longer must still wait.
-    pub fn reserve(&self, account: &str, address: IpAddr, now: Instant) -> Result<Attempt, Duration> {
+    pub fn reserve(&self, account: &str, address: IpAddr) -> Result<Attempt, Duration> {
         let (account, client) = (account_key(account), Client::of(address));
+        let now = Duration::from_nanos(self.clock.now_nanos());
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         let a = counts.accounts.get(&account).map(Failures::next_allowed);
         let b = counts.clients.get(&client).map(Failures::next_allowed);
@@ -298,6 +310,12 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+    use crate::ratelimit::ManualClock;
+
+    fn throttle() -> (Throttle, ManualClock) {
+        let clock = ManualClock::default();
+        (Throttle::new(Arc::new(clock.clone())), clock)
+    }
 
     #[test]
     fn a_password_verifies_and_an_unknown_account_never_does() {
@@ -317,29 +335,30 @@ mod tests {
 
     #[test]
     fn five_failures_are_free_then_attempts_are_spaced_per_account_and_per_address() {
-        let t = Throttle::default();
+        let (t, clock) = throttle();
         let (ip, other_ip) = (addr("192.0.2.1"), addr("192.0.2.2"));
-        let now = Instant::now();
         for _ in 0..FREE_FAILURES {
-            drop(t.reserve("ada@example.com", ip, now).expect("a free attempt"));
+            drop(t.reserve("ada@example.com", ip).expect("a free attempt"));
         }
-        assert_eq!(t.reserve("Ada@Example.com ", ip, now).err(), Some(Duration::from_secs(1)));
+        assert_eq!(t.reserve("Ada@Example.com ", ip).err(), Some(Duration::from_secs(1)));
         // The account is spaced from any address, and the address for any account.
-        assert!(t.reserve("ada@example.com", other_ip, now).is_err());
-        assert!(t.reserve("bob@example.com", ip, now).is_err());
-        drop(t.reserve("bob@example.com", other_ip, now).expect("neither has failed"));
-        let later = now + Duration::from_secs(1);
-        drop(t.reserve("ada@example.com", addr("192.0.2.3"), later).expect("its second has come"));
-        assert_eq!(t.reserve("ada@example.com", addr("192.0.2.4"), later).err(), Some(Duration::from_secs(2)));
-        let attempt = t.reserve("ada@example.com", addr("192.0.2.4"), later + Duration::from_secs(2)).expect("after two seconds");
+        assert!(t.reserve("ada@example.com", other_ip).is_err());
+        assert!(t.reserve("bob@example.com", ip).is_err());
+        drop(t.reserve("bob@example.com", other_ip).expect("neither has failed"));
+        clock.advance(Duration::from_millis(400));
+        assert_eq!(t.reserve("ada@example.com", addr("192.0.2.3")).err(), Some(Duration::from_millis(600)));
+        clock.advance(Duration::from_millis(600));
+        drop(t.reserve("ada@example.com", addr("192.0.2.3")).expect("its second has come"));
+        assert_eq!(t.reserve("ada@example.com", addr("192.0.2.4")).err(), Some(Duration::from_secs(2)));
+        clock.advance(Duration::from_secs(2));
+        let attempt = t.reserve("ada@example.com", addr("192.0.2.4")).expect("after two seconds");
         t.succeeded(attempt);
-        drop(t.reserve("ada@example.com", addr("192.0.2.5"), later).expect("a success clears the account"));
+        drop(t.reserve("ada@example.com", addr("192.0.2.5")).expect("a success clears the account"));
     }
 
     #[test]
     fn attempts_sent_at_once_are_reserved_atomically_so_no_more_than_the_free_ones_are_checked() {
-        let t = Throttle::default();
-        let now = Instant::now();
+        let (t, _) = throttle();
         let threads = 64;
         let start = Barrier::new(threads);
         let reserved = AtomicUsize::new(0);
@@ -350,9 +369,9 @@ mod tests {
                     start.wait();
                     // Half for one account from many addresses, half for many accounts from one address.
                     let got = if i % 2 == 0 {
-                        t.reserve("ada@example.com", IpAddr::from([198, 51, 100, i as u8]), now)
+                        t.reserve("ada@example.com", IpAddr::from([198, 51, 100, i as u8]))
                     } else {
-                        t.reserve(&format!("user{i}@example.com"), addr("203.0.113.7"), now)
+                        t.reserve(&format!("user{i}@example.com"), addr("203.0.113.7"))
                     };
                     if got.is_ok() {
                         reserved.fetch_add(1, Ordering::SeqCst);
@@ -366,48 +385,47 @@ mod tests {
 
     #[test]
     fn an_ipv6_client_is_counted_by_its_64_and_an_ipv4_mapped_one_as_ipv4() {
-        let t = Throttle::default();
-        let now = Instant::now();
+        let (t, _) = throttle();
         for i in 0..FREE_FAILURES {
             // Each from another address of the same /64, for another account.
             let address = IpAddr::from([0x2001, 0xdb8, 0x1, 0x2, 0, 0, 0xbeef, i as u16]);
-            drop(t.reserve(&format!("user{i}@example.com"), address, now).expect("a free attempt"));
+            drop(t.reserve(&format!("user{i}@example.com"), address).expect("a free attempt"));
         }
-        assert!(t.reserve("fresh@example.com", addr("2001:db8:1:2:ffff:ffff:ffff:ffff"), now).is_err(), "the same /64");
-        drop(t.reserve("fresh@example.com", addr("2001:db8:1:3::1"), now).expect("the next /64 is another client"));
+        assert!(t.reserve("fresh@example.com", addr("2001:db8:1:2:ffff:ffff:ffff:ffff")).is_err(), "the same /64");
+        drop(t.reserve("fresh@example.com", addr("2001:db8:1:3::1")).expect("the next /64 is another client"));
 
         for i in 0..FREE_FAILURES {
-            drop(t.reserve(&format!("v4user{i}@example.com"), addr("192.0.2.9"), now).expect("a free attempt"));
+            drop(t.reserve(&format!("v4user{i}@example.com"), addr("192.0.2.9")).expect("a free attempt"));
         }
-        assert!(t.reserve("other@example.com", addr("::ffff:192.0.2.9"), now).is_err(), "the IPv4 address it maps");
+        assert!(t.reserve("other@example.com", addr("::ffff:192.0.2.9")).is_err(), "the IPv4 address it maps");
     }
 
     #[test]
     fn a_success_clears_the_accounts_count_but_not_the_failures_the_address_made_at_other_accounts() {
-        let t = Throttle::default();
-        let (ip, now) = (addr("192.0.2.1"), Instant::now());
+        let (t, _) = throttle();
+        let ip = addr("192.0.2.1");
         for i in 0..FREE_FAILURES - 1 {
-            drop(t.reserve(&format!("guess{i}@example.com"), ip, now).expect("a free attempt"));
+            drop(t.reserve(&format!("guess{i}@example.com"), ip).expect("a free attempt"));
         }
-        drop(t.reserve("ada@example.com", addr("192.0.2.200"), now).expect("ada's own failure elsewhere"));
-        let attempt = t.reserve("ada@example.com", ip, now).expect("the address's fifth");
+        drop(t.reserve("ada@example.com", addr("192.0.2.200")).expect("ada's own failure elsewhere"));
+        let attempt = t.reserve("ada@example.com", ip).expect("the address's fifth");
         t.succeeded(attempt);
         // The address keeps its four failures: one more is free, the next is spaced.
-        drop(t.reserve("guess@example.com", ip, now).expect("the address's fifth failure"));
-        assert_eq!(t.reserve("guess2@example.com", ip, now).err(), Some(Duration::from_secs(1)));
+        drop(t.reserve("guess@example.com", ip).expect("the address's fifth failure"));
+        assert_eq!(t.reserve("guess2@example.com", ip).err(), Some(Duration::from_secs(1)));
         // Ada's count is cleared, wherever it came from: five free again, from an address of her own.
         for _ in 0..FREE_FAILURES {
-            drop(t.reserve("ada@example.com", addr("192.0.2.100"), now).expect("cleared"));
+            drop(t.reserve("ada@example.com", addr("192.0.2.100")).expect("cleared"));
         }
-        assert!(t.reserve("ada@example.com", addr("192.0.2.101"), now).is_err());
+        assert!(t.reserve("ada@example.com", addr("192.0.2.101")).is_err());
     }
 
     #[test]
     fn an_attempt_never_checked_is_taken_back_from_both_counts() {
-        let t = Throttle::default();
-        let (ip, now) = (addr("192.0.2.1"), Instant::now());
+        let (t, _) = throttle();
+        let ip = addr("192.0.2.1");
         for _ in 0..3 * FREE_FAILURES {
-            let attempt = t.reserve("ada@example.com", ip, now).expect("never counted");
+            let attempt = t.reserve("ada@example.com", ip).expect("never counted");
             t.not_checked(attempt);
         }
     }

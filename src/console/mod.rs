@@ -150,7 +150,7 @@ async fn paced(pacer: &pace::Pacer, req: &Request) -> Option<Response> {
 /// The console's routes, to be nested under `/console` behind the edge. Any other path under it is the
 /// console's own 404 page, never the API's problem+json.
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
-    let throttle = Arc::new(auth::Throttle::default());
+    let throttle = Arc::new(auth::Throttle::new(state.limiter.clock()));
     let hashing = Arc::new(auth::Hashing::from_config(&state.config.console));
     let pacer = Arc::new(pace::Pacer::new(state.config.console.pages_per_minute, state.config.console.page_burst));
     // The home, `/`, is answered by the fallback (`views::fallback` says why).

@@ -3,7 +3,7 @@
 //! of its own (HTML, with the console's headers), never problem+json.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use askama::Template;
 use poem::http::{StatusCode, header};
@@ -199,7 +199,7 @@ pub async fn login(
     };
     // Counted as a failure before the password is checked, in the same step that looks at the counts:
     // of any number of attempts sent at once, only those the counts allow are checked.
-    let attempt = match throttle.reserve(&email, address, Instant::now()) {
+    let attempt = match throttle.reserve(&email, address) {
         Ok(attempt) => attempt,
         Err(wait) => {
             state.metrics.sign_in(SignIn::Throttled);
