@@ -155,6 +155,8 @@ pub enum SignIn {
     Failed,
     /// Refused before any check: too many failures in a row for the account or the address.
     Throttled,
+    /// Refused before any check: too many password checks running and waiting.
+    Busy,
 }
 
 /// Requests turned away by a full line in front of shared work since start, by line (read at scrape
@@ -192,7 +194,7 @@ impl Metrics {
             "Seconds from a visitor's request for a person to the person taking it (stage=taken) and to their first reply (stage=first_reply)",
             handoff_waits.clone(),
         );
-        registry.register("sitebot_console_sign_ins", "Console sign-in attempts, by outcome (succeeded, failed, throttled)", sign_ins.clone());
+        registry.register("sitebot_console_sign_ins", "Console sign-in attempts, by outcome (succeeded, failed, throttled, busy)", sign_ins.clone());
         registry.register("sitebot_http_requests", "HTTP requests answered, by route template and status", requests.clone());
         registry.register("sitebot_http_request_duration_seconds", "Time to the response head, by route template", durations.clone());
         registry.register("sitebot_query_stage_duration_seconds", "Time spent in each stage of answering a question", stages.0.clone());
@@ -263,6 +265,7 @@ impl Metrics {
             SignIn::Succeeded => "succeeded",
             SignIn::Failed => "failed",
             SignIn::Throttled => "throttled",
+            SignIn::Busy => "busy",
         };
         self.sign_ins.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
     }

@@ -143,6 +143,12 @@ impl RateLimiter {
         Self { clock, burst: burst.max(1), max_keys: max_keys.max(1), state: Mutex::new(HashMap::new()) }
     }
 
+    /// The clock the buckets run on, for other limits that should move with it (the console's sign-in
+    /// throttle), so that a test advances one clock for all.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
+    }
+
     /// Takes one request from `key`'s bucket, which refills `per_minute` a minute.
     pub fn check(&self, key: Key, per_minute: u32) -> Decision {
         self.check_all(&[(key, per_minute)]).1

@@ -521,6 +521,12 @@ pub struct ConsoleConfig {
     /// directory as they arrive (each also within `knowledge.max_file_bytes`), never held together in
     /// memory; beyond this the upload is refused with a 413 page and nothing is stored.
     pub upload_bytes: u64,
+    /// Password hashes (sign-in checks, new passwords) computed at once, each holding 19 MiB and a core
+    /// for about 30 ms; 0 for half the cores, at least one.
+    pub password_checks: u32,
+    /// Password hashes that may wait for a turn beyond those running; one more is refused at once with
+    /// a page asking to try again (503), never held.
+    pub password_checks_waiting: u32,
     // #25 oidc
     /// Sign-in with a password (and setup links, which set one). `false` needs `[console.oidc]`: the
     /// sign-in page then offers single sign-on only, and password sign-in and setup links are refused.
@@ -531,6 +537,16 @@ pub struct ConsoleConfig {
 
 impl Default for ConsoleConfig {
     fn default() -> Self {
-        Self { enabled: true, setup_link_hours: 24, pages_per_minute: 300, page_burst: 30, upload_bytes: 100 * 1024 * 1024, local_passwords: true, oidc: None }
+        Self {
+            enabled: true,
+            setup_link_hours: 24,
+            pages_per_minute: 300,
+            page_burst: 30,
+            upload_bytes: 100 * 1024 * 1024,
+            password_checks: 0,
+            password_checks_waiting: 16,
+            local_passwords: true,
+            oidc: None,
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! server's own TLS listener. Server-rendered HTML (askama templates in `assets/console/templates/`,
 //! compiled in), one stylesheet, no inline script or style, no CDN.
 //!
-//! - [`auth`]: Argon2id passwords and sign-in throttling per account and per client address.
+//! - [`auth`]: Argon2id passwords, computed a few at once behind a bounded line, and sign-in throttling per
+//!   account and per client (IPv4 address or IPv6 /64).
 //! - [`session`]: server-side sessions behind a `__Host-` cookie, CSRF tokens, same-origin checks, and
 //!   the console's security headers.
 //! - [`texts`]: the console's words in English and German.
@@ -149,7 +150,8 @@ async fn paced(pacer: &pace::Pacer, req: &Request) -> Option<Response> {
 /// The console's routes, to be nested under `/console` behind the edge. Any other path under it is the
 /// console's own 404 page, never the API's problem+json.
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
-    let throttle = Arc::new(auth::Throttle::default());
+    let throttle = Arc::new(auth::Throttle::new(state.limiter.clock()));
+    let hashing = Arc::new(auth::Hashing::from_config(&state.config.console));
     let pacer = Arc::new(pace::Pacer::new(state.config.console.pages_per_minute, state.config.console.page_burst));
     // The home, `/`, is answered by the fallback (`views::fallback` says why).
     Route::new()
@@ -222,6 +224,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint<Output = Response> {
         .at("/*rest", views::fallback)
         .data(state.clone())
         .data(throttle)
+        .data(hashing)
         // #25 oidc
         .data(oidc::Sso::new(state.config.console.oidc.clone()))
         .around(move |ep, req| {

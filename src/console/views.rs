@@ -3,7 +3,7 @@
 //! of its own (HTML, with the console's headers), never problem+json.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 use askama::Template;
 use poem::http::{StatusCode, header};
@@ -11,7 +11,7 @@ use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 use serde_json::json;
 
-use super::auth::{self, Throttle};
+use super::auth::{self, Hashing, Throttle};
 use super::lane;
 use super::pages::{self, Header};
 use super::routing;
@@ -23,7 +23,6 @@ use crate::http::edge::client_ip;
 use crate::metrics::SignIn;
 use crate::secrets::token_hash;
 use crate::store::conversations::{ConversationRow, Turn};
-use crate::store::users::User;
 
 /// A console form's body is read no further than this.
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -159,8 +158,21 @@ pub async fn login_form(req: &Request, Data(state): Data<&Arc<AppState>>) -> Res
     )
 }
 
+/// `resp` with `Retry-After`: `wait` in whole seconds, rounded up, at least one.
+fn retry_after(mut resp: Response, wait: Duration) -> Response {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    resp.headers_mut().insert(header::RETRY_AFTER, secs.max(1).into());
+    resp
+}
+
 #[handler]
-pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>, Data(throttle): Data<&Arc<Throttle>>) -> Response {
+pub async fn login(
+    req: &Request,
+    body: Body,
+    Data(state): Data<&Arc<AppState>>,
+    Data(throttle): Data<&Arc<Throttle>>,
+    Data(hashing): Data<&Arc<Hashing>>,
+) -> Response {
     let t = texts::for_request(req);
     if !session::same_origin(req) {
         return forbidden(t, None);
@@ -185,37 +197,41 @@ pub async fn login(req: &Request, body: Body, Data(state): Data<&Arc<AppState>>,
             },
         )
     };
-    if throttle.wait(&email, address, Instant::now()).is_some() {
-        state.metrics.sign_in(SignIn::Throttled);
-        tracing::warn!(%address, "console sign-in throttled");
-        return page(t.throttled, StatusCode::TOO_MANY_REQUESTS);
-    }
-    let (lookup, pw) = (email.clone(), password.clone());
-    let checked = state
-        .store
-        .run(move |s| {
-            let found = s.users().password_hash(&lookup)?;
-            let (user, hash) = match found {
-                Some((u, h)) => (Some(u), h),
-                None => (None, None),
-            };
-            // The same work whether or not the account exists or has a password.
-            let ok = auth::verify_password(&pw, hash.as_deref());
-            Ok(user.filter(|_| ok))
-        })
-        .await;
-    let user: User = match checked {
-        Ok(Some(u)) => u,
-        Ok(None) => {
-            throttle.failed(&email, address, Instant::now());
-            state.metrics.sign_in(SignIn::Failed);
-            tracing::warn!(%address, "console sign-in failed");
-            audit(state, &email.chars().take(254).collect::<String>(), None, "login_failed", json!({"address": address.to_string()})).await;
-            return page(t.wrong_credentials, StatusCode::UNAUTHORIZED);
+    // Counted as a failure before the password is checked, in the same step that looks at the counts:
+    // of any number of attempts sent at once, only those the counts allow are checked.
+    let attempt = match throttle.reserve(&email, address) {
+        Ok(attempt) => attempt,
+        Err(wait) => {
+            state.metrics.sign_in(SignIn::Throttled);
+            tracing::warn!(%address, "console sign-in throttled");
+            return retry_after(page(t.throttled, StatusCode::TOO_MANY_REQUESTS), wait);
         }
+    };
+    let Ok(turn) = hashing.admit() else {
+        throttle.not_checked(attempt);
+        state.metrics.sign_in(SignIn::Busy);
+        tracing::warn!(%address, "console sign-in refused: too many password checks at once");
+        return retry_after(page(t.hashing_busy, StatusCode::SERVICE_UNAVAILABLE), Duration::from_secs(1));
+    };
+    let lookup = email.clone();
+    let (user, hash) = match state.store.run(move |s| s.users().password_hash(&lookup)).await {
+        Ok(Some((user, hash))) => (Some(user), hash),
+        Ok(None) => (None, None),
         Err(e) => return failed(t, None, e),
     };
-    throttle.succeeded(&email, address);
+    // The same work whether or not the account exists or has a password.
+    let ok = match turn.run(move || auth::verify_password(&password, hash.as_deref())).await {
+        Ok(ok) => ok,
+        Err(e) => return failed(t, None, e),
+    };
+    let Some(user) = user.filter(|_| ok) else {
+        // The attempt stays counted.
+        state.metrics.sign_in(SignIn::Failed);
+        tracing::warn!(%address, "console sign-in failed");
+        audit(state, &email.chars().take(254).collect::<String>(), None, "login_failed", json!({"address": address.to_string()})).await;
+        return page(t.wrong_credentials, StatusCode::UNAUTHORIZED);
+    };
+    throttle.succeeded(attempt);
     // A new session at every sign-in; an old cookie the browser still holds is replaced.
     let cookie = match session::start(state, &user).await {
         Ok(c) => c,
@@ -261,7 +277,7 @@ pub async fn setup_form(req: &Request, Path(token): Path<String>, Data(state): D
 }
 
 #[handler]
-pub async fn setup(req: &Request, body: Body, Path(token): Path<String>, Data(state): Data<&Arc<AppState>>) -> Response {
+pub async fn setup(req: &Request, body: Body, Path(token): Path<String>, Data(state): Data<&Arc<AppState>>, Data(hashing): Data<&Arc<Hashing>>) -> Response {
     let t = texts::for_request(req);
     if !session::same_origin(req) {
         return forbidden(t, None);
@@ -282,9 +298,13 @@ pub async fn setup(req: &Request, body: Body, Path(token): Path<String>, Data(st
         let site = routing::site_of(req);
         return render(StatusCode::UNPROCESSABLE_ENTITY, pages::Setup { t, me: None, error: Some(error), email: &user.email, token: &token, site });
     }
-    let password = field(&fields, "password").to_owned();
-    let phc = match tokio::task::spawn_blocking(move || auth::hash_password(&password)).await {
+    let phc = match hashing.hash(field(&fields, "password").to_owned()).await {
         Ok(h) => h,
+        Err(auth::HashError::Busy) => {
+            let site = routing::site_of(req);
+            let page = pages::Setup { t, me: None, error: Some(t.hashing_busy), email: &user.email, token: &token, site };
+            return retry_after(render(StatusCode::SERVICE_UNAVAILABLE, page), Duration::from_secs(1));
+        }
         Err(e) => return failed(t, None, e),
     };
     let user = match state.store.run(move |s| s.users().use_link(&hash, Timestamp::now(), &phc)).await {

@@ -345,6 +345,103 @@ async fn failed_sign_ins_are_throttled_after_five_and_counted() {
     assert_eq!(failed, 5, "each failure is in the audit log");
 }
 
+/// `sitebot_console_sign_ins_total{outcome}` as the metrics endpoint would show it.
+fn sign_ins(app: &TestApp, outcome: &str) -> u64 {
+    let text = app.state.metrics.encode(&[], 0, Default::default(), None);
+    let line = format!("sitebot_console_sign_ins_total{{outcome=\"{outcome}\"}} ");
+    text.lines().find_map(|l| l.strip_prefix(&line)).map_or(0, |v| v.trim().parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_hundred_wrong_passwords_sent_at_once_check_only_the_five_free_ones_and_refuse_the_rest_readably() {
+    let mut config = crate::helpers::test_config();
+    // Recording is on where something scrapes the metrics.
+    config.server.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+    let app = crate::helpers::spawn_app_with(config).await;
+    let link = add_user(&app, "admin@example.com", None).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let from = origin(&app);
+    let tries = (0..100).map(|_| post_form(&app, "/console/login", None, Some(&from), &[("email", "admin@example.com"), ("password", "guess guess guess")]));
+    let answers = futures_util::future::join_all(tries).await;
+    let status_count = |status: StatusCode| answers.iter().filter(|r| r.status() == status).count();
+    let (wrong, throttled) = (status_count(StatusCode::UNAUTHORIZED), status_count(StatusCode::TOO_MANY_REQUESTS));
+    // Each attempt is counted before its password is checked: the five free failures are checked (the
+    // line in front of the hashes holds more than five), every other attempt is refused unchecked. The
+    // throttle's clock is the test's, so however long the burst takes, no wait is over meanwhile.
+    assert_eq!((wrong, throttled), (5, 95), "wrong-password pages and throttled pages");
+    assert_eq!(sign_ins(&app, "failed"), 5, "checked and failed, as the metrics show it");
+    assert_eq!(sign_ins(&app, "throttled"), 95);
+    assert_eq!(app.count("SELECT count(*) FROM audit_log WHERE action = 'login_failed'", []), 5);
+    let refused = answers.into_iter().find(|r| r.status() == StatusCode::TOO_MANY_REQUESTS).unwrap();
+    let retry: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert_eq!(retry, 1, "the sixth failure in a row waits a second");
+    let page = refused.text().await.unwrap();
+    assert!(page.contains("<html") && page.contains("Too many failed attempts"), "a readable page: {page}");
+    // The right password is refused unchecked too until the wait is over (the server's clock, which
+    // only the test moves), and then signs in.
+    let right = || post_form(&app, "/console/login", None, Some(&from), &[("email", "admin@example.com"), ("password", PASSWORD)]);
+    assert_eq!(right().await.status(), StatusCode::TOO_MANY_REQUESTS);
+    app.clock.advance(std::time::Duration::from_secs(1));
+    assert_eq!(right().await.status(), StatusCode::SEE_OTHER);
+    assert_eq!((sign_ins(&app, "failed"), sign_ins(&app, "succeeded")), (5, 1));
+}
+
+#[tokio::test]
+async fn sign_ins_beyond_the_line_in_front_of_the_hashes_get_a_readable_busy_page_and_are_not_counted_as_failures() {
+    // One hash at a time and none waiting; a trusted proxy names a hundred clients, each trying another
+    // account, so the throttle lets every attempt through to the line.
+    let mut config = crate::helpers::test_config();
+    config.console.password_checks = 1;
+    config.console.password_checks_waiting = 0;
+    config.server.trusted_proxies = vec!["127.0.0.0/8".into()];
+    config.server.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+    let app = crate::helpers::spawn_app_with(config).await;
+    let link = add_user(&app, "admin@example.com", None).await;
+    post_form(&app, &link, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    let tries = (0..100).map(|i| {
+        let email = format!("user{i}@example.com");
+        let req = app
+            .client
+            .post(app.url("/console/login"))
+            .header("Origin", origin(&app))
+            .header("X-Forwarded-For", format!("203.0.113.{i}"))
+            .header("Accept-Language", if i % 2 == 0 { "en" } else { "de" })
+            .form(&[("email", email.as_str()), ("password", "guess guess guess")]);
+        async move { (i, req.send().await.unwrap()) }
+    });
+    let answers = futures_util::future::join_all(tries).await;
+    let (mut wrong, mut busy) = (0, 0);
+    for (i, resp) in answers {
+        match resp.status() {
+            StatusCode::UNAUTHORIZED => wrong += 1,
+            StatusCode::SERVICE_UNAVAILABLE => {
+                busy += 1;
+                assert_eq!(resp.headers()["retry-after"], "1");
+                let page = resp.text().await.unwrap();
+                let text = if i % 2 == 0 { "checking too many passwords" } else { "zu viele Passwörter" };
+                assert!(page.contains("<html") && page.contains(text), "a readable page in the asked language: {page}");
+            }
+            other => panic!("attempt {i}: {other}, neither checked nor refused as busy"),
+        }
+    }
+    // A hundred requests sent at once against one place, each holding it for a lookup and a hash: some
+    // find it taken.
+    assert!(wrong >= 1 && busy >= 1, "{wrong} checked, {busy} busy");
+    assert_eq!((sign_ins(&app, "failed"), sign_ins(&app, "busy")), (wrong, busy), "the metrics tell them apart");
+    assert_eq!(app.count("SELECT count(*) FROM audit_log WHERE action = 'login_failed'", []), wrong as i64, "only checked attempts are failures");
+    // Every place was given back: the next sign-in is checked.
+    let after = app
+        .client
+        .post(app.url("/console/login"))
+        .header("Origin", origin(&app))
+        .header("X-Forwarded-For", "198.51.100.1")
+        .form(&[("email", "admin@example.com"), ("password", PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), StatusCode::SEE_OTHER);
+}
+
 #[tokio::test]
 async fn a_session_asking_for_many_pages_at_once_is_paced_and_then_refused_with_a_readable_page() {
     // One page every ten seconds beyond two at once: of ten asked together, two are served at once and
