@@ -718,3 +718,45 @@ async fn conversations_are_filtered_shown_with_their_sources_and_exported_safely
     let jsonl = get(&app, &format!("/console/sites/{sid}/conversations.jsonl"), Some(&cookie)).await.text().await.unwrap();
     assert_eq!(jsonl.lines().count(), 2);
 }
+
+/// A user with `role` on `site` and a password; returns their session cookie.
+async fn signed_in_as(app: &TestApp, email: &str, site: SiteId, role: SiteRole) -> String {
+    let link = add_user(app, email, Some(Grant { site_id: site, role })).await;
+    let set = post_form(app, &link, None, Some(&origin(app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    session_cookie(set.headers()).expect("signed in")
+}
+
+#[tokio::test]
+async fn the_housekeeping_round_deletes_sessions_past_their_idle_or_absolute_lifetime() {
+    use sitebot::console::session::{ABSOLUTE, IDLE};
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let live = signed_in_as(&app, "owner@example.com", site.id, SiteRole::Owner).await;
+    let user = app.state.store.run(|s| s.users().by_email("owner@example.com")).await.unwrap().unwrap().id;
+    let minute = std::time::Duration::from_secs(60);
+    let now = Timestamp::now();
+    // Abandoned: one idle past its limit, one used a minute ago but started before the absolute limit,
+    // and one just inside both (idle for less than IDLE, started less than ABSOLUTE ago).
+    let sessions = [("idle", now - IDLE - minute, None), ("old", now - ABSOLUTE - minute, Some(now - minute)), ("recent", now - IDLE + minute, None)];
+    for (name, started, used) in sessions {
+        let (hash, user) = (token_hash(name), user.clone());
+        app.state
+            .store
+            .run(move |s| {
+                s.users().start_session(&hash, &user, "csrf", started)?;
+                used.map_or(Ok(()), |at| s.users().touch_session(&hash, at))
+            })
+            .await
+            .unwrap();
+    }
+    let stored = || app.count("SELECT count(*) FROM console_sessions", []);
+    assert_eq!(stored(), 4);
+
+    // (The server's own round at start-up may have run meanwhile too: what is left is what counts.)
+    let round = sitebot::server::housekeeping::run_once(&app.state).await;
+    assert!(round.sessions.is_some(), "the round reached the sessions");
+    assert_eq!(stored(), 2);
+    let kept = |name: &str| app.count("SELECT count(*) FROM console_sessions WHERE id_hash = ?1", [token_hash(name).to_vec()]);
+    assert_eq!((kept("idle"), kept("old"), kept("recent")), (0, 0, 1));
+    assert_eq!(get(&app, "/console/sites", Some(&live)).await.status(), StatusCode::OK, "the session in use stays");
+}
