@@ -118,6 +118,9 @@ pub struct SiteNav {
     pub tab: &'static str,
     /// Whether the user may manage the site (the Audit tab is shown only then).
     pub manage: bool,
+    /// Whether the user may export the site's personal data (leads, transcripts): the lists offer
+    /// their exports only then.
+    pub export: bool,
 }
 
 #[derive(Template)]

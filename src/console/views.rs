@@ -383,7 +383,7 @@ pub async fn fallback(req: &Request, Data(state): Data<&Arc<AppState>>) -> Respo
 
 /// The crumbs, title and tabs of one of the site's tabbed pages.
 pub(super) fn site_nav(site: crate::store::Site, role: crate::domain::SiteRole, tab: &'static str) -> pages::SiteNav {
-    pages::SiteNav { site_id: site.id.to_string(), site_name: site.name, tab, manage: role.may_manage() }
+    pages::SiteNav { site_id: site.id.to_string(), site_name: site.name, tab, manage: role.may_manage(), export: role.may_export() }
 }
 
 /// The site named in a URL, when the signed-in user holds a role on it: the site and the role. `Err` is
@@ -890,11 +890,22 @@ pub async fn replay_lead(req: &Request, body: Body, Path((raw, lead)): Path<(Str
     }
 }
 
+/// The site named in a URL when the signed-in user may export its personal data (an owner or an
+/// editor, or an admin): a viewer gets a 403 page that says why, anyone else what [`site_for`] sends.
+async fn exportable_site(state: &AppState, req: &Request, raw: &str) -> Result<(Me, crate::store::Site), Response> {
+    let (me, site, role) = site_for(state, req, raw).await?;
+    if !role.may_export() {
+        let t = texts::for_request(req);
+        return Err(message(t, Some(&me), StatusCode::FORBIDDEN, t.forbidden_title, t.export_refused));
+    }
+    Ok((me, site))
+}
+
 /// The site's leads as a file: `csv` (formula-like values neutralised, as `sitebot leads export`) or
-/// `jsonl`. Every lead, oldest first.
+/// `jsonl`. Every lead, oldest first; for owners and editors.
 async fn export_leads(req: &Request, raw: &str, state: &AppState, format: &str) -> Response {
     let t = texts::for_request(req);
-    let (me, site, _) = match site_for(state, req, raw).await {
+    let (me, site) = match exportable_site(state, req, raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };
@@ -1206,10 +1217,11 @@ pub async fn conversation(req: &Request, Path((raw, conversation)): Path<(String
     )
 }
 
-/// The filtered conversations as a file: one row (CSV, formulas neutralised) or object (JSONL) each.
+/// The filtered conversations as a file: one row (CSV, formulas neutralised) or object (JSONL) each;
+/// for owners and editors.
 async fn export_conversations(req: &Request, raw: &str, state: &AppState, format: &str) -> Response {
     let t = texts::for_request(req);
-    let (me, site, _) = match site_for(state, req, raw).await {
+    let (me, site) = match exportable_site(state, req, raw).await {
         Ok(v) => v,
         Err(page) => return page,
     };

@@ -1,6 +1,7 @@
 //! What a console user may do on one site. An admin may do everything on every site; the others hold a
-//! role per site: an owner everything on it, an editor its knowledge and curated answers, a viewer only
-//! reads. One rule, checked on the server for the site in every request's URL.
+//! role per site: an owner everything on it, an editor its knowledge and curated answers and the exports
+//! of its leads and transcripts, a viewer only reads, one page at a time. One rule, checked on the server
+//! for the site in every request's URL.
 
 use std::fmt;
 
@@ -36,6 +37,12 @@ impl SiteRole {
         self >= SiteRole::Editor
     }
 
+    /// Exports of the site's personal data (leads, conversation transcripts): editors and owners. A
+    /// viewer reads the lists and the pages one at a time, but takes no copy of everyone's data away.
+    pub fn may_export(self) -> bool {
+        self >= SiteRole::Editor
+    }
+
     /// Settings, users of the site, webhook replays, the audit log: owners.
     pub fn may_manage(self) -> bool {
         self == SiteRole::Owner
@@ -57,6 +64,7 @@ mod tests {
         assert!(SiteRole::Owner.may_manage() && SiteRole::Owner.may_edit());
         assert!(SiteRole::Editor.may_edit() && !SiteRole::Editor.may_manage());
         assert!(!SiteRole::Viewer.may_edit() && !SiteRole::Viewer.may_manage());
+        assert!(SiteRole::Owner.may_export() && SiteRole::Editor.may_export() && !SiteRole::Viewer.may_export());
         for r in [SiteRole::Owner, SiteRole::Editor, SiteRole::Viewer] {
             assert_eq!(SiteRole::parse(r.as_str()).unwrap(), r);
         }

@@ -6,9 +6,12 @@
 //! - Delivered webhook events and idempotency keys past the 24-hour idempotency window.
 //! - What memory holds of sites another process deleted (`sitebot site delete` while the server runs):
 //!   their BM25 and vector indexes and embedded terms (`knowledge::Engine::forget_deleted`).
+//! - Console sessions past their idle or absolute lifetime (`console::session::IDLE`, `ABSOLUTE`): a
+//!   session ends when its cookie next comes back, and one whose browser never comes back would stay
+//!   forever.
 //!
-//! Each is one transaction in the store (`store::retention`); a failure is logged and tried again at the
-//! next round.
+//! Each is one transaction in the store (`store::retention`, `store::users`); a failure is logged and
+//! tried again at the next round.
 
 use std::time::Duration;
 
@@ -16,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
 use crate::config::RetentionConfig;
+use crate::console::session::{ABSOLUTE, IDLE};
 use crate::domain::Timestamp;
 use crate::store::retention::{Cutoffs, Expired, Pruned};
 
@@ -33,9 +37,18 @@ pub fn cutoffs(c: &RetentionConfig, now: Timestamp) -> Cutoffs {
     }
 }
 
-/// One round: the idempotency window, then the retention settings, then deleted sites' indexes. What could
-/// not be done is logged.
-pub async fn run_once(state: &AppState) -> (Option<Expired>, Option<Pruned>) {
+/// What one round deleted; `None` where that part failed (and was logged).
+#[derive(Debug, Default)]
+pub struct Round {
+    pub expired: Option<Expired>,
+    pub pruned: Option<Pruned>,
+    /// Console sessions past their idle or absolute lifetime.
+    pub sessions: Option<usize>,
+}
+
+/// One round: the idempotency window, the retention settings, the console's lapsed sessions, then
+/// deleted sites' indexes. What could not be done is logged.
+pub async fn run_once(state: &AppState) -> Round {
     let expired = match state.store.run(|s| s.retention().expire(Timestamp::now())).await {
         Ok(e) => {
             if e.delivered_events + e.idempotency_keys > 0 {
@@ -69,6 +82,20 @@ pub async fn run_once(state: &AppState) -> (Option<Expired>, Option<Pruned>) {
             None
         }
     };
+    let now = Timestamp::now();
+    let (idle_before, started_before) = (now - IDLE, now - ABSOLUTE);
+    let sessions = match state.store.run(move |s| s.users().expire_sessions(idle_before, started_before)).await {
+        Ok(n) => {
+            if n > 0 {
+                tracing::info!(sessions = n, "deleted console sessions past their idle or absolute lifetime");
+            }
+            Some(n)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot delete lapsed console sessions");
+            None
+        }
+    };
     let (knowledge, store) = (state.knowledge.clone(), state.store.clone());
     match tokio::task::spawn_blocking(move || knowledge.forget_deleted(&store)).await {
         Ok(Ok(gone)) => {
@@ -79,7 +106,7 @@ pub async fn run_once(state: &AppState) -> (Option<Expired>, Option<Pruned>) {
         Ok(Err(e)) => tracing::warn!(error = %e, "cannot check which sites were deleted"),
         Err(e) => tracing::warn!(error = %e, "the check of deleted sites failed"),
     }
-    (expired, pruned)
+    Round { expired, pruned, sessions }
 }
 
 /// Runs a round now and then every hour until `stop`.

@@ -14,7 +14,7 @@
 //!   by itself when done, and its report is in `AppState::refreshed`. Vector index files missing from
 //!   the data directory (a restored node) are built in the background too, and `/readyz` answers 503
 //!   until they are (`AppState::indexes_ready`);
-//! - **housekeeping**: retention and the idempotency window ([`housekeeping`]);
+//! - **housekeeping**: retention, the idempotency window and lapsed console sessions ([`housekeeping`]);
 //! - **hand-off expiry**: waits for a person that ran out end with `missed` (`handoff::run_expiry`).
 //! - **hand-off watch**: new hand-off events no bell announced ring their conversations' streams
 //!   (`handoff::run_watch`).

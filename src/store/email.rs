@@ -266,11 +266,6 @@ impl<'s> EmailQueue<'s> {
             _ => Ok(()),
         })
     }
-
-    /// The owners of a site who want its digest.
-    pub fn digest_recipients(&self, site: SiteId) -> Result<Vec<String>> {
-        self.store.read(|c| owners(c, &site, true))
-    }
 }
 
 fn queue_digest(tx: &Transaction<'_>, site: SiteId, payload: &str, now: Timestamp) -> Result<usize> {

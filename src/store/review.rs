@@ -161,14 +161,6 @@ impl<'s> Review<'s> {
         })
     }
 
-    /// Open groups of the site.
-    pub fn open_count(&self) -> Result<u64> {
-        let site = self.site.id();
-        self.site
-            .store()
-            .read(|c| Ok(c.query_row("SELECT count(*) FROM review_groups WHERE site_id = ?1 AND handled_at IS NULL", [site], |r| r.get::<_, i64>(0))? as u64))
-    }
-
     /// One of the site's groups; `NotFound` for another site's.
     pub fn group(&self, id: i64) -> Result<ReviewGroup> {
         let site = self.site.id();

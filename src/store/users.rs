@@ -277,7 +277,8 @@ impl<'s> Users<'s> {
         })
     }
 
-    /// Deletes sessions idle since `idle_before` or started before `started_before` (housekeeping).
+    /// Deletes sessions idle since `idle_before` or started before `started_before`: those no cookie will
+    /// bring back (`server::housekeeping`, hourly).
     pub fn expire_sessions(&self, idle_before: Timestamp, started_before: Timestamp) -> Result<usize> {
         self.store.write(|tx| Ok(tx.execute("DELETE FROM console_sessions WHERE last_seen_at < ?1 OR created_at < ?2", params![idle_before, started_before])?))
     }

@@ -789,7 +789,8 @@ async fn conversations_are_filtered_shown_with_their_sources_and_exported_safely
     crate::knowledge::ask_ok(&app, site.id, "When are you open on Saturdays?").await;
     let foreign = crate::knowledge::ask_ok(&app, other.id, "Hello?").await;
 
-    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Viewer })).await;
+    // An editor: exports are for editors and owners (`a_viewer_reads_the_lists_but_exports_nothing`).
+    let owner = add_user(&app, "owner@example.com", Some(Grant { site_id: site.id, role: SiteRole::Editor })).await;
     post_form(&app, &owner, None, Some(&origin(&app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
     let cookie = sign_in(&app, "owner@example.com", PASSWORD).await;
     let sid = site.id.to_string();
@@ -818,4 +819,92 @@ async fn conversations_are_filtered_shown_with_their_sources_and_exported_safely
     assert!(csv.contains("'=cmd|") && !csv.contains(",=cmd") && !csv.contains("\"=cmd"), "a formula is neutralised: {csv}");
     let jsonl = get(&app, &format!("/console/sites/{sid}/conversations.jsonl"), Some(&cookie)).await.text().await.unwrap();
     assert_eq!(jsonl.lines().count(), 2);
+}
+
+/// A user with `role` on `site` and a password; returns their session cookie.
+async fn signed_in_as(app: &TestApp, email: &str, site: SiteId, role: SiteRole) -> String {
+    let link = add_user(app, email, Some(Grant { site_id: site, role })).await;
+    let set = post_form(app, &link, None, Some(&origin(app)), &[("password", PASSWORD), ("repeat", PASSWORD)]).await;
+    session_cookie(set.headers()).expect("signed in")
+}
+
+#[tokio::test]
+async fn a_viewer_reads_the_lists_but_exports_nothing_and_an_editor_exports() {
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    crate::knowledge::ask_ok(&app, site.id, "Do you accept credit cards?").await;
+    let lead = app.client.post(app.url("/v1/leads")).header("X-Site-Id", site.id.to_string()).json(&serde_json::json!({"email": "ada@example.com"}));
+    assert_eq!(lead.send().await.unwrap().status(), StatusCode::ACCEPTED);
+    let viewer = signed_in_as(&app, "viewer@example.com", site.id, SiteRole::Viewer).await;
+    let editor = signed_in_as(&app, "editor@example.com", site.id, SiteRole::Editor).await;
+    let sid = site.id.to_string();
+    let exports = ["leads.csv", "leads.jsonl", "conversations.csv", "conversations.jsonl?days=7"];
+
+    // The viewer sees both lists, with their data, and no export link on either.
+    let leads = get(&app, &format!("/console/sites/{sid}/leads"), Some(&viewer)).await;
+    assert_eq!(leads.status(), StatusCode::OK);
+    let leads = leads.text().await.unwrap();
+    let conversations = get(&app, &format!("/console/sites/{sid}/conversations"), Some(&viewer)).await.text().await.unwrap();
+    assert!(leads.contains("ada@example.com") && conversations.contains("Do you accept credit cards?"), "the lists are there");
+    for page in [&leads, &conversations] {
+        assert!(!page.contains(".csv") && !page.contains(".jsonl"), "no export link for a viewer: {page}");
+    }
+    // Asked by hand, each export is a readable 403 page, and nothing is audited as exported.
+    for path in exports {
+        let refused = get(&app, &format!("/console/sites/{sid}/{path}"), Some(&viewer)).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{path}");
+        assert!(refused.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+        assert!(refused.headers().get("content-disposition").is_none(), "{path}: no file");
+        let page = refused.text().await.unwrap();
+        assert!(page.contains("owners and editors") && !page.contains("ada@example.com"), "{page}");
+    }
+    assert!(!audit_actions(&app).iter().any(|a| a.ends_with("_exported")));
+
+    // The editor sees the links and gets the files.
+    let leads = get(&app, &format!("/console/sites/{sid}/leads"), Some(&editor)).await.text().await.unwrap();
+    let conversations = get(&app, &format!("/console/sites/{sid}/conversations"), Some(&editor)).await.text().await.unwrap();
+    assert!(leads.contains(&format!("href=\"/console/sites/{sid}/leads.csv\"")), "{leads}");
+    assert!(conversations.contains(&format!("/console/sites/{sid}/conversations.csv?")), "{conversations}");
+    for path in exports {
+        let file = get(&app, &format!("/console/sites/{sid}/{path}"), Some(&editor)).await;
+        assert_eq!(file.status(), StatusCode::OK, "{path}");
+        assert!(file.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"), "{path}");
+        let body = file.text().await.unwrap();
+        assert!(body.contains(if path.starts_with("leads") { "ada@example.com" } else { "credit cards" }), "{path}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn the_housekeeping_round_deletes_sessions_past_their_idle_or_absolute_lifetime() {
+    use sitebot::console::session::{ABSOLUTE, IDLE};
+    let app = spawn_app().await;
+    let (site, _) = app.create_site(Tier::Pro).await;
+    let live = signed_in_as(&app, "owner@example.com", site.id, SiteRole::Owner).await;
+    let user = app.state.store.run(|s| s.users().by_email("owner@example.com")).await.unwrap().unwrap().id;
+    let minute = std::time::Duration::from_secs(60);
+    let now = Timestamp::now();
+    // Abandoned: one idle past its limit, one used a minute ago but started before the absolute limit,
+    // and one just inside both (idle for less than IDLE, started less than ABSOLUTE ago).
+    let sessions = [("idle", now - IDLE - minute, None), ("old", now - ABSOLUTE - minute, Some(now - minute)), ("recent", now - IDLE + minute, None)];
+    for (name, started, used) in sessions {
+        let (hash, user) = (token_hash(name), user.clone());
+        app.state
+            .store
+            .run(move |s| {
+                s.users().start_session(&hash, &user, "csrf", started)?;
+                used.map_or(Ok(()), |at| s.users().touch_session(&hash, at))
+            })
+            .await
+            .unwrap();
+    }
+    let stored = || app.count("SELECT count(*) FROM console_sessions", []);
+    assert_eq!(stored(), 4);
+
+    // (The server's own round at start-up may have run meanwhile too: what is left is what counts.)
+    let round = sitebot::server::housekeeping::run_once(&app.state).await;
+    assert!(round.sessions.is_some(), "the round reached the sessions");
+    assert_eq!(stored(), 2);
+    let kept = |name: &str| app.count("SELECT count(*) FROM console_sessions WHERE id_hash = ?1", [token_hash(name).to_vec()]);
+    assert_eq!((kept("idle"), kept("old"), kept("recent")), (0, 0, 1));
+    assert_eq!(get(&app, "/console/sites", Some(&live)).await.status(), StatusCode::OK, "the session in use stays");
 }
