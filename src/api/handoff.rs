@@ -23,6 +23,7 @@ use poem::web::{Data, Path};
 use poem::{Request, Response, handler};
 use serde::{Deserialize, Serialize};
 
+use super::token::token_of;
 use crate::app::AppState;
 use crate::domain::{ConversationId, Timestamp};
 use crate::handoff::{self, VisitorError};
@@ -32,7 +33,6 @@ use crate::http::json::{Json, Validate};
 use crate::http::scope::Tenant;
 use crate::live::{StreamSlot, conversation_key};
 use crate::ratelimit::Client;
-use crate::secrets::token_hash;
 use crate::store::handoff::{Author, Event, EventKind, Holding, MAX_MESSAGE_CHARS, Status};
 
 /// Event streams one client (an IPv4 address or an IPv6 /64) holds open at most.
@@ -41,32 +41,12 @@ pub const MAX_STREAMS_PER_CLIENT: usize = 8;
 /// these streams stay open for a whole visit: 10,000 idle streams write 400 comments a second, not 667
 /// (#26); still within the 30 s idle timeouts common in proxies.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(25);
-/// The longest token header read.
-const MAX_TOKEN_CHARS: usize = 100;
 
 /// The conversation and the hash of its token, from the path and `X-Conversation-Token`; any flaw is
 /// the same 404 as a wrong token.
 fn conversation(req: &Request, raw: &str) -> Result<(ConversationId, [u8; 32]), ApiError> {
     let id = ConversationId::parse(raw).map_err(|_| ApiError::ConversationNotFound)?;
     Ok((id, token_of(req)?))
-}
-
-/// The hash of the `X-Conversation-Token` a request carries: the key to a conversation for the hand-off
-/// routes. Missing or malformed is the same 404 `conversation_not_found` as a wrong token.
-pub fn token_of(req: &Request) -> Result<[u8; 32], ApiError> {
-    let token = req.headers().get("x-conversation-token").and_then(|v| v.to_str().ok()).map(str::trim).filter(|t| !t.is_empty() && t.len() <= MAX_TOKEN_CHARS);
-    token.map(token_hash).ok_or(ApiError::ConversationNotFound)
-}
-
-/// The token of a conversation a body names (a question that continues it, a lead that attaches its
-/// transcript): a header over the documented length is 422 whether or not a conversation is named; with
-/// `conversationId`, a missing token is 404 `conversation_not_found`, as a wrong one is.
-pub fn token_for(req: &Request, id: Option<ConversationId>) -> Result<Option<(ConversationId, [u8; 32])>, ApiError> {
-    let header = req.headers().get("x-conversation-token");
-    if header.is_some_and(|v| v.len() > MAX_TOKEN_CHARS) {
-        return Err(ApiError::validation("X-Conversation-Token", format!("must be at most {MAX_TOKEN_CHARS} characters")));
-    }
-    id.map(|id| Ok((id, token_of(req)?))).transpose()
 }
 
 impl From<VisitorError> for ApiError {

@@ -99,7 +99,7 @@ pub async fn create(req: &Request, Data(state): Data<&Arc<AppState>>, Data(tenan
     };
     // A transcript is attached only for the holder of the conversation's token: an id alone (it is in
     // webhooks, logs and the console) opens nothing.
-    if let Some((cid, hash)) = super::handoff::token_for(req, new.conversation_id.clone())? {
+    if let Some((cid, hash)) = super::token::token_for(req, new.conversation_id.clone())? {
         let site = tenant.site.id;
         state.store.run(move |s| s.site(site).handoff().check(&cid, &hash)).await.map_err(|e| match e {
             StoreError::NotFound => ApiError::ConversationNotFound,

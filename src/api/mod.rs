@@ -13,6 +13,7 @@ pub mod pricing;
 pub mod query;
 pub mod stats;
 pub mod stream;
+pub mod token;
 pub mod widget;
 
 use std::sync::Arc;

@@ -69,7 +69,7 @@ impl QueryRequest {
     /// conversation is continued only with its token: without `X-Conversation-Token` the request is
     /// refused as a wrong token is (404 `conversation_not_found`), never appended to.
     pub fn into_request(self, req: &poem::Request) -> Result<Request, ApiError> {
-        let conversation = super::handoff::token_for(req, self.conversation_id.as_deref().and_then(|c| ConversationId::parse(c).ok()))?;
+        let conversation = super::token::token_for(req, self.conversation_id.as_deref().and_then(|c| ConversationId::parse(c).ok()))?;
         Ok(Request {
             question: self.question,
             top_k: self.top_k as usize,
