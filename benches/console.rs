@@ -17,11 +17,22 @@
 //!    `SITEBOT_BENCH_WINDOW_SECS` (20) without console load (A), then with one console client loading the
 //!    dashboards (7, 30, 90 days) and the sites page in a loop (B), alternating `SITEBOT_BENCH_ROUNDS`
 //!    (3) times; prints requests a second of each window, the totals and the ratio B/A.
+//! 4. Sign-in bursts. `SITEBOT_BENCH_QUERY_CLIENTS` (4) clients ask the demo site's questions one after
+//!    another, each answer timed, for the same windows: alone (A), then beside a burst of 100 wrong
+//!    passwords sent at once for one account every `SITEBOT_BENCH_BURST_EVERY_MS` (1000) (B), each burst
+//!    for another account (an unknown one, which costs the same check) from another client address (named
+//!    by `X-Forwarded-For`, the bench's loopback being a trusted proxy): the most checks the sign-in
+//!    throttle lets attackers with many addresses buy. The bursts go over one HTTP/2 connection, so what
+//!    they cost is the sign-in, not TLS handshakes. Prints `/v1/query` p50 and p99 of each window, the
+//!    bursts' answers (checked, throttled, busy), and the ratios B/A.
 //!
 //! Run: `cargo bench --locked --bench console`. `SITEBOT_BENCH_QUESTIONS`, `SITEBOT_BENCH_CONVERSATIONS`
 //! and `SITEBOT_BENCH_LEADS` scale the site down for a quick run. `SITEBOT_BENCH_DIR=DIR` keeps the data
 //! directory in DIR, and a later run on the same DIR skips the fill (a migration added since runs on it).
-//! `SITEBOT_BENCH_PAGES_ONLY=1` skips the throughput part, `SITEBOT_BENCH_THROUGHPUT_ONLY=1` the pages.
+//! `SITEBOT_BENCH_PAGES_ONLY=1` skips the throughput parts, `SITEBOT_BENCH_THROUGHPUT_ONLY=1` the pages
+//! and the sign-in bursts, `SITEBOT_BENCH_SIGN_IN_ONLY=1` all but the sign-in bursts (with
+//! `SITEBOT_BENCH_QUESTIONS=2000 SITEBOT_BENCH_CONVERSATIONS=200 SITEBOT_BENCH_LEADS=20` the fill then
+//! takes seconds).
 //! `SITEBOT_BENCH_LOADER_PATH=/console/assets/console.css` makes the B client load that address instead of
 //! the dashboards: what a client's loop costs the API with (next to) no work of the console's behind it.
 //! The B client is `wrk` in a process of its own, one connection, as a user's browser is on a machine of
@@ -102,6 +113,8 @@ async fn bench() {
     config.limits.ip_per_minute = 1_000_000_000;
     config.limits.visitor_share = 1.0;
     config.limits.burst_multiplier = 100_000;
+    // The sign-in bursts name their client addresses (part 4); nothing else sends the header.
+    config.server.trusted_proxies = vec!["127.0.0.0/8".into()];
     // The console's own pace for one session stays at its default unless asked (a huge value lifts it).
     config.console.pages_per_minute = env_usize("SITEBOT_BENCH_PAGES_PER_MINUTE", config.console.pages_per_minute as usize) as u32;
     let retention = config.retention.clone();
@@ -161,7 +174,8 @@ async fn bench() {
         .build()
         .unwrap();
     let console = Console { client: client.clone(), base: base.clone(), cookie: sign_in(&state, &client, &base, site).await };
-    if std::env::var("SITEBOT_BENCH_THROUGHPUT_ONLY").is_err() {
+    let only = |part: &str| std::env::var(format!("SITEBOT_BENCH_{part}_ONLY")).is_ok();
+    if !only("THROUGHPUT") && !only("SIGN_IN") {
         // The server paces one session's pages (`console.pages_per_minute`); the timings are of pages,
         // not of that pace, so they go round sessions of the same owner, each well inside its pace.
         let user = state.store.run(|s| s.users().by_email(OWNER)).await.unwrap().expect("the owner");
@@ -173,8 +187,11 @@ async fn bench() {
         let sessions: Vec<Console> = cookies.into_iter().map(|cookie| Console { client: client.clone(), base: base.clone(), cookie }).collect();
         pages(&state.store, &sessions, site).await;
     }
-    if std::env::var("SITEBOT_BENCH_PAGES_ONLY").is_err() {
+    if !only("PAGES") && !only("SIGN_IN") {
         throughput(&client, &base, query_site, &console, site, state.config.console.pages_per_minute).await;
+    }
+    if !only("PAGES") && !only("THROUGHPUT") {
+        sign_in_bursts(&client, &pem, &base, query_site).await;
     }
     let _ = stop_tx.send(());
     let _ = server.await;
@@ -576,4 +593,143 @@ impl Loader {
             }
         }
     }
+}
+
+/// `/v1/query` at concurrency `clients` for a window, asking `QUESTIONS` in turn: the time of each answer
+/// (200), and how many got another status or none.
+async fn query_latencies(client: &reqwest::Client, base: &str, site: SiteId, window: Duration, clients: usize) -> (Vec<Duration>, usize) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = (0..clients)
+        .map(|w| {
+            let (client, url, stop) = (client.clone(), format!("{base}/v1/query"), stop.clone());
+            tokio::spawn(async move {
+                let (mut times, mut failed, mut i) = (Vec::new(), 0, w);
+                while !stop.load(Ordering::Relaxed) {
+                    let asked = Instant::now();
+                    let sent = client
+                        .post(&url)
+                        .header("X-Site-Id", site.to_string())
+                        .json(&serde_json::json!({"question": QUESTIONS[i % QUESTIONS.len()]}))
+                        .send()
+                        .await;
+                    let ok = match sent {
+                        Ok(resp) => resp.status() == 200 && resp.bytes().await.is_ok(),
+                        Err(_) => false,
+                    };
+                    let took = asked.elapsed();
+                    i += 1;
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if ok {
+                        times.push(took);
+                    } else {
+                        failed += 1;
+                    }
+                }
+                (times, failed)
+            })
+        })
+        .collect();
+    tokio::time::sleep(window).await;
+    stop.store(true, Ordering::Relaxed);
+    let (mut times, mut failed) = (Vec::new(), 0);
+    for t in tasks {
+        let (t, f) = t.await.unwrap();
+        times.extend(t);
+        failed += f;
+    }
+    times.sort();
+    (times, failed)
+}
+
+/// The answers to sign-in bursts, by status.
+#[derive(Default)]
+struct Bursts {
+    bursts: usize,
+    checked: usize,
+    throttled: usize,
+    busy: usize,
+    other: usize,
+}
+
+/// Bursts of 100 wrong passwords sent at once, one every `every` until `stop`; burst `n` for account
+/// `burstN@bench.example` from client `198.18.x.y` (the benchmarking range), numbered from `first`.
+async fn burst_loop(client: reqwest::Client, base: String, every: Duration, first: usize, stop: Arc<AtomicBool>) -> Bursts {
+    let mut tally = Bursts::default();
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while !stop.load(Ordering::Relaxed) {
+        tick.tick().await;
+        let n = first + tally.bursts;
+        let (account, address) = (format!("burst{n}@bench.example"), format!("198.18.{}.{}", n / 256 % 256, n % 256));
+        let sent = (0..100).map(|_| {
+            client
+                .post(format!("{base}/console/login"))
+                .header("Origin", &base)
+                .header("X-Forwarded-For", &address)
+                .form(&[("email", account.as_str()), ("password", "a wrong guess at the password")])
+                .send()
+        });
+        for answer in futures_util::future::join_all(sent).await {
+            match answer.map(|r| r.status().as_u16()) {
+                Ok(401) => tally.checked += 1,
+                Ok(429) => tally.throttled += 1,
+                Ok(503) => tally.busy += 1,
+                _ => tally.other += 1,
+            }
+        }
+        tally.bursts += 1;
+    }
+    tally
+}
+
+async fn sign_in_bursts(client: &reqwest::Client, pem: &[u8], base: &str, query_site: SiteId) {
+    let window = Duration::from_secs(env_usize("SITEBOT_BENCH_WINDOW_SECS", 20) as u64);
+    let rounds = env_usize("SITEBOT_BENCH_ROUNDS", 3);
+    let clients = env_usize("SITEBOT_BENCH_QUERY_CLIENTS", 4);
+    let every = Duration::from_millis(env_usize("SITEBOT_BENCH_BURST_EVERY_MS", 1000) as u64);
+    // The attacker's client: HTTP/2 (ALPN), so a burst is 100 streams on one connection.
+    let burst_client = reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(pem).unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    query_latencies(client, base, query_site, Duration::from_secs(3), clients).await;
+    println!(
+        "/v1/query latency at concurrency {clients}, {} s windows: A alone, B beside 100 wrong passwords sent at once every {} ms (ms, client-side over TLS)",
+        window.as_secs(),
+        every.as_millis()
+    );
+    let line = |times: &[Duration], failed: usize| {
+        format!("{} answered ({failed} failed), p50 {:.1}, p99 {:.1}", times.len(), percentile(times, 0.5), percentile(times, 0.99))
+    };
+    let (mut a, mut b, mut first) = (Vec::new(), Vec::new(), 0);
+    for round in 1..=rounds {
+        let (times, failed) = query_latencies(client, base, query_site, window, clients).await;
+        println!("  round {round} A: {}", line(&times, failed));
+        a.extend(times);
+        let stop = Arc::new(AtomicBool::new(false));
+        let bursts = tokio::spawn(burst_loop(burst_client.clone(), base.to_owned(), every, first, stop.clone()));
+        let (times, failed) = query_latencies(client, base, query_site, window, clients).await;
+        stop.store(true, Ordering::Relaxed);
+        let t = bursts.await.unwrap();
+        first += t.bursts;
+        println!(
+            "  round {round} B: {}; {} bursts: {} checked, {} throttled, {} busy, {} other",
+            line(&times, failed),
+            t.bursts,
+            t.checked,
+            t.throttled,
+            t.busy,
+            t.other
+        );
+        b.extend(times);
+    }
+    a.sort();
+    b.sort();
+    let (a50, a99, b50, b99) = (percentile(&a, 0.5), percentile(&a, 0.99), percentile(&b, 0.5), percentile(&b, 0.99));
+    println!("  total A p50 {a50:.1} ms, p99 {a99:.1} ms; B p50 {b50:.1} ms, p99 {b99:.1} ms; B/A p50 {:.3}, p99 {:.3}", b50 / a50, b99 / a99);
 }
