@@ -141,16 +141,11 @@ impl Hashing {
         Self::new(at_once, console.password_checks_waiting as usize)
     }
 
-    /// A place in the line, or [`Busy`] at once when the line is full.
+    /// A place in the line, or [`Busy`] at once when the line is full. The sign-in takes its place before
+    /// it reads the stored hash, so a refusal costs no database call, and checks it with [`Turn::run`].
     pub fn admit(&self) -> Result<Turn, Busy> {
         let line = self.line.clone().try_acquire_owned().map_err(|_| Busy)?;
         Ok(Turn { line, running: self.running.clone() })
-    }
-
-    /// [`verify_password`] in its turn.
-    pub async fn verify(&self, password: String, stored: Option<String>) -> Result<bool, HashError> {
-        let turn = self.admit().map_err(|Busy| HashError::Busy)?;
-        turn.run(move || verify_password(&password, stored.as_deref())).await.map_err(HashError::Failed)
     }
 
     /// [`hash_password`] in its turn.
